@@ -1,0 +1,77 @@
+"""connect(): keyword names, environment variables, defaults, masking, TLS rules."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import toolkit
+from toolkit._core.errors import ValidationError
+from toolkit.connection import DEFAULT_URLS
+
+
+def test_environment_gives_every_setting(monkeypatch) -> None:
+    monkeypatch.setenv("TOOLKIT_ARM_URL", "https://arm.example.test")
+    monkeypatch.setenv("TOOLKIT_MAPS_URL", "https://maps.example.test")
+    monkeypatch.setenv("TOOLKIT_TOKEN", "env-token-value-123")
+    monkeypatch.setenv("TOOLKIT_MAPS_KEY", "env-maps-key-456")
+    monkeypatch.setenv("TOOLKIT_MAPS_CLIENT_ID", "client-1")
+    monkeypatch.setenv("TOOLKIT_NAMESPACE", "Contoso")
+    monkeypatch.setenv("TOOLKIT_HEADER_PREFIX", "x-contoso-")
+    monkeypatch.setenv("TOOLKIT_MAX_RETRIES", "2")
+    monkeypatch.setenv("TOOLKIT_MAX_RETRY_WAIT", "15")
+    monkeypatch.setenv("TOOLKIT_MAX_CONCURRENCY", "3")
+    monkeypatch.setenv("TOOLKIT_PROGRESS", "0")
+    conn = toolkit.connect()
+    assert conn.sandbox is None
+    assert conn.arm_url == "https://arm.example.test"
+    assert conn.maps_url == "https://maps.example.test"
+    assert conn.graph_url == DEFAULT_URLS["graph"]
+    assert conn.token.reveal() == "env-token-value-123"
+    assert conn.maps_key.reveal() == "env-maps-key-456"
+    assert (conn.namespace, conn.header_prefix) == ("Contoso", "x-contoso-")
+    s = conn.settings
+    assert (s.max_retries, s.max_retry_wait, s.max_concurrency, s.progress) == (2, 15, 3, False)
+    assert "env-token-value-123" not in repr(conn) and "env-maps-key-456" not in repr(conn)
+    assert toolkit.get_connection() is conn
+
+
+def test_base_url_sets_all_families() -> None:
+    conn = toolkit.connect("http://127.0.0.1:1", token="x" * 10)
+    assert {conn.url_for(f) for f in ("arm", "maps", "graph", "fabric")} == {"http://127.0.0.1:1"}
+
+
+def test_nothing_configured_starts_the_sandbox(monkeypatch, caplog) -> None:
+    for var in ("TOOLKIT_BASE_URL", "TOOLKIT_ARM_URL", "TOOLKIT_TOKEN", "TOOLKIT_MAPS_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    with caplog.at_level(logging.INFO, logger="toolkit.connection"):
+        conn = toolkit.connect(progress=False)
+    try:
+        assert conn.sandbox is not None and conn.sandbox.running
+        assert conn.arm_url == conn.sandbox.url
+        lines = [r.getMessage() for r in caplog.records if r.name == "toolkit.connection"]
+        assert len(lines) == 1 and conn.sandbox.url in lines[0]
+        df = toolkit.sql_operations(connection=conn)
+        assert len(df) > 0
+    finally:
+        conn.close()
+    assert not conn.sandbox.running
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValidationError, match="max_concurrency"):
+        toolkit.connect("http://127.0.0.1:1", token="t", max_concurrency=0)
+    with pytest.raises(ValidationError, match="not a connect"):
+        toolkit.connect("http://127.0.0.1:1", token="t", retries=3)
+
+
+def test_verify_off_is_refused_for_remote_hosts() -> None:
+    with pytest.raises(ValidationError, match="verify"):
+        toolkit.connect("https://arm.example.test", token="t", verify=False)
+    toolkit.connect("http://127.0.0.1:1", token="t", verify=False)
+
+
+def test_connection_argument_must_be_a_connection() -> None:
+    with pytest.raises(ValidationError, match="connection"):
+        toolkit.sql_operations(connection="http://127.0.0.1")

@@ -1,0 +1,145 @@
+"""Retries, throttling caps, authentication and transport failures, over real HTTP."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import pytest
+import requests
+
+import toolkit
+from toolkit._core.errors import (
+    AuthenticationError,
+    ProtocolError,
+    RateLimitError,
+    ServiceError,
+    TransportError,
+)
+from toolkit.sandbox.faults import FaultRule
+
+
+def _ops_path(sandbox) -> str:
+    return f"/providers/{sandbox.namespace}.Sql/operations"
+
+
+def test_throttled_requests_wait_the_retry_after(conn, sandbox, waits) -> None:
+    sandbox.inject("429", path="operations", count=2, retry_after=3)
+    df = toolkit.sql_operations(connection=conn)
+    assert len(df) == len(sandbox.world.section("sql").operations)
+    assert waits == [3.0, 3.0]
+    assert conn.stats.throttled == 2 and conn.stats.retries == 2
+
+
+def test_retry_after_above_the_cap_raises_rate_limit_error(sandbox, waits) -> None:
+    conn = toolkit.connect(sandbox=sandbox, max_retry_wait=30, progress=False)
+    conn.sleep = waits
+    sandbox.inject("429", path="operations", count=1, retry_after=300)
+    with pytest.raises(RateLimitError) as info:
+        toolkit.sql_operations(connection=conn)
+    assert info.value.retry_after == 300
+    assert "wait 300 s" in str(info.value)
+    assert waits == []
+
+
+def test_429_without_retry_after_backs_off_and_logs(conn, sandbox, waits, caplog) -> None:
+    sandbox.inject("429", path="operations", count=2)
+    with caplog.at_level(logging.INFO, logger="toolkit"):
+        toolkit.sql_operations(connection=conn)
+    assert len(waits) == 2 and all(w > 0 for w in waits)
+    assert any("without Retry-After" in r.getMessage() for r in caplog.records)
+
+
+def test_server_errors_exhaust_retries_into_service_error(sandbox, waits) -> None:
+    conn = toolkit.connect(sandbox=sandbox, max_retries=2, progress=False)
+    conn.sleep = waits
+    sandbox.inject("500", path="operations")
+    with pytest.raises(ServiceError) as info:
+        toolkit.sql_operations(connection=conn)
+    assert info.value.status == 500
+    assert conn.stats.attempts == 3
+
+
+def test_other_4xx_with_retry_after_is_not_retried(conn, sandbox, catalog, waits) -> None:
+    sub = catalog.query("kind == 'subscription'").iloc[0]
+    with pytest.raises(toolkit.NotFoundError):
+        toolkit.backend_health(sub.subscription_id, "rg-web-weu", "no-such-gateway",
+                               connection=conn)
+    assert conn.stats.attempts == 1 and waits == []
+
+
+def test_401_raises_authentication_error_without_the_token(sandbox, waits) -> None:
+    expired = sandbox.token("arm", expires_in=-60)
+    conn = toolkit.connect(base_url=sandbox.url, token=expired, progress=False)
+    conn.sleep = waits
+    with pytest.raises(AuthenticationError) as info:
+        toolkit.sql_operations(connection=conn)
+    assert info.value.status == 401
+    assert info.value.code == "ExpiredAuthenticationToken"
+    assert expired not in str(info.value) and expired not in repr(info.value)
+    assert "credential" in str(info.value)
+    assert expired not in repr(conn)
+
+
+def test_wrong_audience_token_is_refused(sandbox) -> None:
+    graph_token = sandbox.token("graph")
+    conn = toolkit.connect(base_url=sandbox.url, token=graph_token, progress=False)
+    with pytest.raises(AuthenticationError) as info:
+        toolkit.sql_operations(connection=conn)
+    assert info.value.code == "InvalidAuthenticationTokenAudience"
+
+
+def test_token_expiring_is_refreshed_from_the_credential(sandbox) -> None:
+    credential = sandbox.credential(expires_in=1)
+    conn = toolkit.connect(base_url=sandbox.url, credential=credential, progress=False)
+    toolkit.sql_operations(connection=conn)
+    toolkit.sql_operations(connection=conn)
+    # tokens that expire within azure-core's refresh window are fetched again for each request
+    assert credential.issued >= 2
+
+
+def test_connection_dropped_mid_body_is_retried(conn, sandbox) -> None:
+    rule = sandbox.inject("drop", path="operations", count=1, skip=1)
+    df = toolkit.sql_operations(connection=conn)
+    assert rule.fired == 1 and conn.stats.transport_errors == 1
+    assert df["name"].is_unique
+    assert len(df) == len(sandbox.world.section("sql").operations)
+
+
+def test_malformed_body_is_asked_for_again_then_fails_clearly(conn, sandbox) -> None:
+    rule = sandbox.inject("malformed", path="operations", count=1)
+    df = toolkit.sql_operations(connection=conn)
+    assert rule.fired == 1
+    assert len(df) == len(sandbox.world.section("sql").operations)
+    sandbox.inject("truncate", path="operations")
+    with pytest.raises(ProtocolError) as info:
+        toolkit.sql_operations(connection=conn)
+    assert "not valid JSON" in str(info.value)
+
+
+def test_unreachable_endpoint_raises_transport_error(waits) -> None:
+    s = requests.Session()
+    s.close()
+    conn = toolkit.connect(base_url="http://127.0.0.1:9", token="t" * 20, max_retries=1,
+                           progress=False)
+    conn.sleep = waits
+    with pytest.raises(TransportError) as info:
+        toolkit.sql_operations(connection=conn)
+    assert "could not complete" in str(info.value)
+
+
+def test_fault_rule_rejects_unknown_kind() -> None:
+    with pytest.raises(ValueError):
+        FaultRule("418")
+
+
+def test_logs_never_show_the_token(sandbox, caplog) -> None:
+    token = sandbox.token("arm")
+    conn = toolkit.connect(base_url=sandbox.url, token=token, progress=False)
+    with caplog.at_level(logging.DEBUG):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            toolkit.sql_operations(connection=conn)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "operations" in text
+    assert token not in text

@@ -1,0 +1,79 @@
+"""toolkit: DataFrames from resource-management, maps, identity and eventstream services.
+
+Every operation is one function returning a pandas DataFrame (or a GeoDataFrame); with nothing
+configured, the functions talk to an embedded sandbox on 127.0.0.1. Nothing is imported eagerly
+beyond this module's names: the functions load their modules on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+# public name -> module that defines it
+_EXPORTS = {
+    "connect": "toolkit.connection",
+    "get_connection": "toolkit.connection",
+    "Connection": "toolkit.connection",
+    "Settings": "toolkit.connection",
+    "Secret": "toolkit._core.secrets",
+    "Operation": "toolkit._core.polling",
+    "ToolkitError": "toolkit._core.errors",
+    "ValidationError": "toolkit._core.errors",
+    "ApiError": "toolkit._core.errors",
+    "AuthenticationError": "toolkit._core.errors",
+    "RateLimitError": "toolkit._core.errors",
+    "NotFoundError": "toolkit._core.errors",
+    "ConflictError": "toolkit._core.errors",
+    "ServiceError": "toolkit._core.errors",
+    "TransportError": "toolkit._core.errors",
+    "ProtocolError": "toolkit._core.errors",
+    "OperationFailedError": "toolkit._core.errors",
+    "OperationTimeoutError": "toolkit._core.errors",
+    "TruncatedResultWarning": "toolkit._core.errors",
+    "backend_health": "toolkit.arm.network",
+    "check_server_names": "toolkit.arm.sql",
+    "sql_operations": "toolkit.arm.sql",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from toolkit._core.errors import (  # noqa: F401
+        ApiError,
+        AuthenticationError,
+        ConflictError,
+        NotFoundError,
+        OperationFailedError,
+        OperationTimeoutError,
+        ProtocolError,
+        RateLimitError,
+        ServiceError,
+        ToolkitError,
+        TransportError,
+        TruncatedResultWarning,
+        ValidationError,
+    )
+    from toolkit._core.polling import Operation  # noqa: F401
+    from toolkit._core.secrets import Secret  # noqa: F401
+    from toolkit.arm.network import backend_health  # noqa: F401
+    from toolkit.arm.sql import check_server_names, sql_operations  # noqa: F401
+    from toolkit.connection import Connection, Settings, connect, get_connection  # noqa: F401
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

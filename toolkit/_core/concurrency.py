@@ -1,0 +1,132 @@
+"""Fan-out: many requests run concurrently within a service's rate, results in input order."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from toolkit._core.errors import ToolkitError
+from toolkit._core.progress import progress_bar
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Outcome", "RateLimiter", "fan_out"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Requests per second each family allows one caller (documented limits, with a margin).
+FAMILY_RATES = {"arm": 20.0, "maps": 45.0, "graph": 1.0, "fabric": 5.0}
+
+
+class RateLimiter:
+    """A token bucket: at most ``rate`` starts per second, bursts up to ``burst``.
+
+    Parameters
+    ----------
+    rate : float
+        Sustained requests per second.
+    burst : int, optional
+        Bucket size (default: the rate, at least 1).
+    clock, sleep : callable
+        Time source and wait (injectable for tests).
+    """
+
+    def __init__(self, rate: float, burst: int | None = None, *,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.rate = rate
+        self.burst = burst if burst is not None else max(1, int(rate))
+        self._tokens = float(self.burst)
+        self._clock = clock
+        self._sleep = sleep
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        """Wait until a request may start."""
+        while True:
+            with self._lock:
+                now = self._clock()
+                self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+                self._last = now
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    return
+                wait = (1 - self._tokens) / self.rate
+            self._sleep(wait)
+
+
+@dataclass
+class Outcome(Generic[T, R]):
+    """The result of one item of a fan-out: its value, or the error it raised."""
+
+    index: int
+    item: T
+    value: R | None = None
+    error: ToolkitError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def fan_out(
+    func: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    connection: Any,
+    desc: str,
+    rate: float | None = None,
+    max_workers: int | None = None,
+) -> list[Outcome[T, R]]:
+    """Run ``func`` over ``items`` concurrently; outcomes come back in input order.
+
+    Toolkit errors are captured per item (so one failure does not lose the others); anything
+    else (a bug) propagates.
+
+    Parameters
+    ----------
+    func : callable
+        Called once per item.
+    items : sequence
+        The inputs.
+    connection : Connection
+        Gives ``max_concurrency`` and the progress setting.
+    desc : str
+        Progress bar label.
+    rate : float, optional
+        Requests per second at most (token bucket); ``None`` means no limit beyond concurrency.
+    """
+    outcomes: list[Outcome[T, R]] = [Outcome(i, item) for i, item in enumerate(items)]
+    if not items:
+        return outcomes
+    limiter = RateLimiter(rate, sleep=connection.sleep_for) if rate else None
+    workers = min(max_workers or connection.settings.max_concurrency, len(items))
+    bar = progress_bar(connection, desc=desc, total=len(items))
+
+    def run(outcome: Outcome[T, R]) -> None:
+        if limiter is not None:
+            limiter.acquire()
+        try:
+            outcome.value = func(outcome.item)
+        except ToolkitError as err:
+            outcome.error = err
+        bar.update(1)
+
+    try:
+        if workers == 1:
+            for o in outcomes:
+                run(o)
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolkit") as pool:
+                for future in [pool.submit(run, o) for o in outcomes]:
+                    future.result()
+    finally:
+        bar.close()
+    return outcomes

@@ -1,0 +1,371 @@
+"""Exception hierarchy and the parsing of the services' error bodies.
+
+Five error body shapes reach the toolkit:
+
+* ARM ``CloudError`` / ``ErrorResponse``: ``{"error": {"code", "message", "target", "details",
+  "additionalInfo"}}``;
+* policy insights ``QueryFailure``: ``{"error": {"code", "message"}}``;
+* maps: ``{"error": {"code", "message", "target", "details", "innererror"}}`` with the code
+  mirrored in the ``x-vendor-error-code`` header;
+* identity: ``{"error": {"code", "message", "innerError": {"date", "request-id",
+  "client-request-id"}}}``;
+* eventstream (flat): ``{"requestId", "errorCode", "message", "moreDetails", "relatedResource",
+  "isRetriable"}``.
+
+:func:`error_from_response` turns any of them into the right :class:`ApiError` subclass.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "ApiError",
+    "AuthenticationError",
+    "ConflictError",
+    "ErrorInfo",
+    "NotFoundError",
+    "OperationFailedError",
+    "OperationTimeoutError",
+    "ProtocolError",
+    "RateLimitError",
+    "ServiceError",
+    "ToolkitError",
+    "ToolkitWarning",
+    "TransportError",
+    "TruncatedResultWarning",
+    "ValidationError",
+    "error_from_response",
+    "parse_error_body",
+]
+
+
+class ToolkitError(Exception):
+    """Base class of every error the toolkit raises."""
+
+
+class ToolkitWarning(UserWarning):
+    """Base class of the toolkit's warnings."""
+
+
+class TruncatedResultWarning(ToolkitWarning):
+    """A collection was cut short by ``max_items``: the frame does not hold every record."""
+
+
+class ValidationError(ToolkitError, ValueError):
+    """Bad input, found before any request was sent.
+
+    Attributes
+    ----------
+    parameter : str
+        The parameter at fault, as the function names it.
+    value : object
+        The value that broke the rule (never a secret).
+    rule : str
+        The rule, in the spec's words.
+    """
+
+    def __init__(self, parameter: str, value: Any, rule: str) -> None:
+        self.parameter = parameter
+        self.value = value
+        self.rule = rule
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        super().__init__(f"{parameter}={shown}: {rule}")
+
+
+class TransportError(ToolkitError, ConnectionError):
+    """The service could not be reached, or the connection broke, after every retry."""
+
+
+class ProtocolError(ToolkitError):
+    """The service answered with something the toolkit cannot read (malformed or truncated body,
+    missing header)."""
+
+    def __init__(self, message: str, *, url: str | None = None, status: int | None = None) -> None:
+        self.url = url
+        self.status = status
+        super().__init__(message)
+
+
+@dataclass
+class ErrorInfo:
+    """The fields every error body shape is reduced to."""
+
+    code: str | None = None
+    message: str | None = None
+    target: str | None = None
+    details: list[dict[str, Any]] = field(default_factory=list)
+    request_id: str | None = None
+    retriable: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ApiError(ToolkitError):
+    """The service answered with an error status.
+
+    Attributes
+    ----------
+    status : int
+        HTTP status code.
+    code : str or None
+        The service's error code (``ResourceNotFound``, ``QueryFailure``...).
+    message : str or None
+        The service's message.
+    target, details, request_id, retry_after, retriable, operation
+        As the error body and headers give them; ``operation`` is the toolkit's function name.
+    """
+
+    hint: str = ""
+
+    def __init__(
+        self,
+        status: int,
+        info: ErrorInfo | None = None,
+        *,
+        operation: str | None = None,
+        url: str | None = None,
+        retry_after: float | None = None,
+        hint: str | None = None,
+    ) -> None:
+        info = info or ErrorInfo()
+        self.status = status
+        self.code = info.code
+        self.message = info.message
+        self.target = info.target
+        self.details = info.details
+        self.request_id = info.request_id
+        self.retriable = info.retriable
+        self.extra = info.extra
+        self.operation = operation
+        self.url = url
+        self.retry_after = retry_after
+        if hint is not None:
+            self.hint = hint
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        head = f"{self.operation}: " if self.operation else ""
+        text = f"{head}HTTP {self.status}"
+        if self.code:
+            text += f" {self.code}"
+        if self.message:
+            text += f": {self.message}"
+        if self.target:
+            text += f" (target: {self.target})"
+        if self.request_id:
+            text += f" [request id {self.request_id}]"
+        if self.hint:
+            text += f"\nWhat to do: {self.hint}"
+        return text
+
+
+class ServiceError(ApiError):
+    """A server-side failure (5xx) that retries did not overcome."""
+
+    hint = "The service failed; the request was retried. Try again later."
+
+
+class AuthenticationError(ApiError):
+    """401 or 403: the credential is missing, wrong, expired, for another audience, or lacks a
+    permission."""
+
+    hint = (
+        "Check the credential given to toolkit.connect() (credential=, token= or the maps key): "
+        "it must be valid, unexpired, issued for this service, and allowed to perform the action."
+    )
+
+
+class NotFoundError(ApiError):
+    """404: the resource (subscription, resource group, gateway...) does not exist."""
+
+    hint = "Check the identifiers; toolkit.sandbox.catalog() lists what the sandbox holds."
+
+
+class ConflictError(ApiError):
+    """409: the resource is in a state that does not allow the request (e.g. a change in
+    progress)."""
+
+    hint = "Wait for the running change to finish, then try again."
+
+
+class RateLimitError(ApiError):
+    """429 that the toolkit did not wait out: the service asked for a longer wait than the cap
+    (``max_retry_wait``), or throttling outlasted every retry. ``retry_after`` says how long to
+    wait."""
+
+    def __init__(self, status: int = 429, info: ErrorInfo | None = None, **kw: Any) -> None:
+        retry_after = kw.get("retry_after")
+        if "hint" not in kw or kw["hint"] is None:
+            if retry_after is not None:
+                kw["hint"] = (
+                    f"The service is throttling; wait {retry_after:g} s before calling again, "
+                    "or raise max_retry_wait in toolkit.connect() to let the toolkit wait."
+                )
+            else:
+                kw["hint"] = "The service is throttling; wait a while before calling again."
+        super().__init__(status, info, **kw)
+
+
+class OperationFailedError(ApiError):
+    """A long-running operation ended Failed or Canceled; code and message are the
+    operation's."""
+
+    hint = "The operation itself failed on the service; read the code and message above."
+
+
+class OperationTimeoutError(ToolkitError, TimeoutError):
+    """A long-running operation was still running when the caller's ``timeout`` passed.
+
+    Attributes
+    ----------
+    operation_url : str
+        The URL to poll; ``operation.result()`` goes on waiting from where this stopped.
+    operation : object
+        The :class:`toolkit.Operation` handle to resume with.
+    """
+
+    def __init__(self, name: str, operation_url: str, timeout: float, operation: Any) -> None:
+        self.operation_url = operation_url
+        self.operation = operation
+        self.timeout = timeout
+        super().__init__(
+            f"{name}: still running after {timeout:g} s. It goes on on the service; resume with "
+            f"err.operation.result() (or poll {operation_url})."
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# error body parsing
+
+
+def _str_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    return str(value)
+
+
+def parse_error_body(body: Any, headers: Mapping[str, str] | None = None,
+                     header_prefix: str = "x-vendor-") -> ErrorInfo:
+    """Reduce any of the five error body shapes (and the headers beside it) to an ErrorInfo.
+
+    Parameters
+    ----------
+    body : bytes, str, dict or None
+        The response body; unreadable bodies give an ErrorInfo with only what the headers say.
+    headers : mapping, optional
+        Response headers (case-insensitive mapping); supplies the request id and the maps
+        ``x-vendor-error-code``.
+    header_prefix : str
+        The vendor header prefix.
+    """
+    if isinstance(body, bytes | bytearray | memoryview | str):
+        raw = bytes(body, "utf-8") if isinstance(body, str) else bytes(body)
+        try:
+            body = orjson.loads(raw) if raw.strip() else None
+        except orjson.JSONDecodeError:
+            text = raw.decode("utf-8", "replace").strip()
+            body = {"error": {"message": text[:300]}} if text else None
+    info = ErrorInfo()
+    if headers is not None:
+        headers = _ci(headers)
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            info.code = _str_or_none(err.get("code"))
+            info.message = _str_or_none(err.get("message"))
+            info.target = _str_or_none(err.get("target"))
+            details = err.get("details")
+            if isinstance(details, list):
+                info.details = [d for d in details if isinstance(d, dict)]
+            inner = err.get("innerError") or err.get("innererror")
+            if isinstance(inner, dict):
+                info.extra["innerError"] = inner
+                info.request_id = _str_or_none(inner.get("request-id") or inner.get("requestId"))
+            if isinstance(err.get("additionalInfo"), list):
+                info.extra["additionalInfo"] = err["additionalInfo"]
+        elif isinstance(err, str):
+            info.message = err
+        elif "errorCode" in body or "requestId" in body:
+            info.code = _str_or_none(body.get("errorCode"))
+            info.message = _str_or_none(body.get("message"))
+            info.request_id = _str_or_none(body.get("requestId"))
+            more = body.get("moreDetails")
+            if isinstance(more, list):
+                info.details = [d for d in more if isinstance(d, dict)]
+            if isinstance(body.get("isRetriable"), bool):
+                info.retriable = body["isRetriable"]
+            related = body.get("relatedResource")
+            if isinstance(related, dict):
+                info.target = _str_or_none(related.get("resourceId"))
+                info.extra["relatedResource"] = related
+        elif "code" in body or "message" in body:
+            info.code = _str_or_none(body.get("code"))
+            info.message = _str_or_none(body.get("message"))
+    if headers is not None:
+        if info.code is None:
+            info.code = headers.get(f"{header_prefix}error-code")
+        if info.request_id is None:
+            info.request_id = (
+                headers.get(f"{header_prefix}request-id")
+                or headers.get("request-id")
+                or headers.get("requestid")
+            )
+    return info
+
+
+def _ci(headers: Mapping[str, str]) -> Mapping[str, str]:
+    """Headers with case-insensitive lookup."""
+    from requests.structures import CaseInsensitiveDict
+
+    return headers if isinstance(headers, CaseInsensitiveDict) else CaseInsensitiveDict(headers)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def error_from_response(
+    status: int,
+    body: Any,
+    headers: Mapping[str, str],
+    *,
+    operation: str | None = None,
+    url: str | None = None,
+    header_prefix: str = "x-vendor-",
+) -> ApiError:
+    """Build the ApiError subclass that fits an error response."""
+    headers = _ci(headers)
+    info = parse_error_body(body, headers, header_prefix)
+    kw: dict[str, Any] = {"operation": operation, "url": url,
+                          "retry_after": _retry_after(headers)}
+    cls: type[ApiError]
+    if status in (401, 403):
+        cls = AuthenticationError
+    elif status == 404:
+        cls = NotFoundError
+    elif status == 409:
+        cls = ConflictError
+    elif status == 429:
+        cls = RateLimitError
+    elif status >= 500 or status == 408:
+        cls = ServiceError
+    else:
+        cls = ApiError
+        if status == 400:
+            kw["hint"] = "The service refused the request as sent; the message says which part."
+    return cls(status, info, **kw)

@@ -1,0 +1,209 @@
+"""JSON records to typed frames, from a declared :class:`~toolkit._core.schemas.Schema`.
+
+The builder is columnar: records (or whole pages of records) are appended column by column, so a
+large result never exists as a list of per-row dicts next to the frame, and every column gets the
+dtype its schema declares (UTC date-times, categories that keep undocumented values, ``Int64``,
+``boolean``, ``string``, masked secrets).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from toolkit._core.schemas import Col, Schema
+from toolkit._core.secrets import Secret
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FrameBuilder", "build_frame", "convert_column", "empty_frame", "getter", "to_geoframe"]
+
+_MISSING = object()
+
+
+def getter(path: tuple[str, ...]) -> Callable[[Any], Any]:
+    """A fast accessor for a nested field; missing or non-dict steps give ``None``."""
+    if len(path) == 1:
+        (key,) = path
+
+        def get1(record: Any) -> Any:
+            return record.get(key) if isinstance(record, dict) else None
+
+        return get1
+
+    def get(record: Any) -> Any:
+        for key in path:
+            if not isinstance(record, dict):
+                return None
+            record = record.get(key)
+        return record
+
+    return get
+
+
+def _as_text(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    if isinstance(value, dict | list):
+        import orjson
+
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+def _to_datetime(values: Sequence[Any]) -> pd.Series:
+    clean = [v if isinstance(v, str | dt.datetime | pd.Timestamp) else None for v in values]
+    out = pd.to_datetime(pd.Series(clean, dtype=object), utc=True, errors="coerce",
+                         format="ISO8601")
+    return out.astype("datetime64[ns, UTC]")
+
+
+def _to_numeric(values: Sequence[Any]) -> pd.Series:
+    clean = [v if isinstance(v, int | float | str) and not isinstance(v, bool) else None
+             for v in values]
+    return pd.to_numeric(pd.Series(clean, dtype=object), errors="coerce")
+
+
+def convert_column(values: Sequence[Any], col: Col) -> pd.api.extensions.ExtensionArray | Any:
+    """Turn raw JSON values into the array the column's kind declares."""
+    kind = col.kind
+    if kind == "string":
+        return pd.array([_as_text(v) for v in values], dtype="string")
+    if kind == "category":
+        text = [_as_text(v) for v in values]
+        documented = list(col.categories)
+        known = set(documented)
+        extra = sorted({v for v in text if v is not None and v not in known})
+        if extra:
+            logger.debug("column %s: values outside the documented set kept: %s", col.name, extra)
+        return pd.Categorical(text, categories=documented + extra, ordered=col.ordered)
+    if kind == "datetime":
+        return _to_datetime(values).array
+    if kind == "Int64":
+        nums = _to_numeric(values).astype("float64").to_numpy(copy=True)
+        nums[nums != np.floor(nums)] = np.nan
+        return pd.array(nums, dtype="Float64").astype("Int64")
+    if kind == "exactint":
+        out = []
+        for v in values:
+            if isinstance(v, bool) or v is None:
+                out.append(None)
+            elif isinstance(v, int):
+                out.append(v)
+            elif isinstance(v, str) and v.lstrip("-").isdigit():
+                out.append(int(v))
+            else:
+                out.append(None)
+        big = any(v is not None and v >= 2**63 for v in out)
+        return pd.array(out, dtype="UInt64" if big else "Int64")
+    if kind == "float":
+        return _to_numeric(values).astype("float64").to_numpy()
+    if kind == "boolean":
+        return pd.array([v if isinstance(v, bool) else None for v in values], dtype="boolean")
+    if kind == "timedelta":
+        return pd.to_timedelta(_to_numeric(values), unit="s").array
+    if kind == "secret":
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = [Secret(v, col.secret_label) if isinstance(v, str | bytes) and v else None
+                  for v in values]
+        return arr
+    if kind in ("object", "list"):
+        arr = np.empty(len(values), dtype=object)
+        if kind == "list":
+            arr[:] = [v if isinstance(v, list) else ([v] if v is not None else None)
+                      for v in values]
+        else:
+            arr[:] = list(values)
+        return arr
+    if kind == "geometry":
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = list(values)
+        return arr
+    raise ValueError(f"unknown column kind {kind!r}")
+
+
+class FrameBuilder:
+    """Accumulate records column by column and build the typed frame once.
+
+    Parameters
+    ----------
+    schema : Schema
+        The declared columns.
+    columns : sequence of str, optional
+        Keep only these schema columns (``$select``); unknown names get a ``string`` column.
+    flat : bool
+        Records are already keyed by column name (no nested lookup).
+    """
+
+    def __init__(self, schema: Schema, columns: Sequence[str] | None = None, *,
+                 flat: bool = False) -> None:
+        self.schema = schema
+        if columns is None:
+            cols = list(schema.columns)
+        else:
+            by_name = {c.name.lower(): c for c in schema.columns}
+            cols = [by_name.get(name.lower(), Col(name, "string")) for name in columns]
+        self.columns = cols
+        self._getters = [getter((c.name,)) if flat else getter(c.source) for c in cols]
+        self._data: list[list[Any]] = [[] for _ in cols]
+        self.rows = 0
+
+    def add(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """Append records (dicts in the service's shape)."""
+        records = records if isinstance(records, list) else list(records)
+        for store, get in zip(self._data, self._getters, strict=True):
+            store.extend(map(get, records))
+        self.rows += len(records)
+
+    def add_columns(self, columns: Mapping[str, Sequence[Any]]) -> None:
+        """Append already columnar data (name -> values); absent columns get nulls."""
+        n = len(next(iter(columns.values()))) if columns else 0
+        for col, store in zip(self.columns, self._data, strict=True):
+            values = columns.get(col.name)
+            store.extend(values if values is not None else [None] * n)
+        self.rows += n
+
+    def build(self, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
+        """The typed frame of everything added."""
+        data = {c.name: convert_column(v, c) for c, v in zip(self.columns, self._data,
+                                                             strict=True)}
+        df = pd.DataFrame(data, index=pd.RangeIndex(self.rows))
+        if attrs:
+            df.attrs.update(attrs)
+        return df
+
+
+def build_frame(records: Iterable[Mapping[str, Any]], schema: Schema,
+                attrs: Mapping[str, Any] | None = None,
+                columns: Sequence[str] | None = None, *, flat: bool = False) -> pd.DataFrame:
+    """Records in the service's shape (or keyed by column name, with ``flat``) to the schema's
+    typed frame."""
+    builder = FrameBuilder(schema, columns, flat=flat)
+    builder.add(records)
+    return builder.build(attrs)
+
+
+def empty_frame(schema: Schema, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """The schema's frame with no rows (every column, every dtype)."""
+    return build_frame([], schema, attrs)
+
+
+def to_geoframe(df: pd.DataFrame, geometry: str = "geometry") -> gpd.GeoDataFrame:
+    """Wrap a frame whose ``geometry`` column holds shapely objects as an EPSG:4326
+    GeoDataFrame."""
+    import geopandas as gpd
+
+    attrs = dict(df.attrs)
+    gdf = gpd.GeoDataFrame(df, geometry=geometry, crs="EPSG:4326")
+    gdf.attrs.update(attrs)
+    return gdf

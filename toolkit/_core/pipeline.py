@@ -1,0 +1,449 @@
+"""One azure-core pipeline per service family: auth, retries, user agent, redacted logging.
+
+Families: ``arm`` (resource management), ``maps``, ``graph`` (identity) and ``fabric``
+(eventstreams). Each gets its own :class:`Pipeline` built once per connection, over one pooled
+``requests`` session. Bodies are parsed with orjson.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode, urlsplit
+
+import orjson
+import requests
+from azure.core import PipelineClient
+from azure.core.credentials import AccessToken
+from azure.core.exceptions import (
+    AzureError,
+    ClientAuthenticationError,
+    ServiceRequestError,
+    ServiceResponseError,
+)
+from azure.core.pipeline.policies import (
+    BearerTokenCredentialPolicy,
+    HeadersPolicy,
+    HttpLoggingPolicy,
+    RetryPolicy,
+    SansIOHTTPPolicy,
+    UserAgentPolicy,
+)
+from azure.core.pipeline.transport import RequestsTransport
+from azure.core.rest import HttpRequest
+
+from toolkit._core.errors import (
+    AuthenticationError,
+    ErrorInfo,
+    ProtocolError,
+    TransportError,
+    error_from_response,
+)
+from toolkit._core.secrets import Secret, redact
+
+if TYPE_CHECKING:
+    from toolkit.connection import Connection
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FAMILIES", "Pipeline", "Response", "is_loopback"]
+
+FAMILIES = ("arm", "maps", "graph", "fabric")
+
+#: Status codes retried (with Retry-After honoured, else exponential backoff).
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+_ALL_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE", "POST", "PATCH"})
+
+
+def is_loopback(url: str) -> bool:
+    """Whether a URL points at this machine (127.0.0.0/8, ::1, localhost)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class Response:
+    """What a request gave back, body unparsed until asked."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+    url: str
+    method: str
+    operation: str | None = None
+    _parsed: Any = field(default=None, repr=False)
+    _has_parsed: bool = field(default=False, repr=False)
+
+    @property
+    def request_id(self) -> str | None:
+        """The service's request id header, if any."""
+        h = self.headers
+        return h.get("x-vendor-request-id") or h.get("request-id") or h.get("requestid")
+
+    def json(self) -> Any:
+        """The body parsed with orjson; a body that is not JSON raises ProtocolError."""
+        if self._has_parsed:
+            return self._parsed
+        if not self.content:
+            return None
+        try:
+            self._parsed = orjson.loads(self.content)
+            self._has_parsed = True
+            return self._parsed
+        except orjson.JSONDecodeError as err:
+            raise ProtocolError(
+                f"{self.operation or 'request'}: the service sent a body that is not valid JSON "
+                f"(HTTP {self.status}, {len(self.content)} bytes: {err}). This is usually a "
+                "broken connection or a proxy in the way; try again.",
+                url=self.url, status=self.status) from err
+
+
+@dataclass
+class Stats:
+    """Counts kept per connection: attempts, retries, throttled answers, transport errors."""
+
+    requests: int = 0
+    attempts: int = 0
+    retries: int = 0
+    throttled: int = 0
+    server_errors: int = 0
+    transport_errors: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **kw: int) -> None:
+        with self._lock:
+            for k, v in kw.items():
+                setattr(self, k, getattr(self, k) + v)
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in ("requests", "attempts", "retries", "throttled",
+                                              "server_errors", "transport_errors")}
+
+
+class _Transport(RequestsTransport):
+    """RequestsTransport whose waits go through the connection's sleeper (so tests never
+    sleep)."""
+
+    def __init__(self, sleeper: Callable[[float], None], **kw: Any) -> None:
+        super().__init__(**kw)
+        self._sleeper = sleeper
+
+    def sleep(self, duration: float) -> None:
+        self._sleeper(duration)
+
+
+class _RetryPolicy(RetryPolicy):
+    """azure-core's retry policy, narrowed to the toolkit's rules.
+
+    * only 408, 429 and 5xx are retried (a 4xx with a ``Retry-After`` header is not);
+    * a request marked non-idempotent is retried only on 429 and on connection errors where the
+      request never left;
+    * a ``Retry-After`` longer than ``max_retry_wait`` stops the retries: the caller raises
+      RateLimitError with the wait the service asked for;
+    * a 429 without ``Retry-After`` backs off exponentially and says so in the log.
+    """
+
+    def __init__(self, *, max_retry_wait: float, stats: Stats, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.max_retry_wait = max_retry_wait
+        self.stats = stats
+
+    def is_retry(self, settings: dict[str, Any], response: Any) -> bool:
+        status = response.http_response.status_code
+        if status not in RETRY_STATUSES or not settings["total"]:
+            return False
+        if status == 429:
+            self.stats.add(throttled=1)
+        elif status >= 500:
+            self.stats.add(server_errors=1)
+        idempotent = response.http_request.method.upper() in settings["methods"]
+        if not idempotent and status != 429:
+            return False
+        retry_after = self.get_retry_after(response)
+        if retry_after is not None and retry_after > self.max_retry_wait:
+            logger.warning("%s asked to wait %.0f s, more than max_retry_wait=%.0f s: not waiting",
+                           _short(response.http_request.url), retry_after, self.max_retry_wait)
+            return False
+        if retry_after is None and status == 429:
+            logger.info("HTTP 429 without Retry-After from %s: backing off %.1f s on our own",
+                        _short(response.http_request.url), self.get_backoff_time(settings) or 0.8)
+        return True
+
+    def increment(self, settings: dict[str, Any], response: Any = None, error: Any = None) -> bool:
+        active = super().increment(settings, response=response, error=error)
+        if active:
+            self.stats.add(retries=1)
+            if error is not None:
+                self.stats.add(transport_errors=1)
+        return active
+
+    def _sleep_backoff(self, settings: dict[str, Any], transport: Any) -> None:
+        backoff = self.get_backoff_time(settings)
+        if backoff <= 0:
+            backoff = settings["backoff"]
+        transport.sleep(backoff)
+
+
+class _CountingPolicy(SansIOHTTPPolicy):
+    def __init__(self, stats: Stats) -> None:
+        self.stats = stats
+
+    def on_request(self, request: Any) -> None:
+        self.stats.add(attempts=1)
+
+
+class _StaticTokenCredential:
+    """A fixed bearer token presented as a credential."""
+
+    def __init__(self, token: Secret) -> None:
+        self._token = token
+
+    def get_token(self, *scopes: str, **kw: Any) -> AccessToken:
+        return AccessToken(str(self._token.reveal()), int(time.time()) + 365 * 24 * 3600)
+
+    def __repr__(self) -> str:
+        return "StaticToken(••••••••)"
+
+
+class _MapsKeyPolicy(SansIOHTTPPolicy):
+    """Maps shared key (``subscription-key``) or SAS token (``Authorization: jwt-sas``)."""
+
+    def __init__(self, key: Secret | None, sas: Secret | None) -> None:
+        self._key = key
+        self._sas = sas
+
+    def on_request(self, request: Any) -> None:
+        headers = request.http_request.headers
+        if self._key:
+            headers["subscription-key"] = str(self._key.reveal())
+        elif self._sas:
+            headers["Authorization"] = f"jwt-sas {self._sas.reveal()}"
+
+
+class _ClientIdPolicy(SansIOHTTPPolicy):
+    def __init__(self, header: str, client_id: str) -> None:
+        self._header = header
+        self._client_id = client_id
+
+    def on_request(self, request: Any) -> None:
+        request.http_request.headers[self._header] = self._client_id
+
+
+class _RequestIdPolicy(SansIOHTTPPolicy):
+    def __init__(self, header: str) -> None:
+        self._header = header
+
+    def on_request(self, request: Any) -> None:
+        request.http_request.headers.setdefault(self._header, str(uuid.uuid4()))
+
+
+def _short(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.path}"
+
+
+def build_url(base: str, path: str, params: Mapping[str, Any] | None = None) -> str:
+    """Join a base URL, a path and query parameters (OData ``$`` names kept readable)."""
+    url = path if path.startswith(("http://", "https://")) else base.rstrip("/") + path
+    if params:
+        items = [(k, v) for k, v in params.items() if v is not None]
+        if items:
+            sep = "&" if "?" in url else "?"
+            url += sep + urlencode(items, quote_via=quote, safe=",$:")
+    return url
+
+
+class Pipeline:
+    """The pipeline of one service family on one connection.
+
+    Parameters
+    ----------
+    connection : Connection
+        Endpoints, credentials and settings.
+    family : {"arm", "maps", "graph", "fabric"}
+        The service family.
+    """
+
+    def __init__(self, connection: Connection, family: str) -> None:
+        if family not in FAMILIES:
+            raise ValueError(f"unknown family {family!r}")
+        self.connection = connection
+        self.family = family
+        self.base_url = connection.url_for(family)
+        self.header_prefix = connection.header_prefix
+        self.stats = connection.stats
+        settings = connection.settings
+        session = requests.Session()
+        adapter = requests.adapters.HTTPAdapter(pool_connections=4,
+                                                pool_maxsize=settings.max_concurrency + 4,
+                                                max_retries=0)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        verify = connection.verify
+        self._transport = _Transport(
+            connection.sleep_for, session=session, session_owner=True,
+            connection_verify=verify,
+            connection_timeout=settings.connect_timeout, read_timeout=settings.read_timeout,
+        )
+        retry = _RetryPolicy(
+            max_retry_wait=settings.max_retry_wait, stats=self.stats,
+            retry_total=settings.max_retries, retry_connect=settings.max_retries,
+            retry_read=settings.max_retries, retry_status=settings.max_retries,
+            retry_backoff_factor=settings.backoff, retry_backoff_max=settings.max_retry_wait,
+        )
+        logging_policy = HttpLoggingPolicy()
+        logging_policy.allowed_header_names.update({
+            f"{self.header_prefix}request-id", f"{self.header_prefix}error-code",
+            f"{self.header_prefix}client-request-id", "Location", "Retry-After",
+        })
+        logging_policy.allowed_query_params.update({
+            "api-version", "$top", "$orderby", "$select", "$from", "$to", "$expand",
+            "query", "top", "duration", "language", "bbox", "incidentType", "server-fqdn",
+        })
+        policies: list[Any] = [
+            HeadersPolicy({"Accept": "application/json"}),
+            UserAgentPolicy(user_agent=settings.user_agent),
+            _RequestIdPolicy(f"{self.header_prefix}client-request-id"),
+            retry,
+            _CountingPolicy(self.stats),
+            *self._auth_policies(connection),
+            logging_policy,
+        ]
+        self._client = PipelineClient(self.base_url, policies=policies, transport=self._transport)
+        self._enforce_https = not is_loopback(self.base_url)
+
+    def _auth_policies(self, connection: Connection) -> list[Any]:
+        credential = connection.credential
+        if credential is None and connection.token:
+            credential = _StaticTokenCredential(connection.token)
+        policies: list[Any] = []
+        if self.family == "maps":
+            if connection.maps_key or connection.maps_sas_token:
+                return [_MapsKeyPolicy(connection.maps_key, connection.maps_sas_token)]
+            if credential is not None:
+                policies.append(BearerTokenCredentialPolicy(credential,
+                                                            connection.scope_for("maps")))
+                if connection.maps_client_id:
+                    policies.append(_ClientIdPolicy(f"{self.header_prefix}client-id",
+                                                    connection.maps_client_id))
+            return policies
+        if credential is not None:
+            policies.append(BearerTokenCredentialPolicy(credential,
+                                                        connection.scope_for(self.family)))
+        return policies
+
+    def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
+        """The absolute URL of a path of this family."""
+        return build_url(self.base_url, path, params)
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+        operation: str | None = None,
+        idempotent: bool = True,
+        expected: tuple[int, ...] = (200,),
+        content_type: str = "application/json",
+    ) -> Response:
+        """Send one request through the pipeline and check its status.
+
+        Parameters
+        ----------
+        method, path
+            HTTP method, and a path under the family's base URL or an absolute URL (next links,
+            operation URLs are followed exactly as the service gave them).
+        params : mapping, optional
+            Query parameters (``None`` values are left out).
+        json : object, optional
+            Body, serialized with orjson.
+        operation : str, optional
+            The public function's name, for messages and provenance.
+        idempotent : bool
+            Whether the request may be sent again after a failure the service may have seen.
+        expected : tuple of int
+            Success statuses; anything else raises the matching ApiError.
+
+        A success body that is not valid JSON (a broken connection, a proxy) is asked for once
+        more when the request is idempotent; then ProtocolError.
+
+        Raises
+        ------
+        ApiError
+            (or a subclass) for an unexpected status, after retries.
+        ProtocolError
+            when a success body is not valid JSON twice.
+        TransportError
+            when the service could not be reached after retries.
+        """
+        url = build_url(self.base_url, path, params)
+        response = self._send_once(method, url, json, headers, operation, idempotent, expected,
+                                   content_type)
+        if response.content and response.status < 300:
+            try:
+                response.json()
+            except ProtocolError:
+                if not idempotent:
+                    raise
+                logger.warning("%s: unreadable body from %s; asking again once",
+                               operation or method, _short(url))
+                self.stats.add(retries=1)
+                response = self._send_once(method, url, json, headers, operation, idempotent,
+                                           expected, content_type)
+                response.json()
+        return response
+
+    def _send_once(self, method: str, url: str, json: Any, headers: Mapping[str, str] | None,
+                   operation: str | None, idempotent: bool, expected: tuple[int, ...],
+                   content_type: str) -> Response:
+        body = orjson.dumps(json) if json is not None else None
+        request = HttpRequest(method, url, content=body,
+                              headers={"Content-Type": content_type} if body is not None else None)
+        if headers:
+            request.headers.update(headers)
+        options: dict[str, Any] = {}
+        if idempotent:
+            options["retry_on_methods"] = _ALL_METHODS
+        if not self._enforce_https:
+            options["enforce_https"] = False
+        self.stats.add(requests=1)
+        try:
+            raw = self._client.send_request(request, **options)
+        except ClientAuthenticationError as err:
+            raise AuthenticationError(
+                401, ErrorInfo(code="CredentialUnavailable", message=redact(str(err.message))),
+                operation=operation, url=_short(url),
+                hint="The credential could not give a token; check its configuration "
+                     "(for DefaultAzureCredential: environment, managed identity or CLI login).",
+            ) from err
+        except (ServiceRequestError, ServiceResponseError) as err:
+            raise TransportError(
+                f"{operation or method}: could not complete the request to {_short(url)} after "
+                f"retries ({type(err).__name__}: {redact(str(err.message))[:200]}). Check that "
+                "the endpoint is reachable and try again.") from err
+        except AzureError as err:
+            raise TransportError(f"{operation or method}: {redact(str(err))[:300]}") from err
+        response = Response(raw.status_code, raw.headers, raw.content, url, method, operation)
+        if raw.status_code not in expected:
+            raise error_from_response(raw.status_code, raw.content, raw.headers,
+                                      operation=operation, url=_short(url),
+                                      header_prefix=self.header_prefix)
+        return response
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._client.close()

@@ -1,0 +1,211 @@
+"""Long-running operations, in one place.
+
+ARM: an initial 200 carries the result; a 202 carries ``Location`` (and ``Retry-After``). The
+toolkit waits the seconds the service asks (a default when it does not say), then polls:
+
+* ``Location`` style: 202 while running, then the final answer (200/201 with the result, 204
+  without); an empty final body for a PUT means "read the resource".
+* ``<Namespace>-AsyncOperation`` style (used when that header is present): a 200 status body whose
+  ``status`` is ``Succeeded``, ``Failed`` or ``Canceled`` when done; then the result is read from
+  ``Location`` (POST) or the original resource URL (PUT/PATCH).
+
+An :class:`Operation` is the handle: ``result(timeout=)`` waits for the end and returns the
+parsed result; a timeout raises :class:`~toolkit._core.errors.OperationTimeoutError` carrying the
+handle, so the caller can resume.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from toolkit._core.errors import (
+    ErrorInfo,
+    OperationFailedError,
+    OperationTimeoutError,
+    ProtocolError,
+)
+from toolkit._core.pipeline import Pipeline, Response
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Operation", "start_arm_operation"]
+
+T = TypeVar("T")
+
+_TERMINAL = {"succeeded", "failed", "canceled", "cancelled"}
+
+
+def _retry_after(response: Response, default: float) -> float:
+    value = response.headers.get("retry-after")
+    if value is None:
+        return default
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return default
+
+
+class Operation(Generic[T]):
+    """A long-running operation on the service.
+
+    Attributes
+    ----------
+    name : str
+        The public function that started it.
+    status : str
+        ``InProgress`` until done, then ``Succeeded`` (or the failure raised by :meth:`result`).
+    url : str
+        The URL being polled (give it to support, or poll it yourself).
+    polls : int
+        How many status requests were made.
+    waited : float
+        Seconds waited between polls, as the service asked.
+    """
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        *,
+        name: str,
+        initial: Response,
+        resource_url: str,
+        method: str,
+        parse: Callable[[Response], T],
+        default_wait: float,
+    ) -> None:
+        self.pipeline = pipeline
+        self.name = name
+        self._parse = parse
+        self._method = method.upper()
+        self._resource_url = resource_url
+        self._default_wait = default_wait
+        self.polls = 0
+        self.waited = 0.0
+        self._result: T | None = None
+        self._final: Response | None = None
+        self.status = "InProgress"
+        self.url = resource_url
+        if initial.status != 202:
+            self._final = initial
+            self.status = "Succeeded"
+            return
+        async_header = f"{pipeline.connection.namespace}-AsyncOperation"
+        self._async_url = initial.headers.get(async_header)
+        self._location = initial.headers.get("location")
+        self._next_wait = _retry_after(initial, default_wait)
+        if not self._async_url and not self._location:
+            raise ProtocolError(f"{name}: the service answered 202 without a Location header, "
+                                "so the operation cannot be followed", url=initial.url,
+                                status=initial.status)
+        self.url = self._async_url or self._location
+
+    def __repr__(self) -> str:
+        return f"<Operation {self.name} {self.status} polls={self.polls} url={self.url}>"
+
+    def done(self) -> bool:
+        """Whether the operation has finished (polls once if it was not known to be)."""
+        if self.status == "InProgress":
+            self._poll()
+        return self.status != "InProgress"
+
+    def _poll(self) -> None:
+        self.polls += 1
+        if self._async_url:
+            response = self.pipeline.send("GET", self._async_url, operation=self.name)
+            body = response.json() or {}
+            status = str(body.get("status", "InProgress"))
+            self._next_wait = _retry_after(response, self._default_wait)
+            if status.lower() not in _TERMINAL:
+                return
+            if status.lower() != "succeeded":
+                self.status = status
+                err = body.get("error") or {}
+                raise OperationFailedError(
+                    200, ErrorInfo(code=err.get("code") or status, message=err.get("message")),
+                    operation=self.name, url=self._async_url)
+            final_url = self._location if (self._method == "POST" and self._location) \
+                else self._resource_url
+            self._final = self.pipeline.send("GET", final_url, operation=self.name,
+                                             expected=(200, 201, 204))
+            self.status = "Succeeded"
+            return
+        response = self.pipeline.send("GET", self._location, operation=self.name,
+                                      expected=(200, 201, 202, 204))
+        if response.status == 202:
+            self._location = response.headers.get("location") or self._location
+            self.url = self._location
+            self._next_wait = _retry_after(response, self._default_wait)
+            return
+        if not response.content.strip() and self._method in ("PUT", "PATCH"):
+            response = self.pipeline.send("GET", self._resource_url, operation=self.name)
+        self._final = response
+        self.status = "Succeeded"
+
+    def result(self, timeout: float | None = None) -> T:
+        """Wait for the operation to finish and return its result.
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds to wait at most (the waits the service asks for count); ``None`` waits as long
+            as it takes.
+
+        Raises
+        ------
+        OperationTimeoutError
+            Still running after ``timeout``; ``err.operation.result()`` resumes.
+        OperationFailedError
+            The operation ended Failed or Canceled.
+        """
+        if self._final is not None:
+            return self._parsed()
+        spent = 0.0
+        while self.status == "InProgress":
+            wait = self._next_wait
+            if timeout is not None and spent + wait > timeout:
+                raise OperationTimeoutError(self.name, self.url, timeout, self)
+            if wait > 0:
+                logger.debug("%s: waiting %.1f s before poll %d", self.name, wait, self.polls + 1)
+                self.pipeline.connection.sleep_for(wait)
+            self.waited += wait
+            started = time.monotonic()
+            self._poll()
+            spent += wait + (time.monotonic() - started)
+        return self._parsed()
+
+    def _parsed(self) -> T:
+        if self._result is None:
+            assert self._final is not None
+            self._result = self._parse(self._final)
+        return self._result
+
+
+def start_arm_operation(
+    pipeline: Pipeline,
+    method: str,
+    path: str,
+    *,
+    name: str,
+    parse: Callable[[Response], T],
+    params: dict[str, Any] | None = None,
+    json: Any = None,
+    wait: bool = True,
+    timeout: float | None = None,
+    idempotent: bool = True,
+) -> T | Operation[T]:
+    """Start an ARM operation that may answer 200 (done) or 202 (accepted, poll).
+
+    Returns the parsed result when ``wait`` is true (after polling if needed), else the
+    :class:`Operation` handle (already finished when the service answered 200 at once).
+    """
+    initial = pipeline.send(method, path, params=params, json=json, operation=name,
+                            expected=(200, 201, 202), idempotent=idempotent)
+    if initial.status == 202:
+        logger.info("%s: accepted (202), polling", name)
+    op = Operation(pipeline, name=name, initial=initial, resource_url=pipeline.url(path, params),
+                   method=method, parse=parse,
+                   default_wait=pipeline.connection.settings.poll_interval)
+    return op.result(timeout) if wait else op

@@ -1,0 +1,26 @@
+"""Provenance recorded in ``df.attrs``: operation, api-version, endpoint, request ids, time."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["provenance"]
+
+
+def provenance(operation: str, api_version: str | None, url: str | None,
+               request_ids: Sequence[str] = ()) -> dict[str, Any]:
+    """The ``attrs`` every frame carries."""
+    endpoint = None
+    if url:
+        parts = urlsplit(url)
+        endpoint = f"{parts.scheme}://{parts.netloc}{parts.path}"
+    return {
+        "operation": operation,
+        "api_version": api_version,
+        "endpoint": endpoint,
+        "request_ids": list(request_ids),
+        "retrieved_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }

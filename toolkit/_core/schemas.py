@@ -1,0 +1,154 @@
+"""One declared schema per public function: columns, dtypes, categories.
+
+Column names are the service's field names, nested objects flattened with ``.`` and the resource
+envelope's ``properties.`` prefix dropped; columns the toolkit adds are snake_case. Code builds
+frames from these schemas and tests check frames against them.
+
+Column kinds: ``string``, ``category`` (documented values first, undocumented ones kept after
+them), ``datetime`` (UTC), ``Int64``, ``exactint`` (64-bit identifiers, never floats), ``float``,
+``boolean``, ``timedelta`` (seconds in the body), ``list``, ``object`` (nested JSON kept as is),
+``secret`` (masked :class:`~toolkit._core.secrets.Secret`), ``geometry``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+__all__ = ["SCHEMAS", "Col", "Schema", "schema_for"]
+
+
+@dataclass(frozen=True)
+class Col:
+    """A declared column.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the frame.
+    kind : str
+        One of the kinds listed in the module docstring.
+    path : str, optional
+        Dotted path of the field in a record, when it differs from ``name``.
+    categories : tuple of str
+        The documented values of a ``category`` column, in order.
+    ordered : bool
+        Whether the categories have an order.
+    secret_label : str
+        What a ``secret`` column holds.
+    """
+
+    name: str
+    kind: str
+    path: str | None = None
+    categories: tuple[str, ...] = ()
+    ordered: bool = False
+    secret_label: str = "secret"
+
+    @property
+    def source(self) -> tuple[str, ...]:
+        """The path of keys to the value inside a record."""
+        return tuple((self.path or self.name).split("."))
+
+    def dtype(self) -> object:
+        """The pandas dtype this column has in a frame."""
+        return {
+            "string": pd.StringDtype(),
+            "category": pd.CategoricalDtype(list(self.categories), ordered=self.ordered),
+            "datetime": pd.DatetimeTZDtype("ns", "UTC"),
+            "Int64": pd.Int64Dtype(),
+            "exactint": pd.Int64Dtype(),
+            "float": "float64",
+            "boolean": pd.BooleanDtype(),
+            "timedelta": "timedelta64[ns]",
+        }.get(self.kind, "object")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The columns of one function's frame."""
+
+    name: str
+    columns: tuple[Col, ...]
+    geometry: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """Column names in order."""
+        return [c.name for c in self.columns]
+
+    def __getitem__(self, name: str) -> Col:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+def _id_name(prefix: str) -> tuple[Col, ...]:
+    return (Col(f"{prefix}.id", "string"), Col(f"{prefix}.name", "string"))
+
+
+SYSTEM_DATA = (
+    Col("systemData.createdAt", "datetime"),
+    Col("systemData.createdBy", "string"),
+    Col("systemData.createdByType", "category",
+        categories=("User", "Application", "ManagedIdentity", "Key")),
+    Col("systemData.lastModifiedAt", "datetime"),
+    Col("systemData.lastModifiedBy", "string"),
+    Col("systemData.lastModifiedByType", "category",
+        categories=("User", "Application", "ManagedIdentity", "Key")),
+)
+
+HEALTH_ORDER = ("Up", "Partial", "Draining", "Down", "Unknown")
+
+BACKEND_HEALTH = Schema(
+    "backend_health",
+    (
+        *_id_name("backendAddressPool"),
+        *_id_name("backendHttpSettings"),
+        Col("backendHttpSettings.port", "Int64"),
+        Col("backendHttpSettings.protocol", "category", categories=("Http", "Https", "Tcp", "Tls")),
+        Col("backendHttpSettings.requestTimeout", "Int64"),
+        Col("backendHttpSettings.pickHostNameFromBackendAddress", "boolean"),
+        Col("address", "string"),
+        Col("health", "category", categories=HEALTH_ORDER, ordered=True),
+        Col("healthProbeLog", "string"),
+        Col("ipConfiguration.id", "string"),
+    ),
+)
+
+NAME_AVAILABILITY = Schema(
+    "check_server_names",
+    (
+        Col("name", "string"),
+        Col("available", "boolean"),
+        Col("reason", "category", categories=("Invalid", "AlreadyExists")),
+        Col("message", "string"),
+        Col("answered_by", "category", categories=("service", "toolkit")),
+        Col("error", "string"),
+    ),
+)
+
+SQL_OPERATIONS = Schema(
+    "sql_operations",
+    (
+        Col("name", "string"),
+        Col("isDataAction", "boolean"),
+        Col("display.provider", "string"),
+        Col("display.resource", "string"),
+        Col("display.operation", "string"),
+        Col("display.description", "string"),
+        Col("origin", "category", categories=("user", "system", "user,system")),
+        Col("properties", "object"),
+    ),
+)
+
+SCHEMAS: dict[str, Schema] = {
+    s.name: s for s in (BACKEND_HEALTH, NAME_AVAILABILITY, SQL_OPERATIONS)
+}
+
+
+def schema_for(function: str) -> Schema:
+    """The declared schema of a public function's frame."""
+    return SCHEMAS[function]

@@ -1,0 +1,154 @@
+"""The masked value type for credentials.
+
+A :class:`Secret` holds a credential value (token, key, password, kubeconfig). Every way of showing
+it (``repr``, ``str``, ``format``, HTML, pickling into a frame export, logging) shows a mask; only
+:meth:`Secret.reveal` gives the value back. Every secret value ever wrapped is also registered
+with :func:`redact`, which the toolkit's logging filter and error texts use as a last line of
+defence.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import threading
+import weakref
+from typing import Any
+
+__all__ = ["MASK", "RedactingFilter", "Secret", "redact", "reveal"]
+
+MASK = "••••••••"
+
+_registry_lock = threading.Lock()
+_registry: weakref.WeakValueDictionary[int, Secret] = weakref.WeakValueDictionary()
+
+
+class Secret:
+    """A credential value that never shows itself.
+
+    Parameters
+    ----------
+    value : str or bytes
+        The secret.
+    label : str, optional
+        What the secret is ("token", "password", "kubeconfig"...), shown next to the mask.
+
+    Examples
+    --------
+    >>> s = Secret("hunter2", label="password")
+    >>> s
+    Secret(password: ••••••••)
+    >>> s.reveal()
+    'hunter2'
+    """
+
+    __slots__ = ("__weakref__", "_label", "_value")
+
+    def __init__(self, value: str | bytes, label: str = "secret") -> None:
+        if isinstance(value, Secret):
+            value = value.reveal()
+        object.__setattr__(self, "_value", value)
+        object.__setattr__(self, "_label", label)
+        if value:
+            with _registry_lock:
+                _registry[id(self)] = self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Secret is immutable")
+
+    def reveal(self) -> str | bytes:
+        """Return the secret value. The only way to get it out."""
+        return self._value
+
+    @property
+    def label(self) -> str:
+        """What the secret is."""
+        return self._label
+
+    def __repr__(self) -> str:
+        return f"Secret({self._label}: {MASK})"
+
+    def __str__(self) -> str:
+        return MASK
+
+    def __format__(self, spec: str) -> str:
+        return format(MASK, spec)
+
+    def _repr_html_(self) -> str:
+        return f"<code>{MASK}</code>"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Secret):
+            a, b = self._value, other._value
+        else:
+            return NotImplemented
+        if isinstance(a, str):
+            a = a.encode()
+        if isinstance(b, str):
+            b = b.encode()
+        return hmac.compare_digest(a, b)
+
+    def __hash__(self) -> int:
+        return hash((Secret, self._label))
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    # pandas and json exporters fall back on these; all of them show the mask.
+    def __reduce__(self) -> Any:
+        return (str, (MASK,))
+
+    def toDict(self) -> str:
+        return MASK
+
+    def __getstate__(self) -> str:
+        return MASK
+
+
+def reveal(value: Any) -> Any:
+    """Return ``value.reveal()`` for a Secret, and any other value unchanged."""
+    return value.reveal() if isinstance(value, Secret) else value
+
+
+def _live_values() -> list[str]:
+    with _registry_lock:
+        secrets = list(_registry.values())
+    out = []
+    for s in secrets:
+        v = s.reveal()
+        if isinstance(v, bytes):
+            try:
+                v = v.decode()
+            except UnicodeDecodeError:
+                continue
+        if len(v) >= 6:
+            out.append(v)
+    return sorted(set(out), key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """Replace every live secret value that occurs in ``text`` with the mask."""
+    if not text:
+        return text
+    for value in _live_values():
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that masks any live secret value in a record's message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose args do not format is left alone
+            return True
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg = cleaned
+            record.args = None
+        return True

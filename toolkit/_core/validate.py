@@ -1,0 +1,187 @@
+"""Client-side rules from the spec, checked before any request.
+
+Every check raises :class:`~toolkit._core.errors.ValidationError` naming the parameter, the value
+and the rule. The sandbox applies the same rules to what it receives.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from toolkit._core.errors import ValidationError
+
+__all__ = [
+    "RESOURCE_GROUP_RULE",
+    "SERVER_NAME_RULE",
+    "check_api_version",
+    "check_choice",
+    "check_int",
+    "check_name",
+    "check_resource_group",
+    "check_subscription_id",
+    "check_timeout",
+    "check_uuid",
+    "many_strings",
+    "resource_group_problem",
+    "server_name_problem",
+]
+
+SERVER_NAME_RE = re.compile(r"^[0-9a-z]([-0-9a-z]{0,61}[0-9a-z])?$")
+SERVER_NAME_RULE = (
+    "server names are 1 to 63 characters of lower-case letters, digits and hyphens, with no "
+    "'.' or '_' and no leading or trailing '-'"
+)
+RESOURCE_GROUP_RE = re.compile(r"^[-\w.()]{1,90}$")
+RESOURCE_GROUP_RULE = (
+    "resource group names are 1 to 90 characters of letters, digits, '_', '-', '.', '(' and "
+    "')', not ending in '.'"
+)
+
+
+def server_name_problem(name: str) -> str | None:
+    """Why a server name breaks spec 1 §2.6, or ``None`` when it is valid."""
+    if not name:
+        return "the name is empty; " + SERVER_NAME_RULE
+    if len(name) > 63:
+        return f"the name has {len(name)} characters, more than 63; " + SERVER_NAME_RULE
+    if any(c.isupper() for c in name):
+        return "the name has upper-case letters; " + SERVER_NAME_RULE
+    if "." in name or "_" in name:
+        return "the name contains '.' or '_'; " + SERVER_NAME_RULE
+    if name.startswith("-") or name.endswith("-"):
+        return "the name starts or ends with '-'; " + SERVER_NAME_RULE
+    if not SERVER_NAME_RE.match(name):
+        return "the name has characters other than lower-case letters, digits and '-'; " + \
+            SERVER_NAME_RULE
+    return None
+
+
+def resource_group_problem(name: Any) -> str | None:
+    """Why a resource group name breaks spec 1 §4.1, or ``None`` when it is valid."""
+    if not isinstance(name, str):
+        return "must be a string; " + RESOURCE_GROUP_RULE
+    if not 1 <= len(name) <= 90:
+        return f"has {len(name)} characters; " + RESOURCE_GROUP_RULE
+    if not RESOURCE_GROUP_RE.match(name) or name.endswith("."):
+        return RESOURCE_GROUP_RULE
+    return None
+
+
+def check_resource_group(value: Any, parameter: str = "resource_group") -> str:
+    """A valid resource group name, else ValidationError."""
+    problem = resource_group_problem(value)
+    if problem:
+        raise ValidationError(parameter, value, problem)
+    return value
+
+
+def check_uuid(value: Any, parameter: str) -> str:
+    """A UUID string (any case), else ValidationError."""
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if not isinstance(value, str):
+        raise ValidationError(parameter, value, "must be a UUID string")
+    try:
+        uuid.UUID(value)
+    except ValueError as err:
+        raise ValidationError(parameter, value,
+                              "must be a UUID like 00000000-0000-0000-0000-000000000000") from err
+    if len(value) != 36:
+        raise ValidationError(parameter, value,
+                              "must be a UUID like 00000000-0000-0000-0000-000000000000")
+    return value
+
+
+def check_subscription_id(value: Any, parameter: str = "subscription_id") -> str:
+    """A subscription id (a UUID), else ValidationError."""
+    return check_uuid(value, parameter)
+
+
+def check_name(value: Any, parameter: str, *, min_len: int = 1, max_len: int | None = None,
+               pattern: re.Pattern[str] | None = None, rule: str = "") -> str:
+    """A non-empty string within length (and pattern) limits."""
+    if not isinstance(value, str):
+        raise ValidationError(parameter, value, f"must be a string{'; ' + rule if rule else ''}")
+    if len(value) < min_len or (max_len is not None and len(value) > max_len):
+        limits = f"{min_len} to {max_len}" if max_len is not None else f"at least {min_len}"
+        raise ValidationError(parameter, value, rule or f"must have {limits} characters")
+    if pattern is not None and not pattern.match(value):
+        raise ValidationError(parameter, value, rule or f"must match {pattern.pattern}")
+    return value
+
+
+def check_choice(value: Any, parameter: str, choices: Sequence[str], *,
+                 case_insensitive: bool = False) -> str:
+    """One of the allowed values (returned in its canonical spelling)."""
+    if isinstance(value, str):
+        for c in choices:
+            if value == c or (case_insensitive and value.lower() == c.lower()):
+                return c
+    raise ValidationError(parameter, value, f"must be one of {', '.join(choices)}")
+
+
+def check_int(value: Any, parameter: str, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
+    """An integer (not a bool) within bounds."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            import numpy as np
+
+            if isinstance(value, np.integer):
+                value = int(value)
+            else:
+                raise TypeError
+        except TypeError:
+            raise ValidationError(parameter, value, "must be an integer") from None
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        if minimum is not None and maximum is not None:
+            rule = f"must be between {minimum} and {maximum}"
+        elif minimum is not None:
+            rule = f"must be at least {minimum}"
+        else:
+            rule = f"must be at most {maximum}"
+        raise ValidationError(parameter, value, rule)
+    return value
+
+
+def check_api_version(value: Any, parameter: str = "api_version") -> str:
+    """A non-empty api-version string (spec: required, minLength 1)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(parameter, value, "the api-version is required: a non-empty string "
+                              "such as '2025-01-01'")
+    return value
+
+
+def check_timeout(value: Any, parameter: str = "timeout") -> float | None:
+    """``None`` or a number of seconds >= 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value \
+            or value < 0:
+        raise ValidationError(parameter, value, "must be a number of seconds >= 0, or None")
+    return float(value)
+
+
+def many_strings(value: Any, parameter: str) -> tuple[list[str], bool]:
+    """One string or an iterable of strings, as a list, and whether one was given.
+
+    Raises ValidationError for an empty collection or non-string items.
+    """
+    if isinstance(value, str):
+        return [value], True
+    if value is None or isinstance(value, bytes | dict):
+        raise ValidationError(parameter, value, "must be a string or a list of strings")
+    try:
+        items: Iterable[Any] = list(value)
+    except TypeError:
+        raise ValidationError(parameter, value, "must be a string or a list of strings") from None
+    items = list(items)
+    if not items:
+        raise ValidationError(parameter, value, "must name at least one item")
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValidationError(f"{parameter}[{i}]", item, "must be a string")
+    return items, False

@@ -1,0 +1,140 @@
+"""Application gateway backend health (spec 1 §4.2): a long-running POST, one row per server."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from toolkit._core.frames import build_frame
+from toolkit._core.pipeline import Response
+from toolkit._core.polling import Operation, start_arm_operation
+from toolkit._core.provenance import provenance
+from toolkit._core.schemas import BACKEND_HEALTH
+from toolkit._core.validate import (
+    check_api_version,
+    check_name,
+    check_resource_group,
+    check_subscription_id,
+    check_timeout,
+)
+from toolkit.connection import get_connection
+
+if TYPE_CHECKING:
+    from toolkit.connection import Connection
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["backend_health", "backend_health_rows"]
+
+API_VERSION = "2025-05-01"
+GATEWAY_NAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,78}[A-Za-z0-9_])?$")
+GATEWAY_NAME_RULE = ("gateway names are 1 to 80 characters of letters, digits, '_', '.' and '-', "
+                     "starting with a letter or digit and ending with a letter, digit or '_'")
+
+
+def _name_of(ref: dict[str, Any]) -> str | None:
+    if ref.get("name"):
+        return ref["name"]
+    rid = ref.get("id")
+    return rid.rstrip("/").rsplit("/", 1)[-1] if isinstance(rid, str) and rid else None
+
+
+def _flat_ref(ref: Any, prefix: str) -> dict[str, Any]:
+    ref = ref if isinstance(ref, dict) else {}
+    props = ref.get("properties") if isinstance(ref.get("properties"), dict) else {}
+    out = {f"{prefix}.id": ref.get("id"), f"{prefix}.name": _name_of(ref)}
+    for key, value in props.items():
+        out[f"{prefix}.{key}"] = value
+    return out
+
+
+def backend_health_rows(body: Any) -> list[dict[str, Any]]:
+    """Flatten an ``ApplicationGatewayBackendHealth`` body to one dict per server."""
+    rows: list[dict[str, Any]] = []
+    pools = body.get("backendAddressPools") if isinstance(body, dict) else None
+    for pool in pools or []:
+        if not isinstance(pool, dict):
+            continue
+        pool_cols = _flat_ref(pool.get("backendAddressPool"), "backendAddressPool")
+        for settings in pool.get("backendHttpSettingsCollection") or []:
+            if not isinstance(settings, dict):
+                continue
+            settings_cols = _flat_ref(settings.get("backendHttpSettings"), "backendHttpSettings")
+            for server in settings.get("servers") or []:
+                if not isinstance(server, dict):
+                    continue
+                ipc = server.get("ipConfiguration")
+                rows.append({**pool_cols, **settings_cols,
+                             "address": server.get("address"), "health": server.get("health"),
+                             "healthProbeLog": server.get("healthProbeLog"),
+                             "ipConfiguration.id": ipc.get("id") if isinstance(ipc, dict)
+                             else None})
+    return rows
+
+
+def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
+                   expand: str | None = None, wait: bool = True, timeout: float | None = None,
+                   api_version: str = API_VERSION,
+                   connection: Connection | None = None) -> pd.DataFrame | Operation:
+    """Health of every backend server of an application gateway.
+
+    The service answers 202 and gathers probe results; the toolkit polls ``Location`` (waiting
+    the ``Retry-After`` seconds) until the final 200.
+
+    Parameters
+    ----------
+    subscription_id : str
+        Subscription (UUID).
+    resource_group : str
+        Resource group (1 to 90 characters).
+    gateway : str
+        Application gateway name.
+    expand : str, optional
+        ``$expand``: inline the referenced pools and HTTP settings (adds their port, protocol,
+        timeout columns), e.g. ``"backendAddressPool,backendHttpSettings"``.
+    wait : bool
+        Wait for the result (default); ``False`` returns the :class:`~toolkit.Operation` handle,
+        whose ``result()`` gives the frame.
+    timeout : float, optional
+        Seconds to wait at most; then OperationTimeoutError, whose ``operation`` resumes.
+    api_version : str
+        The service version.
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per backend server and HTTP settings: ``backendAddressPool.id``,
+        ``backendAddressPool.name``, ``backendHttpSettings.id``, ``backendHttpSettings.name``,
+        ``backendHttpSettings.port``, ``backendHttpSettings.protocol``,
+        ``backendHttpSettings.requestTimeout``,
+        ``backendHttpSettings.pickHostNameFromBackendAddress`` (the last four with ``expand``),
+        ``address`` (string), ``health`` (ordered category Up < Partial < Draining < Down <
+        Unknown), ``healthProbeLog`` (string), ``ipConfiguration.id`` (string).
+    """
+    check_subscription_id(subscription_id)
+    check_resource_group(resource_group)
+    check_name(gateway, "gateway", max_len=80, pattern=GATEWAY_NAME_RE, rule=GATEWAY_NAME_RULE)
+    if expand is not None:
+        check_name(expand, "expand", rule="must be a non-empty string or None")
+    check_timeout(timeout)
+    check_api_version(api_version)
+    conn = get_connection(connection)
+    pipe = conn.pipeline("arm")
+    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
+            f"{conn.namespace}.Network/applicationGateways/{gateway}/backendhealth")
+
+    def parse(response: Response) -> pd.DataFrame:
+        rows = backend_health_rows(response.json())
+        ids = [response.request_id] if response.request_id else []
+        return build_frame(rows, BACKEND_HEALTH,
+                           provenance("backend_health", api_version, pipe.url(path), ids),
+                           flat=True)
+
+    return start_arm_operation(pipe, "POST", path, name="backend_health", parse=parse,
+                               params={"api-version": api_version, "$expand": expand},
+                               wait=wait, timeout=timeout)

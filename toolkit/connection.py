@@ -1,0 +1,400 @@
+"""Connections: endpoints, credentials and settings, and the default connection.
+
+``connect()`` builds a :class:`Connection` and makes it the default one that every public function
+uses when it gets ``connection=None``. With nothing configured (no arguments, no ``TOOLKIT_*``
+environment variables), it starts the embedded sandbox on a free loopback port and says so in one
+log line (and one line on stderr when no logging is configured).
+
+Environment variables (each gives the keyword of the same meaning):
+
+=============================  ===============================================================
+``TOOLKIT_BASE_URL``           ``base_url``: all four families at one address
+``TOOLKIT_ARM_URL``            ``arm_url`` (resource management)
+``TOOLKIT_MAPS_URL``           ``maps_url``
+``TOOLKIT_GRAPH_URL``          ``graph_url`` (identity)
+``TOOLKIT_FABRIC_URL``         ``fabric_url`` (eventstreams)
+``TOOLKIT_TOKEN``              ``token``: a static bearer token
+``TOOLKIT_CREDENTIAL``         ``default`` uses azure-identity's ``DefaultAzureCredential``
+``TOOLKIT_MAPS_KEY``           ``maps_key`` (shared key)
+``TOOLKIT_MAPS_SAS_TOKEN``     ``maps_sas_token``
+``TOOLKIT_MAPS_CLIENT_ID``     ``maps_client_id`` (account id sent with bearer tokens to maps)
+``TOOLKIT_NAMESPACE``          ``namespace`` (provider namespace word, default ``Vendor``)
+``TOOLKIT_HEADER_PREFIX``      ``header_prefix`` (default ``x-vendor-``)
+``TOOLKIT_VERIFY``             ``verify``: ``true``, ``false`` or a CA bundle path
+``TOOLKIT_MAX_RETRIES``        retries per request (default 5)
+``TOOLKIT_MAX_RETRY_WAIT``     longest ``Retry-After`` waited out, in seconds (default 60)
+``TOOLKIT_MAX_CONCURRENCY``    concurrent requests of a fan-out (default 8)
+``TOOLKIT_TIMEOUT``            read timeout of one request, seconds (default 120)
+``TOOLKIT_POLL_INTERVAL``      wait between polls when the service names none (default 30)
+``TOOLKIT_PROGRESS``           ``0`` hides progress bars
+``TOOLKIT_SANDBOX``            ``1`` forces the sandbox even when endpoints are set
+``TOOLKIT_SANDBOX_SEED``       seed of the sandbox world (default 7)
+=============================  ===============================================================
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from toolkit import __version__
+from toolkit._core.errors import ValidationError
+from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
+from toolkit._core.secrets import RedactingFilter, Secret
+
+if TYPE_CHECKING:
+    from toolkit.sandbox import Sandbox
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Connection", "Settings", "connect", "get_connection"]
+
+#: Real service hosts, used when a credential is given without endpoints.
+DEFAULT_URLS = {
+    "arm": "https://management.vendor.com",
+    "maps": "https://atlas.vendor.com",
+    "graph": "https://graph.vendor.com",
+    "fabric": "https://api.fabric.vendor.com",
+}
+
+#: Token scopes per family (see notes on authentication).
+DEFAULT_SCOPES = {
+    "arm": "https://management.vendor.com/.default",
+    "maps": "https://atlas.vendor.com/.default",
+    "graph": "https://graph.vendor.com/.default",
+    "fabric": "https://api.fabric.vendor.com/.default",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Behaviour settings of a connection (all have ``TOOLKIT_*`` variables)."""
+
+    max_retries: int = 5
+    max_retry_wait: float = 60.0
+    backoff: float = 0.8
+    max_concurrency: int = 8
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    poll_interval: float = 30.0
+    progress: bool = True
+    progress_min: int = 5
+    user_agent: str = f"toolkit/{__version__}"
+
+    def validated(self) -> Settings:
+        """Check the ranges; raise ValidationError naming the setting."""
+        checks = [
+            ("max_retries", 0 <= self.max_retries <= 50, "between 0 and 50"),
+            ("max_retry_wait", self.max_retry_wait >= 0, "at least 0 seconds"),
+            ("max_concurrency", 1 <= self.max_concurrency <= 64, "between 1 and 64"),
+            ("read_timeout", self.read_timeout > 0, "more than 0 seconds"),
+            ("poll_interval", self.poll_interval >= 0, "at least 0 seconds"),
+        ]
+        for name, ok, rule in checks:
+            if not ok:
+                raise ValidationError(name, getattr(self, name), rule)
+        return self
+
+
+_ENV_SETTINGS = {
+    "max_retries": ("TOOLKIT_MAX_RETRIES", int),
+    "max_retry_wait": ("TOOLKIT_MAX_RETRY_WAIT", float),
+    "max_concurrency": ("TOOLKIT_MAX_CONCURRENCY", int),
+    "read_timeout": ("TOOLKIT_TIMEOUT", float),
+    "poll_interval": ("TOOLKIT_POLL_INTERVAL", float),
+    "progress": ("TOOLKIT_PROGRESS", lambda v: v.strip().lower() not in ("0", "false", "no")),
+}
+
+
+def _settings_from_env(env: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, (var, conv) in _ENV_SETTINGS.items():
+        if env.get(var):
+            try:
+                out[name] = conv(env[var])
+            except ValueError as err:
+                raise ValidationError(var, env[var], f"must be a {conv.__name__}") from err
+    return out
+
+
+def _as_secret(value: Any, label: str) -> Secret | None:
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, Secret) else Secret(value, label)
+
+
+@dataclass(eq=False)
+class Connection:
+    """Endpoints, credentials and settings for the four service families.
+
+    Build one with :func:`connect`. Secrets (``token``, ``maps_key``, ``maps_sas_token``) are held
+    masked; the repr never shows them.
+
+    Attributes
+    ----------
+    sandbox : Sandbox or None
+        The running embedded sandbox when the connection uses one.
+    stats : Stats
+        Request, attempt, retry and throttling counts of this connection.
+    sleep : callable
+        Waits (Retry-After, backoff, polling) go through it; tests replace it to record waits.
+    """
+
+    arm_url: str
+    maps_url: str
+    graph_url: str
+    fabric_url: str
+    credential: Any = None
+    token: Secret | None = None
+    maps_key: Secret | None = None
+    maps_sas_token: Secret | None = None
+    maps_client_id: str | None = None
+    namespace: str = "Vendor"
+    header_prefix: str = "x-vendor-"
+    verify: bool | str = True
+    settings: Settings = field(default_factory=Settings)
+    scopes: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SCOPES))
+    sandbox: Sandbox | None = None
+    stats: Stats = field(default_factory=Stats)
+    sleep: Any = time.sleep
+
+    def __post_init__(self) -> None:
+        self._pipelines: dict[str, Pipeline] = {}
+        self._lock = threading.Lock()
+
+    def url_for(self, family: str) -> str:
+        """The base URL of a family."""
+        return {"arm": self.arm_url, "maps": self.maps_url, "graph": self.graph_url,
+                "fabric": self.fabric_url}[family]
+
+    def scope_for(self, family: str) -> str:
+        """The token scope of a family."""
+        return self.scopes[family]
+
+    def sleep_for(self, seconds: float) -> None:
+        """Wait (through :attr:`sleep`, so tests can record instead of sleeping)."""
+        if seconds > 0:
+            self.sleep(seconds)
+
+    def pipeline(self, family: str) -> Pipeline:
+        """The family's pipeline, built on first use and kept."""
+        with self._lock:
+            pipe = self._pipelines.get(family)
+            if pipe is None:
+                pipe = self._pipelines[family] = Pipeline(self, family)
+            return pipe
+
+    def close(self) -> None:
+        """Close pooled connections (and stop the sandbox this connection started)."""
+        with self._lock:
+            for pipe in self._pipelines.values():
+                pipe.close()
+            self._pipelines.clear()
+        if self.sandbox is not None and getattr(self, "_owns_sandbox", False):
+            self.sandbox.stop()
+
+    def __repr__(self) -> str:
+        auth = []
+        if self.credential is not None:
+            auth.append(f"credential={type(self.credential).__name__}")
+        for name in ("token", "maps_key", "maps_sas_token"):
+            if getattr(self, name):
+                auth.append(f"{name}=••••••••")
+        where = f"sandbox at {self.sandbox.url}" if self.sandbox is not None else self.arm_url
+        return f"<Connection {where} {' '.join(auth) or 'no credential'}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<code>{html.escape(repr(self))}</code>"
+
+    def with_settings(self, **changes: Any) -> Connection:
+        """A copy of this connection with some settings changed (same sandbox)."""
+        settings = replace(self.settings, **changes).validated()
+        conn = Connection(**{f.name: getattr(self, f.name) for f in fields(self)
+                             if f.name not in ("settings", "stats")}, settings=settings)
+        return conn
+
+
+_default: Connection | None = None
+_default_lock = threading.RLock()
+_filter_installed = False
+
+
+def _install_redaction() -> None:
+    global _filter_installed
+    if _filter_installed:
+        return
+    redactor = RedactingFilter()
+    for name in ("toolkit", "azure.core.pipeline.policies.http_logging_policy", "azure.identity",
+                 "urllib3.connectionpool"):
+        logging.getLogger(name).addFilter(redactor)
+    _filter_installed = True
+
+
+def connect(
+    base_url: str | None = None,
+    *,
+    arm_url: str | None = None,
+    maps_url: str | None = None,
+    graph_url: str | None = None,
+    fabric_url: str | None = None,
+    credential: Any = None,
+    token: str | Secret | None = None,
+    maps_key: str | Secret | None = None,
+    maps_sas_token: str | Secret | None = None,
+    maps_client_id: str | None = None,
+    namespace: str = "Vendor",
+    header_prefix: str = "x-vendor-",
+    verify: bool | str = True,
+    sandbox: bool | Sandbox | None = None,
+    **settings: Any,
+) -> Connection:
+    """Build a connection and make it the default.
+
+    Parameters
+    ----------
+    base_url : str, optional
+        One address for all four families (a gateway, or a sandbox started elsewhere).
+    arm_url, maps_url, graph_url, fabric_url : str, optional
+        Per-family addresses; they win over ``base_url``.
+    credential : object, optional
+        Anything with azure-identity's ``get_token(*scopes)`` (``DefaultAzureCredential()``...).
+    token : str, optional
+        A static bearer token (used when no credential is given).
+    maps_key, maps_sas_token : str, optional
+        Maps shared key or SAS token (they take precedence over a bearer token for maps).
+    maps_client_id : str, optional
+        Maps account id sent as ``x-vendor-client-id`` with bearer tokens.
+    namespace : str
+        Provider namespace word (``Vendor`` as in the spec).
+    header_prefix : str
+        Custom header prefix (``x-vendor-`` as in the spec).
+    verify : bool or str
+        TLS verification: ``True``, or a CA bundle path (for a sandbox serving HTTPS). ``False``
+        is refused for non-loopback addresses.
+    sandbox : bool or Sandbox, optional
+        ``True`` starts the embedded sandbox whatever else is set; a running ``Sandbox`` is
+        used as is.
+    **settings
+        Any :class:`Settings` field (``max_retries``, ``max_retry_wait``, ``max_concurrency``,
+        ``read_timeout``, ``poll_interval``, ``progress``...).
+
+    Returns
+    -------
+    Connection
+        Also made the default connection.
+    """
+    env = dict(os.environ)
+    unknown = set(settings) - {f.name for f in fields(Settings)}
+    if unknown:
+        raise ValidationError(sorted(unknown)[0], settings[sorted(unknown)[0]],
+                              f"not a connect() setting; settings are "
+                              f"{', '.join(f.name for f in fields(Settings))}")
+    merged = {**_settings_from_env(env), **settings}
+    conf = Settings(**merged).validated()
+
+    base_url = base_url or env.get("TOOLKIT_BASE_URL")
+    urls = {
+        "arm": arm_url or env.get("TOOLKIT_ARM_URL"),
+        "maps": maps_url or env.get("TOOLKIT_MAPS_URL"),
+        "graph": graph_url or env.get("TOOLKIT_GRAPH_URL"),
+        "fabric": fabric_url or env.get("TOOLKIT_FABRIC_URL"),
+    }
+    if credential is None and env.get("TOOLKIT_CREDENTIAL", "").lower() == "default":
+        try:
+            from azure.identity import DefaultAzureCredential
+        except ImportError as err:
+            raise ValidationError("TOOLKIT_CREDENTIAL", "default",
+                                  "needs azure-identity: pip install 'toolkit[identity]'") from err
+        credential = DefaultAzureCredential()
+    token = token or env.get("TOOLKIT_TOKEN") or None
+    maps_key = maps_key or env.get("TOOLKIT_MAPS_KEY") or None
+    maps_sas_token = maps_sas_token or env.get("TOOLKIT_MAPS_SAS_TOKEN") or None
+    maps_client_id = maps_client_id or env.get("TOOLKIT_MAPS_CLIENT_ID") or None
+    namespace = env.get("TOOLKIT_NAMESPACE", namespace) if namespace == "Vendor" else namespace
+    header_prefix = (env.get("TOOLKIT_HEADER_PREFIX", header_prefix)
+                     if header_prefix == "x-vendor-" else header_prefix)
+    if verify is True and env.get("TOOLKIT_VERIFY"):
+        v = env["TOOLKIT_VERIFY"]
+        verify = False if v.lower() in ("0", "false", "no") else (True if v.lower() in (
+            "1", "true", "yes") else v)
+    if env.get("TOOLKIT_SANDBOX", "").lower() in ("1", "true", "yes") and sandbox is None:
+        sandbox = True
+    configured = any(urls.values()) or base_url or credential or token or maps_key or maps_sas_token
+
+    _install_redaction()
+    running = None
+    owns = False
+    if sandbox is True or (sandbox is None and not configured):
+        from toolkit.sandbox import Sandbox as _Sandbox
+
+        seed = int(env.get("TOOLKIT_SANDBOX_SEED", "7"))
+        running = _Sandbox(seed=seed, namespace=namespace, header_prefix=header_prefix).start()
+        owns = True
+        _announce(f"toolkit: no endpoint configured; started the sandbox at {running.url} "
+                  "(toolkit.sandbox.catalog() lists its world)")
+    elif sandbox not in (None, False):
+        running = sandbox
+    if running is not None:
+        base_url = running.url
+        credential = credential or running.credential()
+        maps_key = maps_key or running.maps_key
+        if running.tls and verify is True:
+            verify = running.ca_file
+    for fam in FAMILIES:
+        urls[fam] = (urls[fam] or base_url or DEFAULT_URLS[fam]).rstrip("/")
+    if verify is False and not all(_loopback(u) for u in urls.values()):
+        raise ValidationError("verify", False, "TLS verification may be turned off only for "
+                              "loopback addresses; pass a CA bundle path instead")
+
+    conn = Connection(
+        arm_url=urls["arm"], maps_url=urls["maps"], graph_url=urls["graph"],
+        fabric_url=urls["fabric"], credential=credential,
+        token=_as_secret(token, "token"), maps_key=_as_secret(maps_key, "maps key"),
+        maps_sas_token=_as_secret(maps_sas_token, "maps SAS token"),
+        maps_client_id=maps_client_id, namespace=namespace, header_prefix=header_prefix,
+        verify=verify, settings=conf, sandbox=running,
+    )
+    conn._owns_sandbox = owns  # type: ignore[attr-defined]
+    global _default
+    with _default_lock:
+        previous = _default
+        _default = conn
+    if previous is not None and previous is not conn:
+        previous.close()
+    return conn
+
+
+def _loopback(url: str) -> bool:
+    from toolkit._core.pipeline import is_loopback
+
+    return is_loopback(url)
+
+
+def _announce(line: str) -> None:
+    logger.info(line)
+    configured = [h for name in ("", "toolkit") for h in logging.getLogger(name).handlers
+                  if not isinstance(h, logging.NullHandler)]
+    if not configured:
+        sys.stderr.write(line + "\n")
+
+
+def get_connection(connection: Connection | None = None) -> Connection:
+    """The given connection, else the default one (made by :func:`connect` on first use)."""
+    if connection is not None:
+        if not isinstance(connection, Connection):
+            raise ValidationError("connection", type(connection).__name__,
+                                  "must be a Connection from toolkit.connect()")
+        return connection
+    global _default
+    with _default_lock:
+        if _default is None:
+            connect()
+        assert _default is not None
+        return _default

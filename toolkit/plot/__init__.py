@@ -1,0 +1,23 @@
+"""Plotting helpers (matplotlib, the ``plot`` extra): a frame in, an Axes out.
+
+Each helper takes the frame the matching public function returns, checks the columns it needs,
+never changes its input and never calls ``show()``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "backend_health": "toolkit.plot.arm",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit.plot' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

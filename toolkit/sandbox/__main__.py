@@ -1,0 +1,44 @@
+"""Serve the sandbox on its own: ``python -m toolkit.sandbox --port 8800``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from toolkit.sandbox.server import Sandbox
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the sandbox until interrupted; print its address and a maps key and token to use."""
+    parser = argparse.ArgumentParser(prog="python -m toolkit.sandbox",
+                                     description="Serve the toolkit's sandbox on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0, help="port (0 picks a free one)")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the world")
+    parser.add_argument("--tls", action="store_true", help="serve HTTPS with a generated cert")
+    parser.add_argument("--lro-polls", type=int, default=2,
+                        help="polls a long-running operation takes")
+    parser.add_argument("--show-credentials", action="store_true",
+                        help="print a bearer token and the maps key (they are secrets)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(name)s %(message)s")
+    sandbox = Sandbox(seed=args.seed, port=args.port, tls=args.tls, lro_polls=args.lro_polls)
+    sandbox.start()
+    out = sys.stdout
+    out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}); Ctrl-C stops it\n")
+    if sandbox.ca_file:
+        out.write(f"CA certificate: {sandbox.ca_file} (pass verify= this path)\n")
+    if args.show_credentials:
+        out.write(f"TOOLKIT_TOKEN={sandbox.token(None, expires_in=86400)}\n")
+        out.write(f"TOOLKIT_MAPS_KEY={sandbox.maps_key.reveal()}\n")
+    else:
+        out.write("tokens are signed by this process; --show-credentials prints some to use\n")
+    out.flush()
+    sandbox.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

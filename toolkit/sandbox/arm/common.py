@@ -1,0 +1,109 @@
+"""What every resource-management service of the sandbox shares: subscription and resource group
+checks, the ARM headers, and long-running operations (202 + ``Location`` polled to the end)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from toolkit._core.validate import resource_group_problem
+from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+
+if TYPE_CHECKING:
+    from toolkit.sandbox.server import Sandbox
+    from toolkit.sandbox.world import ResourceGroup, Subscription
+
+__all__ = ["arm_reply", "find_group", "find_subscription", "register", "start_operation"]
+
+#: ARM read quota reported in ``x-vendor-ratelimit-remaining-subscription-reads``.
+READ_BUCKET = 250
+
+
+def find_subscription(request: Request, *, must_be_uuid: bool = True) -> Subscription:
+    """The subscription named in the path, else the ARM 400/404."""
+    sub_id = request.path_params.get("subscriptionId", "")
+    if must_be_uuid:
+        try:
+            uuid.UUID(sub_id)
+        except ValueError:
+            raise SandboxHTTPError(400, "InvalidSubscriptionId",
+                                   f"The provided subscription identifier '{sub_id}' is "
+                                   "malformed or invalid.") from None
+    sub = request.sandbox.world.subscription(sub_id)
+    if sub is None:
+        raise SandboxHTTPError(404, "SubscriptionNotFound",
+                               f"The subscription '{sub_id}' could not be found.")
+    return sub
+
+
+def find_group(request: Request) -> tuple[Subscription, ResourceGroup]:
+    """The subscription and resource group named in the path, else the ARM 400/404."""
+    sub = find_subscription(request)
+    rg = request.path_params.get("resourceGroupName", "")
+    problem = resource_group_problem(rg)
+    if problem:
+        raise SandboxHTTPError(400, "InvalidResourceGroupName",
+                               f"Resource group name '{rg}' is invalid: {problem}.")
+    group = sub.group(rg)
+    if group is None:
+        raise SandboxHTTPError(404, "ResourceGroupNotFound",
+                               f"Resource group '{rg}' could not be found.")
+    return sub, group
+
+
+def arm_reply(request: Request, body: Any, status: int = 200, *, write: bool = False,
+              tenant: bool = False) -> Reply:
+    """A success reply with ARM's rate-limit header."""
+    prefix = request.sandbox.header_prefix
+    scope = "tenant" if tenant else "subscription"
+    kind = "writes" if write else "reads"
+    remaining = READ_BUCKET - 1 - (len(request.sandbox.log) % READ_BUCKET)
+    return Reply(status, body, {f"{prefix}ratelimit-remaining-{scope}-{kind}": str(remaining)})
+
+
+def start_operation(request: Request, provider: str, location: str,
+                    finish: Callable[[], Reply], *, polls: int | None = None) -> Reply:
+    """Answer 202 with ``Location`` and ``Retry-After``; the Location URL answers 202 (no body)
+    for ``polls - 1`` polls, then whatever ``finish()`` returns."""
+    sandbox = request.sandbox
+    op_id = sandbox.new_id()
+    with sandbox.state_lock:
+        sandbox.state.setdefault("arm_operations", {})[op_id] = {
+            "remaining": sandbox.lro_polls if polls is None else polls,
+            "finish": finish,
+            "subscription": request.path_params.get("subscriptionId", ""),
+            "result": None,
+        }
+    version = request.param("api-version")
+    sub = request.path_params.get("subscriptionId", "")
+    location_url = (f"{sandbox.url}/subscriptions/{sub}/providers/{provider}/locations/"
+                    f"{location}/operationResults/{op_id}?api-version={version}")
+    return Reply(202, None, {"Location": location_url,
+                             "Retry-After": str(sandbox.lro_retry_after)})
+
+
+def _poll(request: Request) -> Reply:
+    sandbox = request.sandbox
+    op_id = request.path_params["operationId"]
+    with sandbox.state_lock:
+        op = sandbox.state.get("arm_operations", {}).get(op_id)
+        if op is None or op["subscription"].lower() != \
+                request.path_params["subscriptionId"].lower():
+            raise SandboxHTTPError(404, "OperationNotFound",
+                                   f"The operation '{op_id}' could not be found.")
+        if op["remaining"] > 1:
+            op["remaining"] -= 1
+            return Reply(202, None, {"Location": f"{sandbox.url}{request.target}",
+                                     "Retry-After": str(sandbox.lro_retry_after)})
+        if op["result"] is None:
+            op["result"] = op["finish"]()
+        result: Reply = op["result"]
+    return Reply(result.status, result.body, dict(result.headers))
+
+
+def register(router: Router, sandbox: Sandbox) -> None:
+    """The operation-results route shared by every provider."""
+    router.add("GET", "/subscriptions/{subscriptionId}/providers/{provider}/locations/{location}/"
+               "operationResults/{operationId}", _poll, family="arm", api_versions=None,
+               name="arm_operation_result")

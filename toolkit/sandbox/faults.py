@@ -1,0 +1,139 @@
+"""Fault injection: throttling, server errors, latency, broken bodies, slow operations.
+
+Faults are rules held per sandbox (:meth:`Sandbox.inject`), drawn from a seeded random generator
+so a run is repeatable, or asked for by one request with the ``x-vendor-sandbox-fault`` header
+(which the toolkit never sends on its own), e.g. ``503``, ``429; retry-after=2``,
+``latency=150``, ``drop``, ``malformed``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from dataclasses import dataclass, field
+
+__all__ = ["FAULT_KINDS", "FaultPlan", "FaultRule"]
+
+#: ``status`` kinds answer at once; ``latency`` delays; the body kinds spoil a good answer.
+FAULT_KINDS = ("429", "500", "503", "latency", "drop", "malformed", "truncate")
+
+
+@dataclass
+class FaultRule:
+    """One fault to inject.
+
+    Parameters
+    ----------
+    kind : str
+        ``"429"``, ``"500"``, ``"503"``, ``"latency"``, ``"drop"`` (connection closed mid-body),
+        ``"malformed"`` (invalid JSON), ``"truncate"`` (body cut short, right length header).
+    rate : float
+        Probability that a matching request gets the fault.
+    path : str, optional
+        Regex searched in the request path (and query); ``None`` matches every path.
+    method : str, optional
+        Only this HTTP method.
+    skip : int
+        Let this many matching requests through first (e.g. fail the third page).
+    count : int, optional
+        Inject at most this many times, then the rule is spent.
+    retry_after : float, optional
+        ``Retry-After`` seconds for 429/503 (omitted when ``None``).
+    latency_ms, jitter_ms : float
+        Added delay for ``latency``.
+    """
+
+    kind: str
+    rate: float = 1.0
+    path: str | None = None
+    method: str | None = None
+    skip: int = 0
+    count: int | None = None
+    retry_after: float | None = None
+    latency_ms: float = 0.0
+    jitter_ms: float = 0.0
+    seen: int = field(default=0, init=False)
+    fired: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"fault kind must be one of {FAULT_KINDS}, not {self.kind!r}")
+        self._rx = re.compile(self.path) if self.path else None
+
+    def matches(self, method: str, target: str) -> bool:
+        if self.method and self.method.upper() != method.upper():
+            return False
+        return self._rx is None or bool(self._rx.search(target))
+
+    @property
+    def spent(self) -> bool:
+        return self.count is not None and self.fired >= self.count
+
+
+class FaultPlan:
+    """The rules of one sandbox, applied in order; thread-safe and seeded."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rules: list[FaultRule] = []
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self.injected: dict[str, int] = {}
+
+    def add(self, rule: FaultRule) -> FaultRule:
+        with self._lock:
+            self.rules.append(rule)
+        return rule
+
+    def clear(self) -> None:
+        with self._lock:
+            self.rules.clear()
+
+    def draw(self, method: str, target: str) -> list[FaultRule]:
+        """The rules that fire for this request (at most one status fault, plus latency and
+        body faults)."""
+        fired: list[FaultRule] = []
+        with self._lock:
+            for rule in self.rules:
+                if rule.spent or not rule.matches(method, target):
+                    continue
+                rule.seen += 1
+                if rule.seen <= rule.skip:
+                    continue
+                if rule.rate < 1.0 and self._rng.random() >= rule.rate:
+                    continue
+                if rule.kind in ("429", "500", "503", "drop", "malformed", "truncate") and any(
+                        r.kind != "latency" for r in fired):
+                    continue
+                rule.fired += 1
+                self.injected[rule.kind] = self.injected.get(rule.kind, 0) + 1
+                fired.append(rule)
+        return fired
+
+    def jitter(self, rule: FaultRule) -> float:
+        with self._lock:
+            return max(0.0, rule.latency_ms + self._rng.uniform(-rule.jitter_ms, rule.jitter_ms))
+
+
+def parse_fault_header(value: str) -> FaultRule | None:
+    """A one-request rule from ``x-vendor-sandbox-fault`` (``503``, ``429; retry-after=2``,
+    ``latency=150``, ``drop``...)."""
+    parts = [p.strip() for p in value.split(";") if p.strip()]
+    if not parts:
+        return None
+    head = parts[0].lower()
+    opts = {}
+    for p in parts[1:]:
+        if "=" in p:
+            k, v = p.split("=", 1)
+            opts[k.strip().lower()] = v.strip()
+    try:
+        if head.startswith("latency"):
+            ms = float(head.split("=", 1)[1]) if "=" in head else float(opts.get("ms", 100))
+            return FaultRule("latency", latency_ms=ms)
+        if head in FAULT_KINDS:
+            ra = opts.get("retry-after")
+            return FaultRule(head, retry_after=float(ra) if ra is not None else None)
+    except ValueError:
+        return None
+    return None

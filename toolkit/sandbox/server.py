@@ -1,0 +1,492 @@
+"""The embedded sandbox: a real threaded HTTP server on 127.0.0.1 serving all four families.
+
+It checks ``api-version`` and authentication like the real services, answers with their status
+codes, headers and error bodies, pages, runs long-running operations, throttles on demand, and
+injects faults (see :mod:`toolkit.sandbox.faults`). Its world is deterministic from a seed
+(:mod:`toolkit.sandbox.world`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import socket
+import ssl
+import tempfile
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolkit.sandbox.auth import ALL_ROLES, AUDIENCES, SandboxCredential, TokenAuthority
+from toolkit.sandbox.faults import FaultPlan, FaultRule, parse_fault_header
+from toolkit.sandbox.http import (
+    Reply,
+    Request,
+    Router,
+    SandboxHTTPError,
+    _Headers,
+    error_reply,
+    family_of,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from toolkit.sandbox.world import World
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["SERVICE_MODULES", "LoggedRequest", "Sandbox"]
+
+#: Modules whose ``register(router, sandbox)`` adds the routes of one service.
+SERVICE_MODULES = (
+    "toolkit.sandbox.arm.common",
+    "toolkit.sandbox.arm.network",
+    "toolkit.sandbox.arm.sql",
+)
+
+#: The fixed instant the sandbox clock starts from (the world's "now").
+DEFAULT_EPOCH = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One request the sandbox saw."""
+
+    method: str
+    path: str
+    query: str
+    family: str
+    status: int
+    route: str | None
+    fault: str | None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        super().__init__(address, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("sandbox: " + format, *args)
+
+    def _serve(self) -> None:
+        sandbox = self.server.sandbox
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        reply, fault, request = sandbox.handle(self.command, self.path, dict(self.headers.items()),
+                                               body)
+        self._send(reply, fault, request)
+
+    def _send(self, reply: Reply, fault: FaultRule | None, request: Request) -> None:
+        payload = reply.payload()
+        if fault is not None and fault.kind == "malformed" and payload:
+            payload = payload[: max(1, len(payload) // 2)] + b"<<not json>>"
+        elif fault is not None and fault.kind == "truncate" and payload:
+            payload = payload[: max(1, len(payload) // 2)]
+        self.send_response(reply.status)
+        headers = dict(reply.headers)
+        if payload or reply.status not in (204, 304):
+            headers.setdefault("Content-Type", reply.content_type)
+        for k, v in headers.items():
+            self.send_header(k, str(v))
+        if fault is not None and fault.kind == "drop" and len(payload) > 1:
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload[: len(payload) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            with suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD" and payload:
+            self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
+
+
+class Sandbox:
+    """The embedded service.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the deterministic world.
+    port : int
+        Port on 127.0.0.1; 0 picks a free one.
+    namespace, header_prefix : str
+        Provider namespace word and custom header prefix (as the client's settings).
+    tls : bool
+        Serve HTTPS with a certificate generated for 127.0.0.1 (``ca_file`` is its path).
+    lro_polls : int
+        How many status polls a long-running operation takes before it is done.
+    lro_retry_after : int
+        ``Retry-After`` seconds sent with 202 answers.
+    epoch : datetime, optional
+        The instant the sandbox clock starts from (the world's "now"); it then runs with real
+        time.
+
+    Examples
+    --------
+    >>> with Sandbox() as sb:                               # doctest: +SKIP
+    ...     conn = toolkit.connect(sandbox=sb)
+    """
+
+    def __init__(self, *, seed: int = 7, port: int = 0, host: str = "127.0.0.1",
+                 namespace: str = "Vendor", header_prefix: str = "x-vendor-", tls: bool = False,
+                 lro_polls: int = 2, lro_retry_after: int = 1,
+                 epoch: datetime | None = None) -> None:
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError("the sandbox listens on loopback only")
+        self.seed = seed
+        self.host = host
+        self.port = port
+        self.namespace = namespace
+        self.header_prefix = header_prefix
+        self.tls = tls
+        self.ca_file: str | None = None
+        self.lro_polls = lro_polls
+        self.lro_retry_after = lro_retry_after
+        self.epoch = epoch or DEFAULT_EPOCH
+        self.authority = TokenAuthority()
+        self.faults = FaultPlan(seed)
+        self.log: deque[LoggedRequest] = deque(maxlen=200_000)
+        self.state: dict[str, Any] = {}
+        self.state_lock = threading.RLock()
+        self.router = Router(namespace)
+        self._world: World | None = None
+        self._world_lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._started_at = time.monotonic()
+        self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
+        for module in SERVICE_MODULES:
+            importlib.import_module(module).register(self.router, self)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> Sandbox:
+        """Start serving in a background thread; returns self."""
+        if self._server is not None:
+            return self
+        server = _Server((self.host, self.port), self)
+        if self.tls:
+            server.socket = self._wrap_tls(server.socket)
+        self._server = server
+        self.port = server.server_address[1]
+        self._thread = threading.Thread(target=server.serve_forever, name=f"sandbox:{self.port}",
+                                        daemon=True)
+        self._thread.start()
+        logger.info("sandbox serving at %s", self.url)
+        return self
+
+    def _wrap_tls(self, sock: socket.socket) -> socket.socket:
+        import trustme
+
+        ca = trustme.CA()
+        cert = ca.issue_cert("127.0.0.1", "localhost")
+        self._tmpdir = tempfile.TemporaryDirectory(prefix="toolkit-sandbox-")
+        ca_path = Path(self._tmpdir.name) / "sandbox-ca.pem"
+        ca.cert_pem.write_to_path(str(ca_path))
+        self.ca_file = str(ca_path)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        cert.configure_cert(ctx)
+        return ctx.wrap_socket(sock, server_side=True)
+
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until interrupted (used by ``python -m``)."""
+        self.start()
+        assert self._thread is not None
+        try:
+            while self._thread.is_alive():
+                self._thread.join(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop serving and free the port."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._tmpdir is not None:
+            self._tmpdir.cleanup()
+            self._tmpdir = None
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is up."""
+        return self._server is not None
+
+    @property
+    def url(self) -> str:
+        """The base URL (all four families)."""
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://{self.host}:{self.port}"
+
+    def __repr__(self) -> str:
+        state = self.url if self.running else "stopped"
+        return f"<Sandbox seed={self.seed} {state}>"
+
+    # ------------------------------------------------------------------ world and clock
+    @property
+    def world(self) -> World:
+        """The deterministic world (built on first use)."""
+        if self._world is None:
+            with self._world_lock:
+                if self._world is None:
+                    from toolkit.sandbox.world import World
+
+                    self._world = World(self.seed, epoch=self.epoch,
+                                        namespace=self.namespace)
+        return self._world
+
+    def now(self) -> datetime:
+        """The sandbox clock: the epoch plus the real time since the sandbox was made."""
+        return self.epoch + timedelta(seconds=time.monotonic() - self._started_at)
+
+    def catalog(self) -> pd.DataFrame:
+        """What the world holds (see :func:`toolkit.sandbox.catalog`)."""
+        return self.world.catalog()
+
+    # ------------------------------------------------------------------ credentials
+    def credential(self, *, expires_in: float = 3600,
+                   roles: Sequence[str] = ALL_ROLES) -> SandboxCredential:
+        """A credential whose tokens this sandbox accepts."""
+        return SandboxCredential(self.authority, expires_in=expires_in, roles=roles)
+
+    def token(self, family: str | None = "arm", *, expires_in: float = 3600,
+              roles: Sequence[str] = ALL_ROLES, audience: str | None = None) -> str:
+        """A raw token for a family, or for all four with ``family=None`` (tests use it to make
+        expired or wrong-audience tokens)."""
+        if audience is None:
+            audience = [a[0] for a in AUDIENCES.values()] if family is None else \
+                AUDIENCES[family][0]
+        return self.authority.mint(audience, expires_in=expires_in, roles=roles)
+
+    @property
+    def maps_key(self) -> Any:
+        """The maps shared key this sandbox accepts (a masked Secret)."""
+        return self.authority.maps_key
+
+    # ------------------------------------------------------------------ faults and log
+    def inject(self, kind: str, **kw: Any) -> FaultRule:
+        """Add a fault rule (see :class:`~toolkit.sandbox.faults.FaultRule`)."""
+        return self.faults.add(FaultRule(kind, **kw))
+
+    def clear_faults(self) -> None:
+        """Remove every fault rule."""
+        self.faults.clear()
+
+    @contextmanager
+    def recording(self) -> Iterator[list[LoggedRequest]]:
+        """Collect the requests made inside the block."""
+        start = len(self.log)
+        out: list[LoggedRequest] = []
+        try:
+            yield out
+        finally:
+            out.extend(list(self.log)[start:])
+
+    # ------------------------------------------------------------------ request handling
+    def handle(self, method: str, target: str, headers: dict[str, str],
+               body: bytes) -> tuple[Reply, FaultRule | None, Request]:
+        """Answer one request: faults, routing, api-version, authentication, the handler."""
+        request = Request(method.upper(), target, _Headers(headers), body, self.url, self)
+        route, path_params, path_exists = self.router.match(request.method, request.path)
+        request.family = route.family if route else family_of(request.path)
+        request.path_params = path_params
+        body_fault: FaultRule | None = None
+        fault_name: str | None = None
+        try:
+            rules = self.faults.draw(request.method, target)
+            header_rule = parse_fault_header(
+                request.headers.get(f"{self.header_prefix}sandbox-fault", "") or "")
+            if header_rule is not None:
+                rules.append(header_rule)
+            for rule in rules:
+                fault_name = rule.kind
+                if rule.kind == "latency":
+                    time.sleep(self.faults.jitter(rule) / 1000.0)
+                elif rule.kind in ("429", "500", "503"):
+                    raise _fault_error(rule)
+                else:
+                    body_fault = rule
+            if route is None:
+                if path_exists:
+                    raise SandboxHTTPError(405, "MethodNotAllowed",
+                                           f"The requested method {method} is not allowed.")
+                raise SandboxHTTPError(404, _not_found_code(request.family),
+                                       f"No resource or route matches '{request.path}'.")
+            self._check_api_version(request, route.api_versions)
+            request.claims = self._authenticate(request)  # type: ignore[attr-defined]
+            reply = route.handler(request)
+        except SandboxHTTPError as err:
+            reply = error_reply(request, err.status, err.code, err.message, headers=err.headers,
+                                **err.extra)
+        except Exception:  # a sandbox bug must not kill the connection
+            logger.exception("sandbox handler failed for %s %s", method, request.path)
+            reply = error_reply(request, 500, "InternalServerError",
+                                "The sandbox failed to process the request.")
+        if reply.status >= 400 and body_fault is not None:
+            body_fault = None
+        reply.headers.setdefault(f"{self.header_prefix}request-id", request.request_id)
+        if request.family == "arm":
+            reply.headers.setdefault(f"{self.header_prefix}correlation-request-id",
+                                     request.headers.get(f"{self.header_prefix}client-request-id")
+                                     or request.request_id)
+        self.log.append(LoggedRequest(request.method, request.path, target.partition("?")[2],
+                                      request.family, reply.status,
+                                      route.name if route else None, fault_name))
+        return reply, body_fault, request
+
+    def _check_api_version(self, request: Request, versions: tuple[str, ...] | None) -> None:
+        if versions is None:
+            return
+        value = request.param("api-version")
+        if not value:
+            if request.family == "arm":
+                raise SandboxHTTPError(400, "MissingApiVersionParameter",
+                                       "The api-version query parameter (?api-version=) is "
+                                       "required for all requests.")
+            raise SandboxHTTPError(400, "MissingApiVersion",
+                                   "The 'api-version' query parameter is required.")
+        if value not in versions:
+            if request.family == "arm":
+                raise SandboxHTTPError(
+                    400, "InvalidApiVersionParameter",
+                    f"The api-version '{value}' is invalid. The supported versions are "
+                    f"'{','.join(versions)}'.")
+            raise SandboxHTTPError(400, "InvalidApiVersion",
+                                   f"The api-version '{value}' is not supported; supported: "
+                                   f"{', '.join(versions)}.")
+
+    def _authenticate(self, request: Request) -> dict[str, Any]:
+        family = request.family
+        auth = request.headers.get("authorization") or ""
+        if family == "maps":
+            key = request.headers.get("subscription-key") or request.param("subscription-key")
+            if key is not None:
+                if key != self.maps_key.reveal():
+                    raise _maps_unauthorized("SharedKey", "InvalidKey",
+                                             "The provided key was incorrect or the account "
+                                             "resource does not exist.")
+                return {"roles": list(ALL_ROLES), "scheme": "SharedKey"}
+            if auth.lower().startswith("jwt-sas "):
+                try:
+                    claims = self.authority.verify(auth[8:].strip())
+                except ValueError as err:
+                    raise _maps_unauthorized("jwt-sas", "InvalidToken", err.args[1]) from err
+                if claims.get("exp", 0) < time.time():
+                    raise _maps_unauthorized("jwt-sas", "InvalidToken", "The SAS token expired.")
+                return claims
+        if not auth:
+            code, msg = {
+                "arm": ("AuthenticationFailed",
+                        "Authentication failed. The 'Authorization' header is missing."),
+                "maps": ("Unauthorized", "Access denied, please inspect WWW-Authenticate header."),
+                "graph": ("InvalidAuthenticationToken", "Access token is empty."),
+                "fabric": ("Unauthorized", "The caller is not authenticated to access this "
+                                           "resource."),
+            }[family]
+            if family == "maps":
+                raise _maps_unauthorized("SharedKey", "InvalidKey",
+                                         "No key, SAS token or bearer token was provided.")
+            raise SandboxHTTPError(401, code, msg, headers={"WWW-Authenticate": "Bearer"})
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise SandboxHTTPError(401, "AuthenticationFailedInvalidHeader" if family == "arm"
+                                   else "InvalidAuthenticationToken",
+                                   "Authentication failed. The 'Authorization' header is "
+                                   "provided in an invalid format.",
+                                   headers={"WWW-Authenticate": "Bearer"})
+        try:
+            claims = self.authority.verify(token.strip())
+        except ValueError as err:
+            raise SandboxHTTPError(401, err.args[0], err.args[1],
+                                   headers={"WWW-Authenticate": "Bearer"}) from err
+        now = time.time()
+        if claims.get("exp", 0) < now:
+            exp = datetime.fromtimestamp(claims.get("exp", 0), UTC).strftime("%m/%d/%Y %H:%M:%S")
+            cur = datetime.fromtimestamp(now, UTC).strftime("%m/%d/%Y %H:%M:%S")
+            code = "ExpiredAuthenticationToken" if family == "arm" else (
+                "TokenExpired" if family == "fabric" else "InvalidAuthenticationToken")
+            raise SandboxHTTPError(401, code, f"The access token expiry UTC time '{exp}' is "
+                                   f"earlier than current UTC time '{cur}'.",
+                                   headers={"WWW-Authenticate": "Bearer error=\"invalid_token\""})
+        audiences = AUDIENCES[family]
+        aud = claims.get("aud", "")
+        token_auds = {str(a).rstrip("/") for a in (aud if isinstance(aud, list) else [aud])}
+        if not token_auds & set(audiences):
+            raise SandboxHTTPError(401, "InvalidAuthenticationTokenAudience",
+                                   f"The access token has been obtained for wrong audience or "
+                                   f"resource '{claims.get('aud')}'. It should exactly match "
+                                   f"with one of the allowed audiences "
+                                   f"'{', '.join(a + '/' for a in audiences)}'.",
+                                   headers={"WWW-Authenticate": "Bearer"})
+        if family == "maps":
+            client_id = request.headers.get(f"{self.header_prefix}client-id") or \
+                request.headers.get("client-id")
+            if client_id != self.authority.maps_client_id:
+                raise _maps_unauthorized("Bearer", "InvalidClientId",
+                                         f"The {self.header_prefix}client-id header must name "
+                                         "the maps account.")
+        return claims
+
+    # ------------------------------------------------------------------ helpers for services
+    def new_id(self) -> str:
+        """A fresh identifier for operations and requests."""
+        return str(uuid.uuid4())
+
+
+def _fault_error(rule: FaultRule) -> SandboxHTTPError:
+    headers = {}
+    if rule.retry_after is not None:
+        headers["Retry-After"] = f"{rule.retry_after:g}"
+    if rule.kind == "429":
+        return SandboxHTTPError(429, "TooManyRequests", "The request was throttled; retry "
+                                "after the interval in Retry-After.", headers=headers)
+    if rule.kind == "503":
+        return SandboxHTTPError(503, "ServiceUnavailable", "The service is temporarily "
+                                "unavailable.", headers=headers)
+    return SandboxHTTPError(500, "InternalServerError", "The server encountered an internal "
+                            "error.", headers=headers)
+
+
+def _maps_unauthorized(realm_scheme: str, error: str, description: str) -> SandboxHTTPError:
+    return SandboxHTTPError(
+        401, "Unauthorized", "Access denied, please inspect WWW-Authenticate header.",
+        headers={"WWW-Authenticate": f'{realm_scheme} realm="https://atlas.vendor.com/", '
+                                     f'error="{error}", error_description="{description}"'},
+        target=None)
+
+
+def _not_found_code(family: str) -> str:
+    return {"arm": "InvalidResourceType", "fabric": "EntityNotFound",
+            "graph": "ResourceNotFound"}.get(family, "NotFound")

@@ -1,0 +1,173 @@
+"""The sandbox world: deterministic from a seed, built lazily one section at a time.
+
+The core of the world is the tenant's subscriptions and resource groups; each service module adds
+a section (application gateways, SQL servers, the operations catalogue, ...) through
+:data:`SECTIONS`, built on first use from the world's seed, and says what it holds to
+:meth:`World.catalog`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SECTIONS", "ResourceGroup", "Subscription", "World"]
+
+#: section name -> "module:function"; the function takes the World and returns the section. A
+#: module that holds a section may define ``catalog_rows(section) -> list[dict]``.
+SECTIONS: dict[str, str] = {
+    "network": "toolkit.sandbox.arm.network:build_world",
+    "sql": "toolkit.sandbox.arm.sql:build_world",
+}
+
+_LOCATIONS = ("westeurope", "northeurope", "francecentral", "swedencentral", "uksouth")
+
+
+@dataclass
+class ResourceGroup:
+    """A resource group of a subscription."""
+
+    subscription_id: str
+    name: str
+    location: str
+    purpose: str
+
+
+@dataclass
+class Subscription:
+    """A subscription of the tenant."""
+
+    id: str
+    name: str
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+
+    def group(self, name: str) -> ResourceGroup | None:
+        """The resource group of this name (names are case-insensitive)."""
+        low = name.lower()
+        return next((g for g in self.resource_groups if g.name.lower() == low), None)
+
+
+# (subscription name, [(resource group, location, purpose)])
+_TENANT = (
+    ("retail-prod", [
+        ("rg-web-weu", "westeurope", "web"),
+        ("rg-api-weu", "westeurope", "web"),
+        ("rg-data-weu", "westeurope", "data"),
+        ("rg-shop-neu", "northeurope", "web"),
+        ("rg-analytics-neu", "northeurope", "data"),
+        ("rg-identity", "westeurope", "platform"),
+    ]),
+    ("retail-dev", [
+        ("rg-web-dev", "francecentral", "web"),
+        ("rg-data-dev", "francecentral", "data"),
+        ("rg-sandbox-dev", "swedencentral", "platform"),
+    ]),
+    ("shared-platform", [
+        ("rg-network-hub", "westeurope", "web"),
+        ("rg-monitoring", "uksouth", "platform"),
+        ("rg-security", "westeurope", "data"),
+    ]),
+)
+
+
+class World:
+    """Everything the sandbox serves, deterministic from ``seed``.
+
+    Parameters
+    ----------
+    seed : int
+        The seed; the same seed always gives the same world.
+    epoch : datetime
+        The world's "now" (when histories end).
+    namespace : str
+        Provider namespace word used in resource ids.
+    """
+
+    def __init__(self, seed: int = 7, *, epoch: datetime | None = None,
+                 namespace: str = "Vendor") -> None:
+        from toolkit.sandbox.server import DEFAULT_EPOCH
+
+        self.seed = seed
+        self.epoch = epoch or DEFAULT_EPOCH
+        self.namespace = namespace
+        rng = self.rng("tenant")
+        self.tenant_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        self.subscriptions: list[Subscription] = []
+        for sub_name, groups in _TENANT:
+            sub = Subscription(str(uuid.UUID(int=rng.getrandbits(128), version=4)), sub_name)
+            for rg, loc, purpose in groups:
+                sub.resource_groups.append(ResourceGroup(sub.id, rg, loc, purpose))
+            self.subscriptions.append(sub)
+        self._sections: dict[str, Any] = {}
+        self._lock = threading.RLock()
+
+    def rng(self, name: str) -> random.Random:
+        """A generator for one part of the world, independent of the others."""
+        return random.Random(f"{self.seed}:{name}")
+
+    def subscription(self, subscription_id: str) -> Subscription | None:
+        """The subscription with this id (case-insensitive)."""
+        low = subscription_id.lower()
+        return next((s for s in self.subscriptions if s.id.lower() == low), None)
+
+    def resource_groups(self) -> list[ResourceGroup]:
+        """Every resource group of every subscription."""
+        return [g for s in self.subscriptions for g in s.resource_groups]
+
+    @staticmethod
+    def locations() -> tuple[str, ...]:
+        """The regions the world uses."""
+        return _LOCATIONS
+
+    def section(self, name: str) -> Any:
+        """A section of the world, built on first use."""
+        with self._lock:
+            if name not in self._sections:
+                builder = _resolve(SECTIONS[name])
+                self._sections[name] = builder(self)
+            return self._sections[name]
+
+    def catalog(self) -> pd.DataFrame:
+        """One row per thing the world holds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``kind``, ``subscription_id``, ``resource_group``, ``name``, ``location``,
+            ``detail`` (what else identifies it or what it holds), all strings; subscriptions and
+            resource groups first, then each section's things.
+        """
+        import pandas as pd
+
+        rows: list[dict[str, Any]] = []
+        for sub in self.subscriptions:
+            rows.append({"kind": "subscription", "subscription_id": sub.id,
+                         "resource_group": None, "name": sub.name, "location": None,
+                         "detail": f"{len(sub.resource_groups)} resource groups"})
+        for g in self.resource_groups():
+            rows.append({"kind": "resource_group", "subscription_id": g.subscription_id,
+                         "resource_group": g.name, "name": g.name, "location": g.location,
+                         "detail": g.purpose})
+        for name, target in SECTIONS.items():
+            module = importlib.import_module(target.split(":")[0])
+            rows_of: Callable[[Any], list[dict[str, Any]]] | None = getattr(
+                module, "catalog_rows", None)
+            if rows_of is not None:
+                rows.extend(rows_of(self.section(name)))
+        cols = ["kind", "subscription_id", "resource_group", "name", "location", "detail"]
+        df = pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
+        return df.astype("string")
+
+
+def _resolve(target: str) -> Callable[[World], Any]:
+    module, _, func = target.partition(":")
+    return getattr(importlib.import_module(module), func)
