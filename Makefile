@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 report: $(STAMP)
 	mkdir -p reports

@@ -66,7 +66,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.connection import Connection, Settings, connect, get_connection  # noqa: F401
 
 
+_SUBPACKAGES = ("arm", "connection", "fabric", "graph", "maps", "plot", "sandbox", "widgets")
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"toolkit.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
@@ -76,4 +81,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBPACKAGES))

@@ -199,7 +199,10 @@ class Sandbox:
         return self
 
     def _wrap_tls(self, sock: socket.socket) -> socket.socket:
-        import trustme
+        try:
+            import trustme
+        except ImportError as err:  # pragma: no cover - depends on the install
+            raise ImportError("a TLS sandbox needs trustme: pip install 'toolkit[tls]'") from err
 
         ca = trustme.CA()
         cert = ca.issue_cert("127.0.0.1", "localhost")
@@ -338,6 +341,7 @@ class Sandbox:
                     raise _fault_error(rule)
                 else:
                     body_fault = rule
+            request.claims = self._authenticate(request)  # type: ignore[attr-defined]
             if route is None:
                 if path_exists:
                     raise SandboxHTTPError(405, "MethodNotAllowed",
@@ -345,7 +349,6 @@ class Sandbox:
                 raise SandboxHTTPError(404, _not_found_code(request.family),
                                        f"No resource or route matches '{request.path}'.")
             self._check_api_version(request, route.api_versions)
-            request.claims = self._authenticate(request)  # type: ignore[attr-defined]
             reply = route.handler(request)
         except SandboxHTTPError as err:
             reply = error_reply(request, err.status, err.code, err.message, headers=err.headers,

@@ -1,0 +1,58 @@
+"""plot.backend_health: servers by pool coloured by health, from the function's frame."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+import toolkit  # noqa: E402
+from toolkit._core.errors import ValidationError  # noqa: E402
+from toolkit.plot._common import HEALTH_COLORS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def health(sandbox):
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    conn.sleep = lambda s: None
+    gw = sandbox.catalog().query("kind == 'application_gateway' and name == 'agw-api-prod-weu'")
+    row = gw.iloc[0]
+    return toolkit.backend_health(row.subscription_id, row.resource_group, row["name"],
+                                  connection=conn)
+
+
+def test_bars_count_each_server_once_with_its_worst_health(health) -> None:
+    before = health.copy()
+    ax = toolkit.plot.backend_health(health)
+    assert health.equals(before)  # the input is not changed
+    pools = [t.get_text() for t in ax.get_yticklabels()]
+    assert set(pools) == set(health["backendAddressPool.name"])
+    # one bar segment per (pool, health) present; widths add up to distinct servers per pool
+    servers = health.groupby("backendAddressPool.name")["address"].nunique()
+    widths: dict[str, float] = {}
+    for patch in ax.patches:
+        y = round(patch.get_y() + patch.get_height() / 2)
+        widths[pools[y]] = widths.get(pools[y], 0) + patch.get_width()
+    assert widths == {p: float(n) for p, n in servers.items()}
+    legend = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert legend == set(health["health"].astype(str))
+    colours = {matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches}
+    assert colours <= {c.lower() for c in HEALTH_COLORS.values()}
+    plt.close(ax.figure)
+
+
+def test_draws_on_a_given_axes(health) -> None:
+    fig, ax = plt.subplots()
+    assert toolkit.plot.backend_health(health, ax=ax, title="t") is ax
+    assert ax.get_title() == "t"
+    plt.close(fig)
+
+
+def test_wrong_frame_is_refused_with_the_missing_columns() -> None:
+    import pandas as pd
+
+    with pytest.raises(ValidationError, match="backendAddressPool.name"):
+        toolkit.plot.backend_health(pd.DataFrame({"address": ["a"]}))
