@@ -142,3 +142,15 @@ def test_standalone_server_serves_until_stopped() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_lro_polls_header_sets_the_length_of_one_operation(arm, sandbox, catalog) -> None:
+    gw = catalog.query("kind == 'application_gateway'").iloc[0]
+    path = (f"/subscriptions/{gw.subscription_id}/resourceGroups/{gw.resource_group}/providers/"
+            f"{sandbox.namespace}.Network/applicationGateways/{gw['name']}/backendhealth"
+            "?api-version=2025-05-01")
+    r = arm("POST", path, headers={"x-vendor-sandbox-lro-polls": "5"})
+    assert r.status_code == 202 and r.headers["Retry-After"] == str(sandbox.lro_retry_after)
+    location = r.headers["Location"].removeprefix(sandbox.url)
+    codes = [arm("GET", location).status_code for _ in range(5)]
+    assert codes == [202, 202, 202, 202, 200]

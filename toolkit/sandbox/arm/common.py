@@ -65,8 +65,14 @@ def arm_reply(request: Request, body: Any, status: int = 200, *, write: bool = F
 def start_operation(request: Request, provider: str, location: str,
                     finish: Callable[[], Reply], *, polls: int | None = None) -> Reply:
     """Answer 202 with ``Location`` and ``Retry-After``; the Location URL answers 202 (no body)
-    for ``polls - 1`` polls, then whatever ``finish()`` returns."""
+    for ``polls - 1`` polls, then whatever ``finish()`` returns.
+
+    ``polls`` defaults to the sandbox's ``lro_polls``; a request may ask for another number with
+    the ``x-vendor-sandbox-lro-polls`` header (which the toolkit never sends on its own)."""
     sandbox = request.sandbox
+    asked = request.headers.get(f"{sandbox.header_prefix}sandbox-lro-polls")
+    if polls is None and asked and asked.isdigit():
+        polls = max(1, int(asked))
     op_id = sandbox.new_id()
     with sandbox.state_lock:
         sandbox.state.setdefault("arm_operations", {})[op_id] = {
