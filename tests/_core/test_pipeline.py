@@ -136,10 +136,9 @@ def test_fault_rule_rejects_unknown_kind() -> None:
 def test_logs_never_show_the_token(sandbox, caplog) -> None:
     token = sandbox.token("arm")
     conn = toolkit.connect(base_url=sandbox.url, token=token, progress=False)
-    with caplog.at_level(logging.DEBUG):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            toolkit.sql_operations(connection=conn)
+    with caplog.at_level(logging.DEBUG), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        toolkit.sql_operations(connection=conn)
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "operations" in text
     assert token not in text

@@ -98,9 +98,8 @@ def test_unknown_gateway_and_group_are_not_found(conn, gateways) -> None:
 ])
 def test_bad_inputs_fail_before_any_request(conn, sandbox, gateways, rg, gateway, param) -> None:
     gw = gateways.iloc[0]
-    with sandbox.recording() as log:
-        with pytest.raises(ValidationError) as info:
-            toolkit.backend_health(gw.subscription_id, rg, gateway, connection=conn)
+    with sandbox.recording() as log, pytest.raises(ValidationError) as info:
+        toolkit.backend_health(gw.subscription_id, rg, gateway, connection=conn)
     assert info.value.parameter == param and log == []
 
 

@@ -112,7 +112,6 @@ def test_unknown_subscription_raises_not_found(conn) -> None:
     ("00000000-0000-4000-8000-000000000000", None, "names"),
 ])
 def test_bad_arguments_name_the_parameter(conn, sandbox, sub, names, param) -> None:
-    with sandbox.recording() as log:
-        with pytest.raises(ValidationError) as info:
-            toolkit.check_server_names(sub, names, connection=conn)
+    with sandbox.recording() as log, pytest.raises(ValidationError) as info:
+        toolkit.check_server_names(sub, names, connection=conn)
     assert info.value.parameter == param and log == []

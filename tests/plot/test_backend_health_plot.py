@@ -6,12 +6,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-import toolkit  # noqa: E402
-from toolkit._core.errors import ValidationError  # noqa: E402
-from toolkit.plot._common import HEALTH_COLORS  # noqa: E402
+import toolkit
+from toolkit._core.errors import ValidationError
+from toolkit.plot._common import HEALTH_COLORS
 
 
 @pytest.fixture(scope="module")
@@ -54,5 +54,5 @@ def test_draws_on_a_given_axes(health) -> None:
 def test_wrong_frame_is_refused_with_the_missing_columns() -> None:
     import pandas as pd
 
-    with pytest.raises(ValidationError, match="backendAddressPool.name"):
+    with pytest.raises(ValidationError, match=r"backendAddressPool\.name"):
         toolkit.plot.backend_health(pd.DataFrame({"address": ["a"]}))
