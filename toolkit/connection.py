@@ -39,7 +39,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from toolkit import __version__
@@ -212,13 +212,6 @@ class Connection:
         import html
 
         return f"<code>{html.escape(repr(self))}</code>"
-
-    def with_settings(self, **changes: Any) -> Connection:
-        """A copy of this connection with some settings changed (same sandbox)."""
-        settings = replace(self.settings, **changes).validated()
-        conn = Connection(**{f.name: getattr(self, f.name) for f in fields(self)
-                             if f.name not in ("settings", "stats")}, settings=settings)
-        return conn
 
 
 _default: Connection | None = None
