@@ -39,6 +39,12 @@ _EXPORTS = {
     "backend_health": "toolkit.arm.network",
     "check_server_names": "toolkit.arm.sql",
     "sql_operations": "toolkit.arm.sql",
+    "authentication_strength_usage": "toolkit.graph.identity",
+    "authentication_strength_policies": "toolkit.graph.identity",
+    "authentication_strength_audit": "toolkit.graph.identity",
+    "create_eventstream": "toolkit.fabric.eventstream",
+    "create_eventstreams": "toolkit.fabric.eventstream",
+    "ItemOperation": "toolkit._core.polling",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -59,11 +65,17 @@ if TYPE_CHECKING:  # pragma: no cover
         TruncatedResultWarning,
         ValidationError,
     )
-    from toolkit._core.polling import Operation  # noqa: F401
+    from toolkit._core.polling import ItemOperation, Operation  # noqa: F401
     from toolkit._core.secrets import Secret  # noqa: F401
     from toolkit.arm.network import backend_health  # noqa: F401
     from toolkit.arm.sql import check_server_names, sql_operations  # noqa: F401
     from toolkit.connection import Connection, Settings, connect, get_connection  # noqa: F401
+    from toolkit.fabric.eventstream import create_eventstream, create_eventstreams  # noqa: F401
+    from toolkit.graph.identity import (  # noqa: F401
+        authentication_strength_audit,
+        authentication_strength_policies,
+        authentication_strength_usage,
+    )
 
 
 _SUBPACKAGES = ("arm", "connection", "fabric", "graph", "maps", "plot", "sandbox", "widgets")

@@ -9,6 +9,12 @@ toolkit waits the seconds the service asks (a default when it does not say), the
   ``status`` is ``Succeeded``, ``Failed`` or ``Canceled`` when done; then the result is read from
   ``Location`` (POST) or the original resource URL (PUT/PATCH).
 
+Item operations (eventstream creation, :class:`ItemOperation`): a 201 carries the item; a 202
+carries ``Location`` (the operation state URL), the operation id and ``Retry-After``. The state
+answers 200 with ``status`` ``NotStarted``/``Running`` (its ``Location`` followed exactly as given)
+until ``Succeeded``, when ``Location`` points at the result, or ``Failed`` with the operation's
+error.
+
 An :class:`Operation` is the handle: ``result(timeout=)`` waits for the end and returns the
 parsed result; a timeout raises :class:`~toolkit._core.errors.OperationTimeoutError` carrying the
 handle, so the caller can resume.
@@ -26,12 +32,13 @@ from toolkit._core.errors import (
     OperationFailedError,
     OperationTimeoutError,
     ProtocolError,
+    parse_error_body,
 )
 from toolkit._core.pipeline import Pipeline, Response
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Operation", "start_arm_operation"]
+__all__ = ["ItemOperation", "Operation", "start_arm_operation", "start_item_operation"]
 
 T = TypeVar("T")
 
@@ -208,4 +215,155 @@ def start_arm_operation(
     op = Operation(pipeline, name=name, initial=initial, resource_url=pipeline.url(path, params),
                    method=method, parse=parse,
                    default_wait=pipeline.connection.settings.poll_interval)
+    return op.result(timeout) if wait else op
+
+
+# --------------------------------------------------------------------------------------------
+# item operations (eventstream creation): 202 + Location -> operation state -> result
+
+#: Operation states that mean "still going" (``Undefined`` included; unknown ones count too).
+_ITEM_RUNNING = frozenset({"undefined", "notstarted", "running"})
+_ITEM_FAILED = frozenset({"failed", "canceled", "cancelled"})
+
+
+class ItemOperation(Operation[T]):
+    """A long-running item operation (eventstream creation).
+
+    The creation answers 201 with the item (done at once) or 202 with ``Location`` (the operation
+    state URL), an operation id header and ``Retry-After``. Each poll reads the state (HTTP 200
+    with ``status`` ``NotStarted``, ``Running``, ``Succeeded``, ``Failed``...); a ``Location``
+    header is followed exactly as given. On ``Succeeded`` the result is read from ``Location``
+    (the ``.../result`` URL); on ``Failed`` the operation's own error is raised as
+    :class:`~toolkit._core.errors.OperationFailedError`.
+
+    Attributes
+    ----------
+    operation_id : str or None
+        The service's operation id (``x-vendor-operation-id``).
+    state : str
+        The last state the service reported (``NotStarted``, ``Running``, ``Succeeded``...).
+    percent_complete : int or None
+        The last ``percentComplete``.
+    history : list of dict
+        One entry per poll: ``status``, ``percentComplete``, ``retry_after``.
+    """
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        *,
+        name: str,
+        initial: Response,
+        parse: Callable[[Response], T],
+        default_wait: float,
+    ) -> None:
+        self.pipeline = pipeline
+        self.name = name
+        self._parse = parse
+        self._default_wait = default_wait
+        self._method = initial.method.upper()
+        self._resource_url = initial.url
+        self.polls = 0
+        self.waited = 0.0
+        self._result: T | None = None
+        self._final: Response | None = None
+        self._error: OperationFailedError | None = None
+        self.history: list[dict[str, Any]] = []
+        self.percent_complete: Any = None
+        self.result_url: str | None = None
+        self.operation_id = initial.headers.get(f"{pipeline.header_prefix}operation-id")
+        self.url = initial.url
+        if initial.status != 202:
+            self._final = initial
+            self.status = self.state = "Succeeded"
+            return
+        location = initial.headers.get("location")
+        if not location:
+            raise ProtocolError(f"{name}: the service answered 202 without a Location header, "
+                                "so the operation cannot be followed", url=initial.url,
+                                status=initial.status)
+        self.url = location
+        self.status = "InProgress"
+        self.state = "NotStarted"
+        self._next_wait = _retry_after(initial, default_wait)
+
+    def __repr__(self) -> str:
+        return (f"<ItemOperation {self.name} {self.state} polls={self.polls} "
+                f"url={self.url}>")
+
+    def _poll(self) -> None:
+        self.polls += 1
+        response = self.pipeline.send("GET", self.url, operation=self.name)
+        body = response.json()
+        if not isinstance(body, dict):
+            raise ProtocolError(f"{self.name}: the operation state is not a JSON object",
+                                url=self.url, status=response.status)
+        state = str(body.get("status") or "Undefined")
+        self.state = state
+        self.percent_complete = body.get("percentComplete")
+        location = response.headers.get("location")
+        retry_after = response.headers.get("retry-after")
+        self.history.append({"status": state, "percentComplete": self.percent_complete,
+                             "retry_after": retry_after})
+        low = state.lower()
+        if low == "succeeded":
+            self.result_url = location or self.url.rstrip("/") + "/result"
+            self._final = self.pipeline.send("GET", self.result_url, operation=self.name)
+            self.status = "Succeeded"
+            return
+        if low in _ITEM_FAILED:
+            self.status = state
+            error = body.get("error")
+            info = parse_error_body(error if isinstance(error, dict) else None)
+            info.code = info.code or state
+            info.message = info.message or f"the operation ended {state}"
+            self._error = OperationFailedError(200, info, operation=self.name, url=self.url)
+            raise self._error
+        if low not in _ITEM_RUNNING:
+            logger.info("%s: operation state %r not known to the toolkit; still polling",
+                        self.name, state)
+        if location:
+            self.url = location
+        self._next_wait = _retry_after(response, self._default_wait)
+
+    def done(self) -> bool:
+        """Whether the operation has finished (polls once if it was not known to be); a failed
+        operation raises its error."""
+        if self._error is not None:
+            raise self._error
+        return super().done()
+
+    def result(self, timeout: float | None = None) -> T:
+        """Wait for the operation to finish and return its result (see
+        :meth:`Operation.result`); a failed operation raises its error again."""
+        if self._error is not None:
+            raise self._error
+        return super().result(timeout)
+
+
+def start_item_operation(
+    pipeline: Pipeline,
+    method: str,
+    path: str,
+    *,
+    name: str,
+    parse: Callable[[Response], T],
+    params: dict[str, Any] | None = None,
+    json: Any = None,
+    wait: bool = True,
+    timeout: float | None = None,
+    idempotent: bool = False,
+) -> T | ItemOperation[T]:
+    """Start an item operation that answers 201 (done) or 202 (accepted, poll its state).
+
+    The request is not idempotent by default (a creation): it is retried only on 429.
+    Returns the parsed result when ``wait`` is true, else the :class:`ItemOperation` handle
+    (already finished when the service answered 201).
+    """
+    initial = pipeline.send(method, path, params=params, json=json, operation=name,
+                            expected=(200, 201, 202), idempotent=idempotent)
+    if initial.status == 202:
+        logger.info("%s: accepted (202), polling the operation state", name)
+    op = ItemOperation(pipeline, name=name, initial=initial, parse=parse,
+                       default_wait=pipeline.connection.settings.poll_interval)
     return op.result(timeout) if wait else op

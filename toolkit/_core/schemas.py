@@ -149,6 +149,100 @@ SCHEMAS: dict[str, Schema] = {
 }
 
 
+CA_POLICY_STATES = ("enabled", "disabled", "enabledForReportingButNotEnforced")
+STRENGTH_REQUIREMENTS = ("mfa", "none")
+STRENGTH_POLICY_TYPES = ("builtIn", "custom")
+
+STRENGTH_USAGE = Schema(
+    "authentication_strength_usage",
+    (
+        Col("policy_id", "string"),
+        Col("requirement", "category", categories=STRENGTH_REQUIREMENTS),
+        Col("displayName", "string"),
+        Col("id", "string"),
+        Col("state", "category", categories=CA_POLICY_STATES),
+        Col("grantControls.operator", "category", categories=("AND", "OR")),
+        Col("grantControls.authenticationStrength.id", "string"),
+        Col("grantControls.controls", "list"),
+        Col("grantControls.builtInControls", "list"),
+        Col("error", "string"),
+    ),
+)
+
+STRENGTH_POLICIES = Schema(
+    "authentication_strength_policies",
+    (
+        Col("id", "string"),
+        Col("displayName", "string"),
+        Col("description", "string"),
+        Col("policyType", "category", categories=STRENGTH_POLICY_TYPES),
+        Col("requirementsSatisfied", "category", categories=STRENGTH_REQUIREMENTS),
+        Col("allowedCombinations", "list"),
+        Col("createdDateTime", "datetime"),
+        Col("modifiedDateTime", "datetime"),
+    ),
+)
+
+STRENGTH_AUDIT = Schema(
+    "authentication_strength_audit",
+    (
+        Col("policy_id", "string"),
+        Col("policy_name", "string"),
+        Col("policy_type", "category", categories=STRENGTH_POLICY_TYPES),
+        Col("requirement", "category", categories=STRENGTH_REQUIREMENTS),
+        Col("displayName", "string"),
+        Col("id", "string"),
+        Col("state", "category", categories=CA_POLICY_STATES),
+        Col("grantControls.controls", "list"),
+        Col("blocks_mfa_weakening", "boolean"),
+    ),
+)
+
+ITEM_TYPES = (
+    "Dashboard", "Report", "SemanticModel", "PaginatedReport", "Datamart", "Lakehouse",
+    "Eventhouse", "Environment", "KQLDatabase", "KQLQueryset", "KQLDashboard", "DataPipeline",
+    "Notebook", "SparkJobDefinition", "MLExperiment", "MLModel", "Warehouse", "Eventstream",
+    "SQLEndpoint", "MirroredWarehouse", "MirroredDatabase", "Reflex", "GraphQLApi",
+    "MountedDataFactory", "SQLDatabase", "CopyJob", "VariableLibrary", "Dataflow", "AirflowJob",
+    "WarehouseSnapshot", "DigitalTwinBuilder", "DigitalTwinBuilderFlow",
+    "MirroredVendorPartnerCatalog", "Map", "AnomalyDetector", "UserDataFunction", "GraphModel",
+    "GraphQuerySet", "PartnerDatabase", "OperationsAgent", "NoSqlDatabase", "Ontology",
+    "EventSchemaSet", "DataAgent", "MirroredCatalog", "AppBackend", "DataBuildToolJob",
+)
+PRINCIPAL_TYPES = ("User", "ServicePrincipal", "Group", "ServicePrincipalProfile", "EntireTenant")
+
+EVENTSTREAM = Schema(
+    "create_eventstream",
+    (
+        Col("id", "string"),
+        Col("displayName", "string"),
+        Col("description", "string"),
+        Col("type", "category", categories=ITEM_TYPES),
+        Col("workspaceId", "string"),
+        Col("folderId", "string"),
+        Col("sensitivityLabel.id", "string"),
+        Col("tags", "object"),
+        Col("defaultIdentity.id", "string"),
+        Col("defaultIdentity.displayName", "string"),
+        Col("defaultIdentity.type", "category", categories=PRINCIPAL_TYPES),
+        Col("operation_id", "string"),
+    ),
+)
+
+EVENTSTREAMS = Schema(
+    "create_eventstreams",
+    (
+        Col("input_index", "Int64"),
+        *EVENTSTREAM.columns,
+        Col("status", "category", categories=("Succeeded", "Running", "Failed", "Invalid")),
+        Col("error_code", "string"),
+        Col("error", "string"),
+    ),
+)
+
+SCHEMAS.update({s.name: s for s in (STRENGTH_USAGE, STRENGTH_POLICIES, STRENGTH_AUDIT,
+                                    EVENTSTREAM, EVENTSTREAMS)})
+
 def schema_for(function: str) -> Schema:
     """The declared schema of a public function's frame."""
     return SCHEMAS[function]

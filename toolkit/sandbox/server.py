@@ -51,6 +51,8 @@ SERVICE_MODULES = (
     "toolkit.sandbox.arm.common",
     "toolkit.sandbox.arm.network",
     "toolkit.sandbox.arm.sql",
+    "toolkit.sandbox.graph.identity",
+    "toolkit.sandbox.fabric.eventstream",
 )
 
 #: The fixed instant the sandbox clock starts from (the world's "now").

@@ -1,0 +1,1 @@
+"""Eventstream service (spec 3): eventstream creation, one or many."""

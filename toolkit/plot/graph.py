@@ -1,0 +1,71 @@
+"""Pictures of identity frames: which conditional-access policies lean on which strength."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from toolkit.plot._common import new_axes, require_columns
+
+__all__ = ["REQUIREMENT_COLORS", "authentication_strength_usage"]
+
+#: ``mfa`` policies are locked against weakening; ``none`` ones can be satisfied another way.
+REQUIREMENT_COLORS = {"mfa": "#1565c0", "none": "#f9a825"}
+_LABELS = {"mfa": "requires MFA (locked)", "none": "MFA or another control"}
+
+
+def authentication_strength_usage(df: pd.DataFrame, *, ax: Any = None,
+                                  title: str | None = None) -> Any:
+    """Conditional-access policies per strength policy, stacked by multi-factor requirement.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The frame :func:`toolkit.authentication_strength_usage` or
+        :func:`toolkit.authentication_strength_audit` returns (columns ``policy_id`` and
+        ``requirement``; the audit's ``policy_name`` labels the bars when present). Rows with an
+        ``error`` are left out.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["policy_id", "requirement"], "plot.authentication_strength_usage")
+    data = df
+    if "error" in data.columns:
+        data = data[data["error"].isna()]
+    label = data["policy_name"].fillna(data["policy_id"]) if "policy_name" in data.columns \
+        else data["policy_id"]
+    frame = pd.DataFrame({"policy": label.astype("string"),
+                          "requirement": data["requirement"].astype("string")})
+    counts = (frame.dropna().groupby(["policy", "requirement"], sort=False).size()
+              .unstack("requirement", fill_value=0))
+    for req in REQUIREMENT_COLORS:
+        if req not in counts.columns:
+            counts[req] = 0
+    counts = counts[list(REQUIREMENT_COLORS)]
+    counts = counts.loc[counts.sum(axis=1).sort_values(kind="stable").index]
+    ax = new_axes(ax, figsize=(8, max(2.5, 0.45 * len(counts) + 1.5)))
+    left = pd.Series(0.0, index=counts.index)
+    for req, color in REQUIREMENT_COLORS.items():
+        values = counts[req].astype(float)
+        if not values.any():
+            continue
+        ax.barh(counts.index, values, left=left, color=color, label=_LABELS[req],
+                edgecolor="white")
+        for y, (v, x0) in enumerate(zip(values, left, strict=True)):
+            if v:
+                ax.text(x0 + v / 2, y, f"{int(v)}", ha="center", va="center", color="white",
+                        fontsize=9, fontweight="bold")
+        left = left + values
+    ax.set_xlabel("conditional-access policies")
+    ax.set_ylabel("authentication strength")
+    ax.legend(loc="lower right", frameon=False)
+    ax.set_title(title or "Who relies on each authentication strength")
+    ax.spines[["top", "right"]].set_visible(False)
+    return ax

@@ -1,0 +1,1 @@
+"""The sandbox's identity interface (spec 3 §4.1)."""
