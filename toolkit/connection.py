@@ -166,6 +166,7 @@ class Connection:
     def __post_init__(self) -> None:
         self._pipelines: dict[str, Pipeline] = {}
         self._lock = threading.Lock()
+        self._skipped = 0.0
 
     def url_for(self, family: str) -> str:
         """The base URL of a family."""
@@ -180,6 +181,14 @@ class Connection:
         """Wait (through :attr:`sleep`, so tests can record instead of sleeping)."""
         if seconds > 0:
             self.sleep(seconds)
+            if self.sleep is not time.sleep:
+                with self._lock:
+                    self._skipped += seconds
+
+    def clock(self) -> float:
+        """Monotonic seconds, counting the waits a replaced :attr:`sleep` skipped, so that rate
+        limits and timeouts see the time they asked to wait as passed."""
+        return time.monotonic() + self._skipped
 
     def pipeline(self, family: str) -> Pipeline:
         """The family's pipeline, built on first use and kept."""

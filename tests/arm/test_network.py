@@ -115,3 +115,26 @@ def test_polling_survives_a_503_on_a_poll(conn, sandbox, gateways) -> None:
     df = toolkit.backend_health(gw.subscription_id, gw.resource_group, gw["name"],
                                 connection=conn)
     assert len(df) == _count_servers(sandbox, gw)
+
+
+def test_a_failed_async_operation_raises_again_on_every_result(waits) -> None:
+    from tests.replay import Answer, replay_server
+
+    with replay_server() as rp:
+        conn = toolkit.connect(base_url=rp.url, token="t" * 24, progress=False)
+        conn.sleep = waits
+        rp.add("POST", "/backendhealth", Answer(202, None, {
+            "Vendor-AsyncOperation": "{url}/subscriptions/s/providers/Vendor.Network/locations/"
+                                     "weu/operations/op1", "Retry-After": "3"}))
+        rp.add("GET", "/operations/op1",
+               Answer(200, {"status": "InProgress"}, {"Retry-After": "5"}),
+               Answer(200, {"status": "Failed", "error": {"code": "ProbeTimeout",
+                                                          "message": "probes timed out"}}))
+        op = toolkit.backend_health("00000000-0000-4000-8000-000000000000", "rg", "agw",
+                                    wait=False, connection=conn)
+        for _ in range(2):
+            with pytest.raises(toolkit.OperationFailedError, match="ProbeTimeout"):
+                op.result()
+        with pytest.raises(toolkit.OperationFailedError):
+            op.done()
+        assert op.status == "Failed" and op.polls == 2 and waits == [3.0, 5.0]

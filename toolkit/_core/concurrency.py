@@ -84,6 +84,7 @@ def fan_out(
     desc: str,
     rate: float | None = None,
     max_workers: int | None = None,
+    burst: int | None = None,
 ) -> list[Outcome[T, R]]:
     """Run ``func`` over ``items`` concurrently; outcomes come back in input order.
 
@@ -102,11 +103,15 @@ def fan_out(
         Progress bar label.
     rate : float, optional
         Requests per second at most (token bucket); ``None`` means no limit beyond concurrency.
+    burst : int, optional
+        Bucket size of the rate limiter (default: the rate); ``1`` spaces the starts evenly, so
+        no window of one second holds more than ``rate`` (+1) starts.
     """
     outcomes: list[Outcome[T, R]] = [Outcome(i, item) for i, item in enumerate(items)]
     if not items:
         return outcomes
-    limiter = RateLimiter(rate, sleep=connection.sleep_for) if rate else None
+    limiter = (RateLimiter(rate, burst, clock=connection.clock, sleep=connection.sleep_for)
+               if rate else None)
     workers = min(max_workers or connection.settings.max_concurrency, len(items))
     bar = progress_bar(connection, desc=desc, total=len(items))
 

@@ -111,7 +111,7 @@ def convert_column(values: Sequence[Any], col: Col) -> pd.api.extensions.Extensi
     if kind == "boolean":
         return pd.array([v if isinstance(v, bool) else None for v in values], dtype="boolean")
     if kind == "timedelta":
-        return pd.to_timedelta(_to_numeric(values), unit="s").array
+        return pd.to_timedelta(_to_numeric(values), unit="s").astype("timedelta64[ns]").array
     if kind == "secret":
         arr = np.empty(len(values), dtype=object)
         arr[:] = [Secret(v, col.secret_label) if isinstance(v, str | bytes) and v else None

@@ -93,6 +93,7 @@ class Operation(Generic[T]):
         self.waited = 0.0
         self._result: T | None = None
         self._final: Response | None = None
+        self._error: OperationFailedError | None = None
         self.status = "InProgress"
         self.url = resource_url
         if initial.status != 202:
@@ -113,7 +114,10 @@ class Operation(Generic[T]):
         return f"<Operation {self.name} {self.status} polls={self.polls} url={self.url}>"
 
     def done(self) -> bool:
-        """Whether the operation has finished (polls once if it was not known to be)."""
+        """Whether the operation has finished (polls once if it was not known to be); a failed
+        operation raises its error."""
+        if self._error is not None:
+            raise self._error
         if self.status == "InProgress":
             self._poll()
         return self.status != "InProgress"
@@ -130,9 +134,10 @@ class Operation(Generic[T]):
             if status.lower() != "succeeded":
                 self.status = status
                 err = body.get("error") or {}
-                raise OperationFailedError(
+                self._error = OperationFailedError(
                     200, ErrorInfo(code=err.get("code") or status, message=err.get("message")),
                     operation=self.name, url=self._async_url)
+                raise self._error
             final_url = self._location if (self._method == "POST" and self._location) \
                 else self._resource_url
             self._final = self.pipeline.send("GET", final_url, operation=self.name,
@@ -167,6 +172,8 @@ class Operation(Generic[T]):
         OperationFailedError
             The operation ended Failed or Canceled.
         """
+        if self._error is not None:
+            raise self._error
         if self._final is not None:
             return self._parsed()
         spent = 0.0
@@ -325,20 +332,6 @@ class ItemOperation(Operation[T]):
         if location:
             self.url = location
         self._next_wait = _retry_after(response, self._default_wait)
-
-    def done(self) -> bool:
-        """Whether the operation has finished (polls once if it was not known to be); a failed
-        operation raises its error."""
-        if self._error is not None:
-            raise self._error
-        return super().done()
-
-    def result(self, timeout: float | None = None) -> T:
-        """Wait for the operation to finish and return its result (see
-        :meth:`Operation.result`); a failed operation raises its error again."""
-        if self._error is not None:
-            raise self._error
-        return super().result(timeout)
 
 
 def start_item_operation(
