@@ -39,6 +39,14 @@ _EXPORTS = {
     "backend_health": "toolkit.arm.network",
     "check_server_names": "toolkit.arm.sql",
     "sql_operations": "toolkit.arm.sql",
+    "update_encryption_protector": "toolkit.arm.sql",
+    "encryption_protector": "toolkit.arm.sql",
+    "problem_classifications": "toolkit.arm.support",
+    "support_services": "toolkit.arm.support",
+    "classification_consents": "toolkit.arm.support",
+    "cluster_monitoring_credentials": "toolkit.arm.clusters",
+    "hosted_cluster_credentials": "toolkit.arm.clusters",
+    "write_kubeconfig": "toolkit.arm.clusters",
     "authentication_strength_usage": "toolkit.graph.identity",
     "authentication_strength_policies": "toolkit.graph.identity",
     "authentication_strength_audit": "toolkit.graph.identity",
@@ -67,8 +75,23 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from toolkit._core.polling import ItemOperation, Operation  # noqa: F401
     from toolkit._core.secrets import Secret  # noqa: F401
+    from toolkit.arm.clusters import (  # noqa: F401
+        cluster_monitoring_credentials,
+        hosted_cluster_credentials,
+        write_kubeconfig,
+    )
     from toolkit.arm.network import backend_health  # noqa: F401
-    from toolkit.arm.sql import check_server_names, sql_operations  # noqa: F401
+    from toolkit.arm.sql import (  # noqa: F401
+        check_server_names,
+        encryption_protector,
+        sql_operations,
+        update_encryption_protector,
+    )
+    from toolkit.arm.support import (  # noqa: F401
+        classification_consents,
+        problem_classifications,
+        support_services,
+    )
     from toolkit.connection import Connection, Settings, connect, get_connection  # noqa: F401
     from toolkit.fabric.eventstream import create_eventstream, create_eventstreams  # noqa: F401
     from toolkit.graph.identity import (  # noqa: F401

@@ -60,12 +60,15 @@ def iter_pages(
     params: Mapping[str, Any] | None = None,
     json: Any = None,
     operation: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Iterator[Page]:
     """Yield every page of a collection, following next links until there are none.
 
-    A repeated next link (a service loop) raises ProtocolError instead of looping forever.
+    ``headers`` (e.g. ``Accept-Language``) go with every page's request. A repeated next link
+    (a service loop) raises ProtocolError instead of looping forever.
     """
-    response = pipeline.send(method, path, params=params, json=json, operation=operation)
+    response = pipeline.send(method, path, params=params, json=json, operation=operation,
+                             headers=headers)
     seen: set[str] = set()
     number = 0
     while True:
@@ -87,7 +90,8 @@ def iter_pages(
                                 "stopping instead of looping", url=response.url)
         seen.add(next_link)
         number += 1
-        response = pipeline.send(style.next_method, next_link, operation=operation)
+        response = pipeline.send(style.next_method, next_link, operation=operation,
+                                 headers=headers)
 
 
 def collect_frame(

@@ -149,6 +149,78 @@ SCHEMAS: dict[str, Schema] = {
 }
 
 
+ENCRYPTION_PROTECTOR = Schema(
+    "update_encryption_protector",
+    (
+        Col("id", "string"),
+        Col("name", "string"),
+        Col("type", "string"),
+        Col("kind", "string"),
+        Col("location", "string"),
+        Col("autoRotationEnabled", "boolean", path="properties.autoRotationEnabled"),
+        Col("keyVersion", "string", path="properties.keyVersion"),
+        Col("serverKeyName", "string", path="properties.serverKeyName"),
+        Col("serverKeyType", "category", path="properties.serverKeyType",
+            categories=("ServiceManaged", "VendorKeyVault")),
+        Col("subregion", "string", path="properties.subregion"),
+        Col("thumbprint", "string", path="properties.thumbprint"),
+        Col("uri", "string", path="properties.uri"),
+        *SYSTEM_DATA,
+        Col("server", "string"),
+    ),
+)
+
+PROBLEM_CLASSIFICATIONS = Schema(
+    "problem_classifications",
+    (
+        Col("id", "string"),
+        Col("name", "string"),
+        Col("type", "string"),
+        Col("displayName", "string", path="properties.displayName"),
+        Col("secondaryConsentEnabled", "list", path="properties.secondaryConsentEnabled"),
+        *SYSTEM_DATA,
+        Col("service_name", "string"),
+    ),
+)
+
+SUPPORT_SERVICES = Schema(
+    "support_services",
+    (
+        Col("id", "string"),
+        Col("name", "string"),
+        Col("type", "string"),
+        Col("displayName", "string", path="properties.displayName"),
+        Col("resourceTypes", "list", path="properties.resourceTypes"),
+    ),
+)
+
+MONITORING_CREDENTIALS = Schema(
+    "cluster_monitoring_credentials",
+    (
+        Col("name", "string"),
+        Col("value", "secret", secret_label="kubeconfig"),
+        Col("cluster_name", "string"),
+        Col("server_url", "string"),
+        Col("context", "string"),
+        Col("user_name", "string"),
+        Col("auth_kind", "category",
+            categories=("token", "client-certificate", "exec", "basic", "auth-provider")),
+    ),
+)
+
+HOSTED_CREDENTIALS = Schema(
+    "hosted_cluster_credentials",
+    (
+        Col("kubeadminUsername", "string"),
+        Col("kubeadminPassword", "secret", secret_label="password"),
+    ),
+)
+
+SCHEMAS.update({s.name: s for s in (ENCRYPTION_PROTECTOR, PROBLEM_CLASSIFICATIONS,
+                                    SUPPORT_SERVICES, MONITORING_CREDENTIALS,
+                                    HOSTED_CREDENTIALS)})
+
+
 CA_POLICY_STATES = ("enabled", "disabled", "enabledForReportingButNotEnforced")
 STRENGTH_REQUIREMENTS = ("mfa", "none")
 STRENGTH_POLICY_TYPES = ("builtIn", "custom")

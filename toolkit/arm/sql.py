@@ -1,21 +1,29 @@
-"""SQL: server name availability (spec 1 §4.4) and the provider's operations (§4.5)."""
+"""SQL: server name availability (spec 1 §4.4), the provider's operations (§4.5) and the
+servers' encryption protector (§2.5, §4.3)."""
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from toolkit._core.concurrency import FAMILY_RATES, fan_out
+from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import ARM, collect_frame, iter_pages
+from toolkit._core.pipeline import Response
+from toolkit._core.polling import Operation, start_arm_operation
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import NAME_AVAILABILITY, SQL_OPERATIONS
+from toolkit._core.schemas import ENCRYPTION_PROTECTOR, NAME_AVAILABILITY, SQL_OPERATIONS
 from toolkit._core.validate import (
     check_api_version,
+    check_choice,
     check_int,
+    check_resource_group,
     check_subscription_id,
+    check_timeout,
     many_strings,
     server_name_problem,
 )
@@ -26,7 +34,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["check_server_names", "sql_operations"]
+__all__ = ["check_server_names", "encryption_protector", "sql_operations",
+           "update_encryption_protector"]
 
 API_VERSION = "2025-01-01"
 
@@ -140,3 +149,191 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
     endpoint = pipe.url(path) if to_send else None
     return build_frame([answers[n] for n in items], NAME_AVAILABILITY,
                        provenance("check_server_names", api_version, endpoint, request_ids))
+
+
+# ------------------------------------------------------------------------ encryption protector
+
+SERVER_KEY_TYPES = ("ServiceManaged", "VendorKeyVault")
+#: ``<vault>_<key>_<version>`` or ``<vault>_<key>``: vault names are 3 to 24 letters, digits and
+#: hyphens starting with a letter; key names 1 to 127 letters, digits and hyphens; versions 32
+#: hexadecimal digits.
+VAULT_KEY_NAME_RE = re.compile(r"^(?P<vault>[A-Za-z][-A-Za-z0-9]{1,22}[A-Za-z0-9])_"
+                               r"(?P<key>[-A-Za-z0-9]{1,127})(?:_(?P<version>[0-9A-Fa-f]{32}))?$")
+VAULT_KEY_NAME_RULE = (
+    "a VendorKeyVault key name is '<vault>_<key>_<version>' (pinned) or '<vault>_<key>' "
+    "(versionless): a vault name of 3 to 24 letters, digits and hyphens starting with a letter, "
+    "a key name of letters, digits and hyphens, and a version of 32 hexadecimal digits"
+)
+
+
+def _check_server(server: Any) -> str:
+    if not isinstance(server, str):
+        raise ValidationError("server", server, "must be a string")
+    problem = server_name_problem(server)
+    if problem:
+        raise ValidationError("server", server, problem)
+    return server
+
+
+def _protector_path(conn: Connection, subscription_id: str, resource_group: str,
+                    server: str) -> str:
+    return (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
+            f"{conn.namespace}.Sql/servers/{server}/encryptionProtector/current")
+
+
+def _protector_frame(response: Response, server: str, api_version: str,
+                     url: str) -> pd.DataFrame:
+    body = response.json()
+    record = dict(body) if isinstance(body, dict) else {}
+    record["server"] = server
+    ids = [response.request_id] if response.request_id else []
+    return build_frame([record], ENCRYPTION_PROTECTOR,
+                       provenance("update_encryption_protector", api_version, url, ids))
+
+
+def update_encryption_protector(
+    subscription_id: str,
+    resource_group: str,
+    server: str,
+    *,
+    server_key_type: str,
+    server_key_name: str | None = None,
+    auto_rotation_enabled: bool | None = None,
+    wait: bool = True,
+    timeout: float | None = None,
+    api_version: str = API_VERSION,
+    connection: Connection | None = None,
+) -> pd.DataFrame | Operation[pd.DataFrame]:
+    """Set the key that protects a database server's data encryption keys.
+
+    A service-managed key is set at once (200). A key held in a key vault is a long-running
+    change (202): the toolkit polls ``Location``, waiting the ``Retry-After`` seconds the service
+    asks, then reads the protector.
+
+    Parameters
+    ----------
+    subscription_id : str
+        Subscription (UUID).
+    resource_group : str
+        Resource group (1 to 90 characters).
+    server : str
+        Server name (1 to 63 lower-case letters, digits and inner hyphens).
+    server_key_type : {"ServiceManaged", "VendorKeyVault"}
+        The kind of key.
+    server_key_name : str, optional
+        For ``ServiceManaged``, the literal ``ServiceManaged`` (filled in when omitted, refused
+        when different). For ``VendorKeyVault`` (required): ``<vault>_<key>_<version>`` to pin
+        a key version, or ``<vault>_<key>`` for a versionless key (the response's ``keyVersion``
+        then says which version is in use).
+    auto_rotation_enabled : bool, optional
+        Opt in to (or out of) key auto-rotation; omitted, the service's default applies.
+    wait : bool
+        Wait for the change to finish (default); ``False`` returns the
+        :class:`~toolkit.Operation` handle, whose ``result()`` gives the frame.
+    timeout : float, optional
+        Seconds to wait at most; then OperationTimeoutError, whose ``operation`` resumes.
+    api_version : str
+        The service version.
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row, the protector: ``id``, ``name``, ``type``, ``kind`` (lower-case key type),
+        ``location``, ``autoRotationEnabled`` (boolean), ``keyVersion`` (set for a versionless
+        key), ``serverKeyName``, ``serverKeyType`` (category ``ServiceManaged``/
+        ``VendorKeyVault``), ``subregion``, ``thumbprint``, ``uri`` (strings),
+        ``systemData.createdAt``, ``systemData.lastModifiedAt`` (UTC date-times),
+        ``systemData.createdBy``, ``systemData.lastModifiedBy`` (strings),
+        ``systemData.createdByType``, ``systemData.lastModifiedByType`` (categories), and the
+        toolkit's ``server`` (the server name).
+
+    Raises
+    ------
+    ValidationError
+        A bad argument, before any request.
+    NotFoundError
+        Unknown server or resource group, or a key the vault does not have (``ServerKeyNotFound``).
+    ConflictError
+        Another protector change is running on the server (``EncryptionProtectorChangeInProgress``).
+    ApiError
+        Other refusals, e.g. 400 ``VendorKeyVaultKeyDisabled`` for a disabled key version.
+    """
+    check_subscription_id(subscription_id)
+    check_resource_group(resource_group)
+    _check_server(server)
+    key_type = check_choice(server_key_type, "server_key_type", SERVER_KEY_TYPES,
+                            case_insensitive=True)
+    if key_type == "ServiceManaged":
+        if server_key_name is None:
+            server_key_name = "ServiceManaged"
+        elif server_key_name != "ServiceManaged":
+            raise ValidationError("server_key_name", server_key_name,
+                                  "for a ServiceManaged key the name is the literal "
+                                  "'ServiceManaged' (or omit it)")
+    else:
+        if server_key_name is None:
+            raise ValidationError("server_key_name", server_key_name,
+                                  "is required for a VendorKeyVault key; " + VAULT_KEY_NAME_RULE)
+        if not isinstance(server_key_name, str) or not VAULT_KEY_NAME_RE.match(server_key_name):
+            raise ValidationError("server_key_name", server_key_name, VAULT_KEY_NAME_RULE)
+    if auto_rotation_enabled is not None and not isinstance(auto_rotation_enabled, bool):
+        raise ValidationError("auto_rotation_enabled", auto_rotation_enabled,
+                              "must be True, False or None")
+    if not isinstance(wait, bool):
+        raise ValidationError("wait", wait, "must be True or False")
+    check_timeout(timeout)
+    check_api_version(api_version)
+    conn = get_connection(connection)
+    pipe = conn.pipeline("arm")
+    path = _protector_path(conn, subscription_id, resource_group, server)
+    properties: dict[str, Any] = {"serverKeyType": key_type, "serverKeyName": server_key_name}
+    if auto_rotation_enabled is not None:
+        properties["autoRotationEnabled"] = auto_rotation_enabled
+    logger.info("update_encryption_protector: %s -> %s %s", server, key_type, server_key_name)
+
+    def parse(response: Response) -> pd.DataFrame:
+        return _protector_frame(response, server, api_version, pipe.url(path))
+
+    return start_arm_operation(pipe, "PUT", path, name="update_encryption_protector",
+                               parse=parse, params={"api-version": api_version},
+                               json={"properties": properties}, wait=wait, timeout=timeout)
+
+
+def encryption_protector(subscription_id: str, resource_group: str, server: str, *,
+                         api_version: str = API_VERSION,
+                         connection: Connection | None = None) -> pd.DataFrame:
+    """Read a database server's encryption protector (the resource
+    :func:`update_encryption_protector` changes).
+
+    Parameters
+    ----------
+    subscription_id : str
+        Subscription (UUID).
+    resource_group : str
+        Resource group (1 to 90 characters).
+    server : str
+        Server name.
+    api_version : str
+        The service version.
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row with the columns of :func:`update_encryption_protector`.
+    """
+    check_subscription_id(subscription_id)
+    check_resource_group(resource_group)
+    _check_server(server)
+    check_api_version(api_version)
+    conn = get_connection(connection)
+    pipe = conn.pipeline("arm")
+    path = _protector_path(conn, subscription_id, resource_group, server)
+    response = pipe.send("GET", path, params={"api-version": api_version},
+                         operation="encryption_protector")
+    df = _protector_frame(response, server, api_version, pipe.url(path))
+    df.attrs["operation"] = "encryption_protector"
+    return df

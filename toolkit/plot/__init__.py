@@ -11,6 +11,7 @@ from typing import Any
 
 _EXPORTS = {
     "backend_health": "toolkit.plot.arm",
+    "encryption_posture": "toolkit.plot.arm",
     "authentication_strength_usage": "toolkit.plot.graph",
 }
 

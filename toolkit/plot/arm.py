@@ -61,3 +61,86 @@ def backend_health(df: pd.DataFrame, *, ax: Any = None, title: str | None = None
     ax.set_title(title or "Backend health by pool")
     ax.spines[["top", "right"]].set_visible(False)
     return ax
+
+
+#: Encryption posture of a server, from its protector, with the colour each is drawn in.
+ENCRYPTION_POSTURES = {
+    "service-managed key": "#9e9e9e",
+    "vault key, pinned version": "#ef6c00",
+    "vault key, versionless": "#1e88e5",
+    "vault key, auto-rotated": "#2e7d32",
+}
+
+
+def encryption_posture_of(df: pd.DataFrame) -> pd.Series:
+    """The posture of each protector row (the keys of :data:`ENCRYPTION_POSTURES`), as an
+    ordered category."""
+    require_columns(df, ["serverKeyType", "serverKeyName", "autoRotationEnabled"],
+                    "plot.encryption_posture")
+    names = list(ENCRYPTION_POSTURES)
+    out = []
+    for key_type, key_name, auto in zip(df["serverKeyType"].astype("string"),
+                                        df["serverKeyName"].astype("string"),
+                                        df["autoRotationEnabled"], strict=True):
+        if key_type != "VendorKeyVault":
+            out.append(names[0])
+        elif auto is True or (auto is not pd.NA and bool(auto)):
+            out.append(names[3])
+        elif isinstance(key_name, str) and key_name.count("_") >= 2:
+            out.append(names[1])
+        else:
+            out.append(names[2])
+    return pd.Series(pd.Categorical(out, categories=names, ordered=True), index=df.index,
+                     name="posture")
+
+
+def encryption_posture(df: pd.DataFrame, *, by: str = "resource_group", ax: Any = None,
+                       title: str | None = None) -> Any:
+    """Servers by encryption posture: stacked bars per resource group (or another column).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Protector rows of :func:`toolkit.encryption_protector` /
+        :func:`toolkit.update_encryption_protector` (several servers concatenated); needs
+        ``id``, ``serverKeyType``, ``serverKeyName``, ``autoRotationEnabled``.
+    by : str
+        ``"resource_group"`` (read from ``id``) or a column of ``df`` to group the bars by.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["id"] + ([] if by == "resource_group" else [by]),
+                    "plot.encryption_posture")
+    posture = encryption_posture_of(df)
+    if by == "resource_group":
+        groups = df["id"].astype("string").str.extract(r"/resourceGroups/([^/]+)/",
+                                                       expand=False)
+    else:
+        groups = df[by].astype("string")
+    counts = (pd.DataFrame({"group": groups, "posture": posture})
+              .groupby(["group", "posture"], observed=False).size()
+              .unstack("posture", fill_value=0))
+    order = list(dict.fromkeys(groups.dropna()))
+    counts = counts.reindex(order[::-1]).fillna(0)
+    ax = new_axes(ax, figsize=(8, max(2.5, 0.45 * len(order) + 1.5)))
+    left = pd.Series(0.0, index=counts.index)
+    for state in counts.columns:
+        values = counts[state]
+        if not values.any():
+            continue
+        ax.barh(counts.index, values, left=left, color=ENCRYPTION_POSTURES[str(state)],
+                label=str(state), edgecolor="white")
+        left = left + values
+    ax.set_xlabel("servers")
+    ax.set_ylabel(by.replace("_", " "))
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(title="encryption protector", loc="lower right", frameon=False, fontsize=8)
+    ax.set_title(title or "Encryption protector posture")
+    ax.spines[["top", "right"]].set_visible(False)
+    return ax

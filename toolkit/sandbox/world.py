@@ -27,6 +27,8 @@ __all__ = ["SECTIONS", "ResourceGroup", "Subscription", "World"]
 SECTIONS: dict[str, str] = {
     "network": "toolkit.sandbox.arm.network:build_world",
     "sql": "toolkit.sandbox.arm.sql:build_world",
+    "support": "toolkit.sandbox.arm.support:build_world",
+    "clusters": "toolkit.sandbox.arm.clusters:build_world",
     "identity": "toolkit.sandbox.graph.identity:build_world",
     "fabric": "toolkit.sandbox.fabric.eventstream:build_world",
 }

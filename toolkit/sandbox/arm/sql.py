@@ -1,17 +1,38 @@
-"""SQL servers: name availability (spec 1 §2.6, §4.4) and the operations catalogue (§2.7, §4.5).
+"""SQL servers: name availability (spec 1 §2.6, §4.4), the operations catalogue (§2.7, §4.5) and
+the servers' encryption protectors (§2.5, §4.3).
 
 Server names are global: a name is taken when any server of the world has it, or one of the names
 other tenants hold. ``checkNameAvailability`` always answers 200 (``reason`` and ``message`` only
 when the name is not available). ``operations`` is tenant-level and pages with ``nextLink``.
+
+Encryption protectors: every server has one, service-managed or a key of one of the tenant's key
+vaults (pinned to a version or versionless, with or without auto-rotation). The vaults hold keys
+with several versions; one key's newest version is disabled and one key was deleted from its
+vault. ``PUT .../encryptionProtector/current`` answers 200 with the protector for a
+service-managed key, and 202 + ``Location`` for a vault key; the Location URL answers 202 while
+the change runs and then 200 with no body, so the client reads the protector (no
+final-state-via). A second PUT while a change runs is refused with 409
+``EncryptionProtectorChangeInProgress``; a change completes when its operation is polled to the
+end, or once its expected duration has passed on the sandbox clock.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from toolkit._core.validate import SERVER_NAME_RE
-from toolkit.sandbox.arm.common import arm_reply, find_subscription
+from toolkit.sandbox.arm.common import (
+    _poll,
+    arm_reply,
+    find_group,
+    find_subscription,
+    start_operation,
+)
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
 if TYPE_CHECKING:
@@ -135,12 +156,45 @@ _TENANT_LEVEL = (
 
 @dataclass
 class SqlServer:
-    """A SQL server of the tenant."""
+    """A SQL server of the tenant (``protector``: its encryption protector as first built)."""
 
     subscription_id: str
     resource_group: str
     name: str
     location: str
+    created_at: datetime | None = None
+    protector: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class KeyVersion:
+    """One version of a key vault key."""
+
+    version: str
+    enabled: bool
+    created_at: datetime
+
+
+@dataclass
+class VaultKey:
+    """A key of a key vault: its versions, oldest first; ``deleted`` keys are gone from the
+    vault (a server key naming one is not found)."""
+
+    vault: str
+    name: str
+    versions: list[KeyVersion]
+    deleted: bool = False
+
+    def version(self, version: str) -> KeyVersion | None:
+        low = version.lower()
+        return next((v for v in self.versions if v.version == low), None)
+
+    @property
+    def latest(self) -> KeyVersion:
+        return self.versions[-1]
+
+    def latest_enabled(self) -> KeyVersion | None:
+        return next((v for v in reversed(self.versions) if v.enabled), None)
 
 
 @dataclass
@@ -150,6 +204,14 @@ class SqlWorld:
     servers: list[SqlServer]
     taken: frozenset[str]
     operations: list[dict[str, Any]]
+    keys: dict[tuple[str, str], VaultKey] = field(default_factory=dict)
+
+    def server(self, subscription_id: str, resource_group: str, name: str) -> SqlServer | None:
+        """The server of that name in that group (case-insensitive)."""
+        want = (subscription_id.lower(), resource_group.lower(), name.lower())
+        return next((s for s in self.servers if (s.subscription_id.lower(),
+                                                 s.resource_group.lower(),
+                                                 s.name.lower()) == want), None)
 
 
 def _operations(namespace: str) -> list[dict[str, Any]]:
@@ -195,14 +257,27 @@ def build_world(world: World) -> SqlWorld:
         assert group is not None
         servers.extend(SqlServer(sub.id, rg_name, n, group.location) for n in names)
     taken = frozenset([s.name for s in servers] + list(OTHER_TENANTS))
-    return SqlWorld(servers, taken, _operations(world.namespace))
+    sql = SqlWorld(servers, taken, _operations(world.namespace))
+    _build_keys(world, sql)
+    return sql
 
 
 def catalog_rows(sql: SqlWorld) -> list[dict[str, Any]]:
-    """One catalog row per SQL server."""
-    return [{"kind": "sql_server", "subscription_id": s.subscription_id,
+    """One catalog row per SQL server and per key vault key."""
+    rows = [{"kind": "sql_server", "subscription_id": s.subscription_id,
              "resource_group": s.resource_group, "name": s.name, "location": s.location,
              "detail": "name taken"} for s in sql.servers]
+    for key in sql.keys.values():
+        if key.deleted:
+            state = "deleted from the vault"
+        elif not key.latest.enabled:
+            state = "newest version disabled"
+        else:
+            state = "enabled"
+        rows.append({"kind": "key_vault_key", "subscription_id": None, "resource_group": None,
+                     "name": f"{key.vault}_{key.name}", "location": None,
+                     "detail": f"{len(key.versions)} versions, {state}"})
+    return rows
 
 
 def _check_name(request: Request) -> Reply:
@@ -249,9 +324,259 @@ def _operations_list(request: Request) -> Reply:
     return arm_reply(request, body, tenant=True)
 
 
+# ---------------------------------------------------------------------------------- protectors
+
+#: (vault, key, number of versions, newest version enabled, deleted from the vault)
+_KEYS = (
+    ("kv-retail-prod-weu", "tde-primary", 3, True, False),
+    ("kv-retail-prod-weu", "tde-legacy", 2, False, False),
+    ("kv-retail-prod-neu", "tde-analytics", 2, True, False),
+    ("kv-retail-prod-neu", "tde-archived", 1, True, True),
+    ("kv-retail-dev", "tde-dev", 1, True, False),
+    ("kv-platform-sec", "tde-siem", 4, True, False),
+)
+
+#: server -> (vault, key, version index (None: versionless), auto-rotation); absent: service
+#: managed
+_PROTECTORS: dict[str, tuple[str, str, int | None, bool]] = {
+    "sql-retail-prod-weu-01": ("kv-retail-prod-weu", "tde-primary", 1, False),
+    "sql-retail-prod-weu-02": ("kv-retail-prod-weu", "tde-primary", None, True),
+    "sql-orders-prod": ("kv-retail-prod-weu", "tde-legacy", 0, False),
+    "sql-analytics-neu": ("kv-retail-prod-neu", "tde-analytics", 1, True),
+    "sql-identity-audit": ("kv-retail-prod-weu", "tde-primary", 2, False),
+    "sql-retail-dev": ("kv-retail-dev", "tde-dev", None, True),
+    "sql-siem-archive": ("kv-platform-sec", "tde-siem", None, True),
+    "sql-keyvault-audit": ("kv-platform-sec", "tde-siem", 0, False),
+}
+
+_DISPLAY_LOCATIONS = {"westeurope": "West Europe", "northeurope": "North Europe",
+                      "francecentral": "France Central", "swedencentral": "Sweden Central",
+                      "uksouth": "UK South"}
+
+KEY_NAME_RE = re.compile(r"^(?P<vault>[A-Za-z][-A-Za-z0-9]{1,22}[A-Za-z0-9])_"
+                         r"(?P<key>[-A-Za-z0-9]{1,127})(?:_(?P<version>[0-9A-Fa-f]{32}))?$")
+ADMINS = ("dba-team@contoso.example", "security-ops@contoso.example",
+          "platform-automation@contoso.example")
+
+
+def _build_keys(world: World, sql: SqlWorld) -> None:
+    rng = world.rng("sql-keys")
+    for vault, name, n, newest_enabled, deleted in _KEYS:
+        versions = []
+        for i in range(n):
+            created = world.epoch - timedelta(days=400 - 120 * i + rng.randint(0, 20))
+            versions.append(KeyVersion(f"{rng.getrandbits(128):032x}",
+                                       newest_enabled or i < n - 1, created))
+        sql.keys[(vault, name)] = VaultKey(vault, name, versions, deleted)
+    for server in sql.servers:
+        server.created_at = world.epoch - timedelta(days=rng.randint(450, 1500),
+                                                    minutes=rng.randint(0, 1440))
+        changed = server.created_at + timedelta(days=rng.randint(1, 400))
+        spec = _PROTECTORS.get(server.name)
+        if spec is None:
+            props: dict[str, Any] = {"serverKeyName": "ServiceManaged",
+                                     "serverKeyType": "ServiceManaged",
+                                     "autoRotationEnabled": False}
+            changed = server.created_at
+        else:
+            vault, key_name, index, auto = spec
+            key = sql.keys[(vault, key_name)]
+            name = f"{vault}_{key_name}" if index is None else \
+                f"{vault}_{key_name}_{key.versions[index].version}"
+            props = {"serverKeyName": name, "serverKeyType": "VendorKeyVault",
+                     "autoRotationEnabled": auto}
+        server.protector = {"properties": props, "createdAt": server.created_at,
+                            "lastModifiedAt": changed,
+                            "lastModifiedBy": ADMINS[rng.randrange(len(ADMINS))]}
+
+
+def _server_id(server: SqlServer, namespace: str) -> str:
+    return (f"/subscriptions/{server.subscription_id}/resourceGroups/{server.resource_group}"
+            f"/providers/{namespace}.Sql/servers/{server.name}")
+
+
+def _iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _protector_state(sandbox: Sandbox, server: SqlServer) -> dict[str, Any]:
+    """The server's live protector state (under ``sandbox.state``), with a change whose time
+    has come applied. Call with ``state_lock`` held."""
+    states = sandbox.state.setdefault("sql_protectors", {})
+    key = (server.subscription_id.lower(), server.resource_group.lower(), server.name.lower())
+    state = states.get(key)
+    if state is None:
+        state = states[key] = {**copy.deepcopy(server.protector), "pending": None}
+    pending = state["pending"]
+    if pending is not None and sandbox.now() >= pending["due"]:
+        _apply(state, pending)
+    return state
+
+
+def _apply(state: dict[str, Any], pending: dict[str, Any]) -> None:
+    state["properties"] = pending["properties"]
+    state["lastModifiedAt"] = pending["at"]
+    state["lastModifiedBy"] = pending["by"]
+    state["pending"] = None
+
+
+def protector_body(sql: SqlWorld, server: SqlServer, state: dict[str, Any],
+                   namespace: str) -> dict[str, Any]:
+    """The EncryptionProtector resource of a server in a given state."""
+    props = dict(state["properties"])
+    key_type = props["serverKeyType"]
+    out_props: dict[str, Any] = {"serverKeyName": props["serverKeyName"],
+                                 "serverKeyType": key_type,
+                                 "autoRotationEnabled": bool(props.get("autoRotationEnabled")),
+                                 "subregion": f"{server.location}-2"}
+    if key_type == "VendorKeyVault":
+        m = KEY_NAME_RE.match(props["serverKeyName"])
+        assert m is not None
+        key = sql.keys[(m["vault"], m["key"])]
+        pinned = key.version(m["version"]) if m["version"] else None
+        in_use = pinned if pinned is not None and not out_props["autoRotationEnabled"] \
+            else key.latest_enabled()
+        assert in_use is not None
+        base = f"https://{key.vault}.vault.vendor.net/keys/{key.name}"
+        out_props["uri"] = base if m["version"] is None else f"{base}/{in_use.version}"
+        out_props["thumbprint"] = hashlib.sha1(in_use.version.encode()).hexdigest().upper()
+        if m["version"] is None or in_use is not pinned:
+            out_props["keyVersion"] = in_use.version
+    return {
+        "id": f"{_server_id(server, namespace)}/encryptionProtector/current",
+        "name": "current",
+        "type": f"{namespace}.Sql/servers/encryptionProtector",
+        "kind": key_type.lower(),
+        "location": _DISPLAY_LOCATIONS.get(server.location, server.location),
+        "properties": out_props,
+        "systemData": {"createdBy": ADMINS[0], "createdByType": "User",
+                       "createdAt": _iso(state["createdAt"]),
+                       "lastModifiedBy": state["lastModifiedBy"], "lastModifiedByType": "User",
+                       "lastModifiedAt": _iso(state["lastModifiedAt"])},
+    }
+
+
+def _find_server(request: Request) -> tuple[SqlWorld, SqlServer]:
+    sub, group = find_group(request)
+    sql = request.sandbox.world.section("sql")
+    name = request.path_params["serverName"]
+    server = sql.server(sub.id, group.name, name)
+    if server is None:
+        raise SandboxHTTPError(404, "ServerNotInSubscriptionResourceGroup",
+                               f"Specified server '{name}' does not exist in resource group "
+                               f"'{group.name}' in subscription '{sub.id}'.")
+    protector_name = request.path_params["encryptionProtectorName"]
+    if protector_name != "current":
+        raise SandboxHTTPError(400, "InvalidEncryptionProtectorName",
+                               f"The encryption protector name '{protector_name}' is not "
+                               "valid; the only name is 'current'.")
+    return sql, server
+
+
+def _check_key(sql: SqlWorld, body: Any) -> dict[str, Any]:
+    """The new protector properties a PUT body asks for, or the service's 400/404."""
+    props = body.get("properties") if isinstance(body, dict) else None
+    if not isinstance(props, dict):
+        raise SandboxHTTPError(400, "InvalidKeyUpsertRequest",
+                               "The request body must carry 'properties' with a "
+                               "'serverKeyType'.")
+    key_type = props.get("serverKeyType")
+    if key_type not in ("ServiceManaged", "VendorKeyVault"):
+        raise SandboxHTTPError(400, "InvalidKeyType",
+                               f"The server key type '{key_type}' is not valid; use "
+                               "'ServiceManaged' or 'VendorKeyVault'.", target="serverKeyType")
+    name = props.get("serverKeyName")
+    auto = props.get("autoRotationEnabled")
+    if auto is not None and not isinstance(auto, bool):
+        raise SandboxHTTPError(400, "InvalidKeyUpsertRequest",
+                               "'autoRotationEnabled' must be true or false.",
+                               target="autoRotationEnabled")
+    if key_type == "ServiceManaged":
+        if name not in (None, "ServiceManaged"):
+            raise SandboxHTTPError(400, "InvalidKeyName",
+                                   f"The server key name '{name}' is not valid for a "
+                                   "ServiceManaged key; it must be 'ServiceManaged'.",
+                                   target="serverKeyName")
+        return {"serverKeyName": "ServiceManaged", "serverKeyType": key_type,
+                "autoRotationEnabled": False}
+    m = KEY_NAME_RE.match(name) if isinstance(name, str) else None
+    if m is None:
+        raise SandboxHTTPError(400, "InvalidKeyName",
+                               f"The server key name '{name}' is not valid; it must be "
+                               "'<vault>_<key>_<version>' or '<vault>_<key>'.",
+                               target="serverKeyName")
+    key = sql.keys.get((m["vault"], m["key"]))
+    version = key.version(m["version"]) if key is not None and m["version"] else None
+    if key is None or key.deleted or (m["version"] and version is None):
+        raise SandboxHTTPError(404, "ServerKeyNotFound",
+                               f"The server key '{name}' was not found: the key vault "
+                               f"'{m['vault']}' has no key '{m['key']}'"
+                               + (f" with version '{m['version']}'." if m["version"] else "."))
+    in_use = version if version is not None else key.latest
+    if not in_use.enabled:
+        raise SandboxHTTPError(400, "VendorKeyVaultKeyDisabled",
+                               f"The key vault key '{key.vault}/{key.name}/{in_use.version}' "
+                               "is disabled. Enable the key version or choose another key.",
+                               target="serverKeyName")
+    return {"serverKeyName": name, "serverKeyType": key_type,
+            "autoRotationEnabled": bool(auto)}
+
+
+def _get_protector(request: Request) -> Reply:
+    sql, server = _find_server(request)
+    sandbox = request.sandbox
+    with sandbox.state_lock:
+        state = _protector_state(sandbox, server)
+        body = protector_body(sql, server, state, sandbox.namespace)
+    return arm_reply(request, body)
+
+
+def _put_protector(request: Request) -> Reply:
+    sql, server = _find_server(request)
+    sandbox = request.sandbox
+    new = _check_key(sql, request.json())
+    by = str(request.claims.get("sub") or "analyst@contoso.example") \
+        if isinstance(getattr(request, "claims", None), dict) else "analyst@contoso.example"
+    with sandbox.state_lock:
+        state = _protector_state(sandbox, server)
+        if state["pending"] is not None:
+            raise SandboxHTTPError(409, "EncryptionProtectorChangeInProgress",
+                                   f"An encryption protector change is already in progress on "
+                                   f"server '{server.name}'. Wait for it to complete and try "
+                                   "again.")
+        now = sandbox.now()
+        pending = {"properties": new, "at": now, "by": by,
+                   "due": now + timedelta(seconds=sandbox.lro_polls * sandbox.lro_retry_after)}
+        if new["serverKeyType"] == "ServiceManaged":
+            _apply(state, pending)
+            body = protector_body(sql, server, state, sandbox.namespace)
+            return arm_reply(request, body, write=True)
+        state["pending"] = pending
+
+    def finish() -> Reply:
+        with sandbox.state_lock:
+            if state["pending"] is pending:
+                _apply(state, pending)
+        return Reply(200, None)
+
+    reply = start_operation(request, f"{sandbox.namespace}.Sql", server.location, finish)
+    reply.headers["Location"] = reply.headers["Location"].replace(
+        "/operationResults/", "/encryptionProtectorOperationResults/")
+    return reply
+
+
 def register(router: Router, sandbox: Sandbox) -> None:
-    """Add the name availability and operations routes."""
+    """Add the name availability, operations and encryption protector routes."""
     router.add("POST", "/subscriptions/{subscriptionId}/providers/{ns}.Sql/checkNameAvailability",
                _check_name, family="arm", api_versions=API_VERSIONS, name="check_name")
     router.add("GET", "/providers/{ns}.Sql/operations", _operations_list, family="arm",
                api_versions=API_VERSIONS, name="sql_operations")
+    protector = ("/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/"
+                 "{ns}.Sql/servers/{serverName}/encryptionProtector/{encryptionProtectorName}")
+    router.add("PUT", protector, _put_protector, family="arm", api_versions=API_VERSIONS,
+               name="encryption_protector_update")
+    router.add("GET", protector, _get_protector, family="arm", api_versions=API_VERSIONS,
+               name="encryption_protector_get")
+    router.add("GET", "/subscriptions/{subscriptionId}/providers/{ns}.Sql/locations/{location}/"
+               "encryptionProtectorOperationResults/{operationId}", _poll, family="arm",
+               api_versions=None, name="encryption_protector_operation")

@@ -1,0 +1,288 @@
+"""Cluster credentials: a managed cluster's monitoring-user kubeconfigs (spec 1 §2.10, §4.8) and a
+hosted cluster's kubeadmin credentials (§4.9).
+
+Credential values are held in :class:`~toolkit.Secret` cells: repr, HTML, ``to_csv``, ``to_json``,
+logs and error messages show a mask; ``.reveal()`` is the only way to the value, and
+:func:`write_kubeconfig` writes a kubeconfig to a file only its owner can read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import os
+import re
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from toolkit._core.errors import ValidationError
+from toolkit._core.frames import build_frame
+from toolkit._core.provenance import provenance
+from toolkit._core.schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
+from toolkit._core.secrets import Secret
+from toolkit._core.validate import (
+    check_api_version,
+    check_name,
+    check_resource_group,
+    check_subscription_id,
+)
+from toolkit.connection import get_connection
+
+if TYPE_CHECKING:
+    from toolkit.connection import Connection
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["cluster_monitoring_credentials", "hosted_cluster_credentials", "kubeconfig_summary",
+           "write_kubeconfig"]
+
+MANAGED_API_VERSION = "2026-04-01"
+HOSTED_API_VERSION = "2025-07-25"
+CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
+CLUSTER_NAME_RULE = ("managed cluster names are 1 to 63 characters: letters, digits, '-' and "
+                     "'_', starting and ending with a letter or digit")
+SERVER_FQDN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,31}$")
+HOSTED_NAME_RE = re.compile(r"^[^/?#\s]{1,200}$")
+
+
+def _decode(value: Any) -> str | bytes | None:
+    """The kubeconfig a Base64 ``value`` carries (text when it is UTF-8)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        logger.debug("a kubeconfig value is not Base64; kept as sent")
+        return value
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def kubeconfig_summary(text: str | bytes | None) -> dict[str, Any]:
+    """What a kubeconfig says that is not secret: cluster name, server URL, context, user name
+    and how the user authenticates (``token``, ``client-certificate``, ``exec``, ``basic``,
+    ``auth-provider``). Fields it does not have are ``None``."""
+    out: dict[str, Any] = {"cluster_name": None, "server_url": None, "context": None,
+                           "user_name": None, "auth_kind": None}
+    if text is None:
+        return out
+    import yaml
+
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError:
+        logger.debug("a kubeconfig is not YAML; its summary is empty")
+        return out
+    if not isinstance(config, dict):
+        return out
+
+    def named(key: str, name: Any) -> dict[str, Any]:
+        entries = [e for e in config.get(key) or [] if isinstance(e, dict)]
+        match = next((e for e in entries if e.get("name") == name), None)
+        return match or (entries[0] if entries else {})
+
+    context_name = config.get("current-context")
+    context_entry = named("contexts", context_name)
+    context = context_entry.get("context") if isinstance(context_entry.get("context"), dict) \
+        else {}
+    cluster_entry = named("clusters", context.get("cluster"))
+    cluster = cluster_entry.get("cluster") if isinstance(cluster_entry.get("cluster"), dict) \
+        else {}
+    user_entry = named("users", context.get("user"))
+    user = user_entry.get("user") if isinstance(user_entry.get("user"), dict) else {}
+    if "exec" in user:
+        auth = "exec"
+    elif "auth-provider" in user:
+        auth = "auth-provider"
+    elif "client-certificate-data" in user or "client-certificate" in user:
+        auth = "client-certificate"
+    elif "token" in user or "tokenFile" in user:
+        auth = "token"
+    elif "username" in user:
+        auth = "basic"
+    else:
+        auth = None
+    out.update({"cluster_name": cluster_entry.get("name"), "server_url": cluster.get("server"),
+                "context": context_entry.get("name") or context_name,
+                "user_name": user_entry.get("name"), "auth_kind": auth})
+    return {k: (str(v) if v is not None else None) for k, v in out.items()}
+
+
+def cluster_monitoring_credentials(subscription_id: str, resource_group: str, cluster: str, *,
+                                   server_fqdn: str | None = None,
+                                   api_version: str = MANAGED_API_VERSION,
+                                   connection: Connection | None = None) -> pd.DataFrame:
+    """The monitoring user's kubeconfigs of a managed cluster, masked.
+
+    Parameters
+    ----------
+    subscription_id : str
+        Subscription (UUID).
+    resource_group : str
+        Resource group (1 to 90 characters).
+    cluster : str
+        Managed cluster name (1 to 63 letters, digits, '-' and '_', starting and ending with a
+        letter or digit).
+    server_fqdn : str, optional
+        Which API server address the kubeconfig points at (``"public"`` or ``"private"``); by
+        default the cluster's own (a private cluster's private FQDN).
+    api_version : str
+        The service version.
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per kubeconfig: ``name`` (string), ``value`` (the kubeconfig as a masked
+        :class:`~toolkit.Secret`, decoded from Base64; ``.reveal()`` gives the YAML text), and,
+        read from the kubeconfig, ``cluster_name``, ``server_url``, ``context``, ``user_name``
+        (strings) and ``auth_kind`` (category ``token``/``client-certificate``/``exec``/
+        ``basic``/``auth-provider``), none of them secret.
+    """
+    check_subscription_id(subscription_id)
+    check_resource_group(resource_group)
+    check_name(cluster, "cluster", max_len=63, pattern=CLUSTER_NAME_RE, rule=CLUSTER_NAME_RULE)
+    if server_fqdn is not None:
+        check_name(server_fqdn, "server_fqdn", max_len=32, pattern=SERVER_FQDN_RE,
+                   rule="must be a server FQDN type such as 'public' or 'private'")
+    check_api_version(api_version)
+    conn = get_connection(connection)
+    pipe = conn.pipeline("arm")
+    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
+            f"{conn.namespace}.ContainerService/managedClusters/{cluster}/"
+            "listClusterMonitoringUserCredential")
+    response = pipe.send("POST", path, params={"api-version": api_version,
+                                               "server-fqdn": server_fqdn},
+                         operation="cluster_monitoring_credentials")
+    body = response.json()
+    rows = []
+    for entry in (body.get("kubeconfigs") if isinstance(body, dict) else None) or []:
+        if not isinstance(entry, dict):
+            continue
+        text = _decode(entry.get("value"))
+        rows.append({"name": entry.get("name"),
+                     "value": text or None,
+                     **kubeconfig_summary(text)})
+    ids = [response.request_id] if response.request_id else []
+    df = build_frame(rows, MONITORING_CREDENTIALS,
+                     provenance("cluster_monitoring_credentials", api_version, pipe.url(path),
+                                ids), flat=True)
+    logger.info("cluster_monitoring_credentials: %d kubeconfig(s) for %s", len(df), cluster)
+    return df
+
+
+def hosted_cluster_credentials(subscription_id: str, resource_group: str, cluster: str, *,
+                               api_version: str = HOSTED_API_VERSION,
+                               connection: Connection | None = None) -> pd.DataFrame:
+    """The kubeadmin credentials of a hosted cluster, the password masked.
+
+    Parameters
+    ----------
+    subscription_id : str
+        Subscription (UUID).
+    resource_group : str
+        Resource group (1 to 90 characters).
+    cluster : str
+        Hosted cluster name.
+    api_version : str
+        The service version.
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row: ``kubeadminUsername`` (string) and ``kubeadminPassword`` (a masked
+        :class:`~toolkit.Secret`; ``.reveal()`` gives it).
+    """
+    check_subscription_id(subscription_id)
+    check_resource_group(resource_group)
+    check_name(cluster, "cluster", max_len=200, pattern=HOSTED_NAME_RE,
+               rule="must be a cluster name: a non-empty string without '/', '?', '#' or spaces")
+    check_api_version(api_version)
+    conn = get_connection(connection)
+    pipe = conn.pipeline("arm")
+    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
+            f"{conn.namespace}.HostedClusterProvider/hostedClusters/{cluster}/listCredentials")
+    response = pipe.send("POST", path, params={"api-version": api_version},
+                         operation="hosted_cluster_credentials")
+    body = response.json()
+    record = body if isinstance(body, dict) else {}
+    ids = [response.request_id] if response.request_id else []
+    return build_frame([record], HOSTED_CREDENTIALS,
+                       provenance("hosted_cluster_credentials", api_version, pipe.url(path), ids))
+
+
+def _kubeconfig_of(row_or_frame: Any) -> Any:
+    if isinstance(row_or_frame, Secret):
+        return row_or_frame.reveal()
+    if isinstance(row_or_frame, pd.DataFrame):
+        if "value" not in row_or_frame.columns or len(row_or_frame) != 1:
+            raise ValidationError(
+                "row_or_frame", f"DataFrame with {len(row_or_frame)} rows",
+                "must be one kubeconfig: a frame of cluster_monitoring_credentials() with one "
+                "row, one of its rows (df.iloc[i]) or a value Secret")
+        value = row_or_frame["value"].iloc[0]
+    elif isinstance(row_or_frame, pd.Series) and "value" in row_or_frame.index:
+        value = row_or_frame["value"]
+    else:
+        raise ValidationError("row_or_frame", type(row_or_frame).__name__,
+                              "must be a row or a one-row frame of "
+                              "cluster_monitoring_credentials(), or a value Secret")
+    if not isinstance(value, Secret):
+        raise ValidationError("row_or_frame", "value column without a Secret",
+                              "the row has no kubeconfig value")
+    return value.reveal()
+
+
+def write_kubeconfig(row_or_frame: Any, path: str | os.PathLike[str], *,
+                     overwrite: bool = False) -> Path:
+    """Write a kubeconfig to a file only its owner can read and write (mode 0600).
+
+    Parameters
+    ----------
+    row_or_frame : pandas.Series, pandas.DataFrame or Secret
+        A row of :func:`cluster_monitoring_credentials`, its frame when it has one row, or the
+        ``value`` Secret itself.
+    path : str or path-like
+        Where to write (the directory must exist).
+    overwrite : bool
+        Replace an existing file (it is refused otherwise).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    FileExistsError
+        ``path`` exists and ``overwrite`` is false.
+    ValidationError
+        ``row_or_frame`` is not one kubeconfig.
+    """
+    content = _kubeconfig_of(row_or_frame)
+    data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    target = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
+    try:
+        fd = os.open(target, flags, 0o600)
+    except FileExistsError:
+        raise FileExistsError(f"{target} exists; pass overwrite=True to replace it") from None
+    try:
+        os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
+        with os.fdopen(fd, "wb") as handle:
+            fd = -1
+            handle.write(data)
+    finally:
+        if fd != -1:
+            os.close(fd)
+    logger.info("kubeconfig written to %s (mode 0600)", target)
+    return target
