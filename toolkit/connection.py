@@ -290,7 +290,8 @@ def connect(
     Returns
     -------
     Connection
-        Also made the default connection.
+        Also made the default connection. A previous default is left open (code may still hold
+        it); ``Connection.close()`` closes one, and stops the sandbox it started.
     """
     env = dict(os.environ)
     unknown = set(settings) - {f.name for f in fields(Settings)}
@@ -366,10 +367,7 @@ def connect(
     conn._owns_sandbox = owns  # type: ignore[attr-defined]
     global _default
     with _default_lock:
-        previous = _default
         _default = conn
-    if previous is not None and previous is not conn:
-        previous.close()
     return conn
 
 

@@ -217,9 +217,24 @@ class RateLimitError(ApiError):
 
 class OperationFailedError(ApiError):
     """A long-running operation ended Failed or Canceled; code and message are the
-    operation's."""
+    operation's (``status`` is the HTTP status of the poll that reported it)."""
 
     hint = "The operation itself failed on the service; read the code and message above."
+
+    def _text(self) -> str:
+        head = f"{self.operation}: " if self.operation else ""
+        text = f"{head}the long-running operation failed"
+        if self.code:
+            text += f": {self.code}"
+        if self.message:
+            text += f": {self.message}"
+        if self.target:
+            text += f" (target: {self.target})"
+        if self.url:
+            text += f" [operation {self.url}]"
+        if self.request_id:
+            text += f" [request id {self.request_id}]"
+        return text + f"\nWhat to do: {self.hint}"
 
 
 class OperationTimeoutError(ToolkitError, TimeoutError):
@@ -347,8 +362,10 @@ def error_from_response(
     operation: str | None = None,
     url: str | None = None,
     header_prefix: str = "x-vendor-",
+    hint: str | None = None,
 ) -> ApiError:
-    """Build the ApiError subclass that fits an error response."""
+    """Build the ApiError subclass that fits an error response (``hint`` replaces the class's
+    advice)."""
     headers = _ci(headers)
     info = parse_error_body(body, headers, header_prefix)
     kw: dict[str, Any] = {"operation": operation, "url": url,
@@ -368,4 +385,6 @@ def error_from_response(
         cls = ApiError
         if status == 400:
             kw["hint"] = "The service refused the request as sent; the message says which part."
+    if hint is not None:
+        kw["hint"] = hint
     return cls(status, info, **kw)

@@ -248,6 +248,13 @@ class _RequestIdPolicy(SansIOHTTPPolicy):
         request.http_request.headers.setdefault(self._header, str(uuid.uuid4()))
 
 
+_NOT_REPEATED = (
+    "The request was not sent again, because repeating it could carry it out twice; the "
+    "service may or may not have done it. Check (for example, list the items) before trying "
+    "again."
+)
+
+
 def _short(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.path}"
@@ -431,17 +438,21 @@ class Pipeline:
                      "(for DefaultAzureCredential: environment, managed identity or CLI login).",
             ) from err
         except (ServiceRequestError, ServiceResponseError) as err:
+            advice = ("Check that the endpoint is reachable and try again." if idempotent
+                      else _NOT_REPEATED)
             raise TransportError(
-                f"{operation or method}: could not complete the request to {_short(url)} after "
-                f"retries ({type(err).__name__}: {redact(str(err.message))[:200]}). Check that "
-                "the endpoint is reachable and try again.") from err
+                f"{operation or method}: could not complete the request to {_short(url)} "
+                f"({type(err).__name__}: {redact(str(err.message))[:200]}). {advice}") from err
         except AzureError as err:
             raise TransportError(f"{operation or method}: {redact(str(err))[:300]}") from err
         response = Response(raw.status_code, raw.headers, raw.content, url, method, operation)
         if raw.status_code not in expected:
+            hint = None
+            if not idempotent and raw.status_code >= 500:
+                hint = _NOT_REPEATED
             raise error_from_response(raw.status_code, raw.content, raw.headers,
                                       operation=operation, url=_short(url),
-                                      header_prefix=self.header_prefix)
+                                      header_prefix=self.header_prefix, hint=hint)
         return response
 
     def close(self) -> None:

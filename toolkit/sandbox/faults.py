@@ -3,7 +3,7 @@
 Faults are rules held per sandbox (:meth:`Sandbox.inject`), drawn from a seeded random generator
 so a run is repeatable, or asked for by one request with the ``x-vendor-sandbox-fault`` header
 (which the toolkit never sends on its own), e.g. ``503``, ``429; retry-after=2``,
-``latency=150``, ``drop``, ``malformed``.
+``latency=150``, ``drop``, ``malformed``, ``lro_fail``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 __all__ = ["FAULT_KINDS", "FaultPlan", "FaultRule"]
 
-#: ``status`` kinds answer at once; ``latency`` delays; the body kinds spoil a good answer.
-FAULT_KINDS = ("429", "500", "503", "latency", "drop", "malformed", "truncate")
+#: ``status`` kinds answer at once; ``latency`` delays; the body kinds spoil a good answer;
+#: ``lro_fail`` lets the request start its long-running operation, which then ends Failed.
+FAULT_KINDS = ("429", "500", "503", "latency", "drop", "malformed", "truncate", "lro_fail")
 
 
 @dataclass
@@ -27,7 +28,8 @@ class FaultRule:
     ----------
     kind : str
         ``"429"``, ``"500"``, ``"503"``, ``"latency"``, ``"drop"`` (connection closed mid-body),
-        ``"malformed"`` (invalid JSON), ``"truncate"`` (body cut short, right length header).
+        ``"malformed"`` (invalid JSON), ``"truncate"`` (body cut short, right length header),
+        ``"lro_fail"`` (the long-running operation the request starts ends Failed).
     rate : float
         Probability that a matching request gets the fault.
     path : str, optional

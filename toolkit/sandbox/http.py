@@ -53,6 +53,8 @@ class Request:
     path_params: dict[str, str] = field(default_factory=dict)
     family: str = "arm"
     request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    #: set by the ``lro_fail`` fault: the operation this request starts must end Failed
+    fail_operation: bool = False
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.target)

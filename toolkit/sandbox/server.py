@@ -341,6 +341,8 @@ class Sandbox:
                 fault_name = rule.kind
                 if rule.kind == "latency":
                     time.sleep(self.faults.jitter(rule) / 1000.0)
+                elif rule.kind == "lro_fail":
+                    request.fail_operation = True
                 elif rule.kind in ("429", "500", "503"):
                     raise _fault_error(rule)
                 else:

@@ -63,12 +63,17 @@ def arm_reply(request: Request, body: Any, status: int = 200, *, write: bool = F
 
 
 def start_operation(request: Request, provider: str, location: str,
-                    finish: Callable[[], Reply], *, polls: int | None = None) -> Reply:
+                    finish: Callable[[], Reply], *, polls: int | None = None,
+                    abandon: Callable[[], None] | None = None) -> Reply:
     """Answer 202 with ``Location`` and ``Retry-After``; the Location URL answers 202 (no body)
     for ``polls - 1`` polls, then whatever ``finish()`` returns.
 
     ``polls`` defaults to the sandbox's ``lro_polls``; a request may ask for another number with
-    the ``x-vendor-sandbox-lro-polls`` header (which the toolkit never sends on its own)."""
+    the ``x-vendor-sandbox-lro-polls`` header (which the toolkit never sends on its own).
+
+    A request carrying the ``lro_fail`` fault starts an operation that ends Failed: the 202 then
+    also names a ``<Namespace>-AsyncOperation`` status URL (which clients prefer), whose status
+    body ends ``Failed`` with an error; ``abandon()`` undoes what the operation had reserved."""
     sandbox = request.sandbox
     asked = request.headers.get(f"{sandbox.header_prefix}sandbox-lro-polls")
     if polls is None and asked and asked.isdigit():
@@ -78,6 +83,8 @@ def start_operation(request: Request, provider: str, location: str,
         sandbox.state.setdefault("arm_operations", {})[op_id] = {
             "remaining": sandbox.lro_polls if polls is None else polls,
             "finish": finish,
+            "abandon": abandon,
+            "fail": request.fail_operation,
             "subscription": request.path_params.get("subscriptionId", ""),
             "result": None,
         }
@@ -85,8 +92,11 @@ def start_operation(request: Request, provider: str, location: str,
     sub = request.path_params.get("subscriptionId", "")
     location_url = (f"{sandbox.url}/subscriptions/{sub}/providers/{provider}/locations/"
                     f"{location}/operationResults/{op_id}?api-version={version}")
-    return Reply(202, None, {"Location": location_url,
-                             "Retry-After": str(sandbox.lro_retry_after)})
+    headers = {"Location": location_url, "Retry-After": str(sandbox.lro_retry_after)}
+    if request.fail_operation:
+        headers[f"{sandbox.namespace}-AsyncOperation"] = location_url.replace(
+            "/operationResults/", "/operations/")
+    return Reply(202, None, headers)
 
 
 def _poll(request: Request) -> Reply:
@@ -108,8 +118,38 @@ def _poll(request: Request) -> Reply:
     return Reply(result.status, result.body, dict(result.headers))
 
 
+def _status(request: Request) -> Reply:
+    """The ``<Namespace>-AsyncOperation`` status of an operation: 200 with ``status``."""
+    sandbox = request.sandbox
+    op_id = request.path_params["operationId"]
+    with sandbox.state_lock:
+        op = sandbox.state.get("arm_operations", {}).get(op_id)
+        if op is None or op["subscription"].lower() != \
+                request.path_params["subscriptionId"].lower():
+            raise SandboxHTTPError(404, "OperationNotFound",
+                                   f"The operation '{op_id}' could not be found.")
+        if op["remaining"] > 1:
+            op["remaining"] -= 1
+            return Reply(200, {"name": op_id, "status": "InProgress"},
+                         {"Retry-After": str(sandbox.lro_retry_after)})
+        if op["fail"]:
+            if op["abandon"] is not None and not op.get("abandoned"):
+                op["abandon"]()
+                op["abandoned"] = True
+            return Reply(200, {"name": op_id, "status": "Failed", "error": {
+                "code": "OperationFailed",
+                "message": "The operation failed on the service; nothing was changed. "
+                           "Try again."}})
+        if op["result"] is None:
+            op["result"] = op["finish"]()
+    return Reply(200, {"name": op_id, "status": "Succeeded"})
+
+
 def register(router: Router, sandbox: Sandbox) -> None:
-    """The operation-results route shared by every provider."""
+    """The operation-results and operation-status routes shared by every provider."""
     router.add("GET", "/subscriptions/{subscriptionId}/providers/{provider}/locations/{location}/"
                "operationResults/{operationId}", _poll, family="arm", api_versions=None,
                name="arm_operation_result")
+    router.add("GET", "/subscriptions/{subscriptionId}/providers/{provider}/locations/{location}/"
+               "operations/{operationId}", _status, family="arm", api_versions=None,
+               name="arm_operation_status")

@@ -559,7 +559,13 @@ def _put_protector(request: Request) -> Reply:
                 _apply(state, pending)
         return Reply(200, None)
 
-    reply = start_operation(request, f"{sandbox.namespace}.Sql", server.location, finish)
+    def abandon() -> None:
+        with sandbox.state_lock:
+            if state["pending"] is pending:
+                state["pending"] = None
+
+    reply = start_operation(request, f"{sandbox.namespace}.Sql", server.location, finish,
+                            abandon=abandon)
     reply.headers["Location"] = reply.headers["Location"].replace(
         "/operationResults/", "/encryptionProtectorOperationResults/")
     return reply

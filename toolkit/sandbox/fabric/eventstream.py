@@ -316,8 +316,11 @@ def _create(request: Request) -> Reply:
             return Reply(201, item.body())
         op_id = sandbox.new_id()
         pending.add((ws.id, name.lower()))
+        problem, code = _definition_problem(parts), "InvalidDefinition"
+        if problem is None and request.fail_operation:
+            problem, code = "The item could not be provisioned; try again.", "OperationFailed"
         sandbox.state.setdefault("fabric_operations", {})[op_id] = {
-            "workspace": ws, "item": item, "problem": _definition_problem(parts),
+            "workspace": ws, "item": item, "problem": problem, "code": code,
             "polls": 0, "total": max(3, sandbox.lro_polls), "status": "NotStarted",
             "created": _stamp(request), "updated": _stamp(request), "error": None,
         }
@@ -351,7 +354,7 @@ def _state(request: Request) -> Reply:
                 sandbox.state["fabric_pending_names"].discard((ws.id, item.display_name.lower()))
                 if op["problem"]:
                     op["status"] = "Failed"
-                    op["error"] = {"errorCode": "InvalidDefinition", "message": op["problem"],
+                    op["error"] = {"errorCode": op["code"], "message": op["problem"],
                                    "requestId": request.request_id, "isRetriable": False,
                                    "relatedResource": {"resourceId": "eventstream.json",
                                                        "resourceType": "DefinitionPart"}}

@@ -1,0 +1,188 @@
+"""One valid call of every public operation against a sandbox world, with what identifies its
+result, so faults can be injected around the same call and the results compared."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+import toolkit
+from toolkit._core.secrets import Secret
+
+_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Case:
+    """A public operation called the way an analyst would.
+
+    Attributes
+    ----------
+    name : str
+        The public function.
+    path : str
+        Regex matching the paths of its requests (where faults are injected).
+    call : callable
+        ``call(conn, catalog, **kw) -> frame``; ``kw`` may carry ``timeout``/``wait`` for
+        long-running operations.
+    paged : str or None
+        Regex matching its next-page requests, for the fault "a middle page fails once".
+    lro : bool
+        It is a long-running operation.
+    idempotent : bool
+        Sending it again is harmless (creations are not).
+    volatile : tuple of str
+        Columns that legitimately differ between two calls (ids of created items, times).
+    start_method : str
+        HTTP method of the request that starts a long-running operation.
+    key : str or None
+        For operations over many inputs whose failed items come back as rows with an error: the
+        column that identifies an input.
+    """
+
+    name: str
+    path: str
+    call: Callable[..., Any]
+    paged: str | None = None
+    lro: bool = False
+    idempotent: bool = True
+    volatile: tuple[str, ...] = field(default_factory=tuple)
+    start_method: str = "POST"
+    key: str | None = None
+
+
+def _row(catalog: pd.DataFrame, kind: str, name: str | None = None) -> pd.Series:
+    rows = catalog[catalog["kind"] == kind]
+    if name is not None:
+        rows = rows[rows["name"] == name]
+    return rows.iloc[0]
+
+
+def _sub(catalog: pd.DataFrame) -> str:
+    return _row(catalog, "subscription", "retail-prod")["subscription_id"]
+
+
+def _backend_health(conn, catalog, **kw):
+    gw = _row(catalog, "application_gateway", "agw-api-prod-weu")
+    return toolkit.backend_health(gw.subscription_id, gw.resource_group, gw["name"],
+                                  connection=conn, **kw)
+
+
+def _check_names(conn, catalog, **kw):
+    names = [f"reliability-{i:02d}" for i in range(10)] + ["sql-orders-prod", "Bad_Name"]
+    return toolkit.check_server_names(_sub(catalog), names, connection=conn)
+
+
+def _sql_operations(conn, catalog, **kw):
+    return toolkit.sql_operations(connection=conn)
+
+
+def _protector(conn, catalog, **kw):
+    server = _row(catalog, "sql_server", "sql-retail-prod-weu-02")
+    return toolkit.update_encryption_protector(
+        server.subscription_id, server.resource_group, server["name"],
+        server_key_type="VendorKeyVault", server_key_name="kv-retail-prod-weu_tde-primary",
+        connection=conn, **kw)
+
+
+def _classifications(conn, catalog, **kw):
+    services = toolkit.support_services(connection=conn)
+    return toolkit.problem_classifications(services["name"].iloc[0], connection=conn)
+
+
+def _monitoring(conn, catalog, **kw):
+    cluster = _row(catalog, "managed_cluster")
+    return toolkit.cluster_monitoring_credentials(cluster.subscription_id, cluster.resource_group,
+                                                  cluster["name"], connection=conn)
+
+
+def _hosted(conn, catalog, **kw):
+    cluster = _row(catalog, "hosted_cluster")
+    return toolkit.hosted_cluster_credentials(cluster.subscription_id, cluster.resource_group,
+                                              cluster["name"], connection=conn)
+
+
+def _strength_usage(conn, catalog, **kw):
+    policy = _row(catalog, "authentication_strength_policy")
+    return toolkit.authentication_strength_usage(policy["name"], connection=conn)
+
+
+def _eventstream(conn, catalog, **kw):
+    workspace = catalog[(catalog["kind"] == "fabric_workspace")
+                        & catalog["detail"].str.startswith("IoT Telemetry")].iloc[0]
+    name = f"reliability-stream-{next(_counter):04d}"
+    definition = {"eventstream.json": {"sources": [], "destinations": [], "streams": []}}
+    return toolkit.create_eventstream(workspace["name"], name, definition=definition,
+                                      connection=conn, **kw)
+
+
+CASES: dict[str, Case] = {c.name: c for c in (
+    Case("backend_health", r"backendhealth|/operation", _backend_health, lro=True),
+    Case("check_server_names", r"checkNameAvailability", _check_names, key="name"),
+    Case("sql_operations", r"Sql/operations", _sql_operations, paged=r"Sql/operations.*skiptoken"),
+    Case("update_encryption_protector", r"encryptionProtector|/operations/", _protector,
+         lro=True, volatile=("systemData.lastModifiedAt", "systemData.createdAt"),
+         start_method="PUT"),
+    Case("problem_classifications", r"problemClassifications", _classifications,
+         paged=r"problemClassifications.*skiptoken"),
+    Case("cluster_monitoring_credentials", r"listClusterMonitoringUserCredential", _monitoring),
+    Case("hosted_cluster_credentials", r"listCredentials", _hosted),
+    Case("authentication_strength_usage", r"/usage", _strength_usage),
+    Case("create_eventstream", r"/eventstreams|/operations/", _eventstream, lro=True,
+         idempotent=False, volatile=("id", "displayName", "operation_id")),
+)}
+
+
+def canonical(df: pd.DataFrame, case: Case) -> list[tuple[Any, ...]]:
+    """The rows of a result as comparable tuples (secrets revealed, volatile columns out)."""
+    keep = [c for c in df.columns if c not in case.volatile]
+
+    def value(v: Any) -> Any:
+        if isinstance(v, Secret):
+            return ("secret", v.reveal())
+        if isinstance(v, list | dict):
+            return repr(v)
+        if v is None or (not isinstance(v, str) and pd.api.types.is_scalar(v) and pd.isna(v)):
+            return None
+        return v if isinstance(v, str | int | float | bool) else str(v)
+
+    return [tuple(value(v) for v in row) for row in df[keep].itertuples(index=False)]
+
+
+ERROR_COLUMNS = ("error", "error.code")
+
+
+def failed_items(df: pd.DataFrame, case: Case) -> tuple[pd.DataFrame, set[Any]]:
+    """The rows that carry no per-item error, and the keys of the items that failed (kept as
+    rows with their error: a clear failure, not a loss)."""
+    if case.key is None:
+        return df, set()
+    errors = [c for c in ERROR_COLUMNS if c in df.columns]
+    if not errors:
+        return df, set()
+    bad = df[errors].notna().any(axis=1)
+    return df[~bad], set(df.loc[bad, case.key])
+
+
+def judge(df: pd.DataFrame, case: Case, baseline_df: pd.DataFrame) -> tuple[int, int, int, bool]:
+    """(lost, duplicated, failed items, order kept) of a result against the fault-free one."""
+    ok, failed = failed_items(df, case)
+    base = baseline_df if not failed else baseline_df[~baseline_df[case.key].isin(failed)]
+    want, got = canonical(base, case), canonical(ok, case)
+    lost, duplicated = compare(want, got)
+    return lost, duplicated, len(failed), want == got
+
+
+def compare(baseline: list[tuple[Any, ...]], got: list[tuple[Any, ...]]) -> tuple[int, int]:
+    """(lost, duplicated): rows of the baseline missing from ``got``, rows of ``got`` beyond the
+    baseline (as multisets)."""
+    from collections import Counter
+
+    want, have = Counter(baseline), Counter(got)
+    lost = sum((want - have).values())
+    extra = sum((have - want).values())
+    return lost, extra
