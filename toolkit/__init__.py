@@ -53,6 +53,14 @@ _EXPORTS = {
     "create_eventstream": "toolkit.fabric.eventstream",
     "create_eventstreams": "toolkit.fabric.eventstream",
     "ItemOperation": "toolkit._core.polling",
+    "autocomplete": "toolkit.maps.search",
+    "route_directions": "toolkit.maps.route",
+    "snap_to_roads": "toolkit.maps.route",
+    "traffic_incidents": "toolkit.maps.traffic",
+    "air_quality": "toolkit.maps.weather",
+    "air_quality_pollutants": "toolkit.maps.weather",
+    "air_quality_forecast": "toolkit.maps.weather",
+    "severe_weather_alerts": "toolkit.maps.weather",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -98,6 +106,15 @@ if TYPE_CHECKING:  # pragma: no cover
         authentication_strength_audit,
         authentication_strength_policies,
         authentication_strength_usage,
+    )
+    from toolkit.maps.route import route_directions, snap_to_roads  # noqa: F401
+    from toolkit.maps.search import autocomplete  # noqa: F401
+    from toolkit.maps.traffic import traffic_incidents  # noqa: F401
+    from toolkit.maps.weather import (  # noqa: F401
+        air_quality,
+        air_quality_forecast,
+        air_quality_pollutants,
+        severe_weather_alerts,
     )
 
 

@@ -142,3 +142,20 @@ def test_logs_never_show_the_token(sandbox, caplog) -> None:
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "operations" in text
     assert token not in text
+
+
+def test_statuses_the_caller_handles_are_not_retried(waits) -> None:
+    from tests.replay import Answer, replay_server
+
+    with replay_server() as rp:
+        rp.add("POST", "/route", Answer(408, {"error": {"code": "Timeout", "message": "slow"}}))
+        conn = toolkit.connect(base_url=rp.url, maps_key="k" * 20, max_retries=2,
+                               progress=False)
+        conn.sleep = waits
+        pipe = conn.pipeline("maps")
+        with pytest.raises(toolkit.ServiceError):
+            pipe.send("POST", "/route", json={}, no_retry=frozenset({408}))
+        assert len(rp.seen) == 1 and waits == []
+        with pytest.raises(toolkit.ServiceError):
+            pipe.send("POST", "/route", json={})
+        assert len(rp.seen) == 1 + 3

@@ -131,6 +131,31 @@ class Stats:
                                               "server_errors", "transport_errors")}
 
 
+class _WholeBodyAdapter(requests.adapters.HTTPAdapter):
+    """Reads a body that is not streamed with one read, instead of requests' 10 kB chunks: pages
+    of several megabytes arrive several times faster. Read errors map to the exceptions requests
+    itself raises, so azure-core's retries see the same failures."""
+
+    def send(self, request: Any, stream: bool = False, **kw: Any) -> Any:
+        import urllib3.exceptions as u3
+
+        response = super().send(request, stream=True, **kw)
+        if stream:
+            return response
+        try:
+            response._content = response.raw.read(decode_content=True) or b""
+        except u3.ProtocolError as err:
+            raise requests.exceptions.ChunkedEncodingError(err) from err
+        except u3.DecodeError as err:
+            raise requests.exceptions.ContentDecodingError(err) from err
+        except u3.ReadTimeoutError as err:
+            raise requests.exceptions.ConnectionError(err) from err
+        except u3.SSLError as err:
+            raise requests.exceptions.SSLError(err) from err
+        response._content_consumed = True
+        return response
+
+
 class _Transport(RequestsTransport):
     """RequestsTransport whose waits go through the connection's sleeper (so tests never
     sleep)."""
@@ -149,6 +174,8 @@ class _RetryPolicy(RetryPolicy):
     * only 408, 429 and 5xx are retried (a 4xx with a ``Retry-After`` header is not);
     * a request marked non-idempotent is retried only on 429 and on connection errors where the
       request never left;
+    * a request may name statuses it handles itself (``no_retry``), e.g. a batch's 408 that is
+      split instead of sent again;
     * a ``Retry-After`` longer than ``max_retry_wait`` stops the retries: the caller raises
       RateLimitError with the wait the service asked for;
     * a 429 without ``Retry-After`` backs off exponentially and says so in the log.
@@ -159,9 +186,15 @@ class _RetryPolicy(RetryPolicy):
         self.max_retry_wait = max_retry_wait
         self.stats = stats
 
+    def configure_retries(self, options: dict[str, Any]) -> dict[str, Any]:
+        settings = super().configure_retries(options)
+        settings["no_retry"] = options.pop("toolkit_no_retry", frozenset())
+        return settings
+
     def is_retry(self, settings: dict[str, Any], response: Any) -> bool:
         status = response.http_response.status_code
-        if status not in RETRY_STATUSES or not settings["total"]:
+        if status not in RETRY_STATUSES or not settings["total"] \
+                or status in settings["no_retry"]:
             return False
         if status == 429:
             self.stats.add(throttled=1)
@@ -292,9 +325,8 @@ class Pipeline:
         self.stats = connection.stats
         settings = connection.settings
         session = requests.Session()
-        adapter = requests.adapters.HTTPAdapter(pool_connections=4,
-                                                pool_maxsize=settings.max_concurrency + 4,
-                                                max_retries=0)
+        adapter = _WholeBodyAdapter(pool_connections=4,
+                                    pool_maxsize=settings.max_concurrency + 4, max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         verify = connection.verify
@@ -302,6 +334,8 @@ class Pipeline:
             connection.sleep_for, session=session, session_owner=True,
             connection_verify=verify,
             connection_timeout=settings.connect_timeout, read_timeout=settings.read_timeout,
+            # the body is already in memory: hand it over in one block, not 4 kB slices
+            connection_data_block_size=1 << 24,
         )
         retry = _RetryPolicy(
             max_retry_wait=settings.max_retry_wait, stats=self.stats,
@@ -328,7 +362,10 @@ class Pipeline:
             logging_policy,
         ]
         self._client = PipelineClient(self.base_url, policies=policies, transport=self._transport)
-        self._enforce_https = not is_loopback(self.base_url)
+        # ``enforce_https`` is an option of the bearer-token policy only: never hand it to a
+        # pipeline without one (maps with a shared key), whose transport would refuse it
+        self._enforce_https = not is_loopback(self.base_url) or not any(
+            isinstance(p, BearerTokenCredentialPolicy) for p in policies)
 
     def _auth_policies(self, connection: Connection) -> list[Any]:
         credential = connection.credential
@@ -366,6 +403,8 @@ class Pipeline:
         idempotent: bool = True,
         expected: tuple[int, ...] = (200,),
         content_type: str = "application/json",
+        check_json: bool = True,
+        no_retry: frozenset[int] = frozenset(),
     ) -> Response:
         """Send one request through the pipeline and check its status.
 
@@ -384,45 +423,56 @@ class Pipeline:
             Whether the request may be sent again after a failure the service may have seen.
         expected : tuple of int
             Success statuses; anything else raises the matching ApiError.
+        check_json : bool
+            Parse a success body now (and ask again when it is not JSON). ``False`` leaves
+            the parsing, and asking again, to the caller (a pager parsing in another thread).
+        no_retry : frozenset of int
+            Statuses the caller handles itself instead of the retries (a batch's 408, split in
+            two rather than sent again).
 
-        A success body that is not valid JSON (a broken connection, a proxy) is asked for once
-        more when the request is idempotent; then ProtocolError.
+        A success body that is not valid JSON (a broken connection, a proxy) is asked for again,
+        up to ``max_retries`` times, when the request is idempotent; then ProtocolError.
 
         Raises
         ------
         ApiError
             (or a subclass) for an unexpected status, after retries.
         ProtocolError
-            when a success body is not valid JSON twice.
+            when a success body is still not valid JSON after ``max_retries`` asks.
         TransportError
             when the service could not be reached after retries.
         """
         url = build_url(self.base_url, path, params)
-        response = self._send_once(method, url, json, headers, operation, idempotent, expected,
-                                   content_type)
-        if response.content and response.status < 300:
+
+        def once() -> Response:
+            return self._send_once(method, url, json, headers, operation, idempotent, expected,
+                                   content_type, no_retry)
+
+        response = once()
+        asked = 0
+        while check_json and response.content and response.status < 300:
             try:
                 response.json()
+                break
             except ProtocolError:
-                if not idempotent:
+                asked += 1
+                if not idempotent or asked > self.connection.settings.max_retries:
                     raise
-                logger.warning("%s: unreadable body from %s; asking again once",
-                               operation or method, _short(url))
+                logger.warning("%s: unreadable body from %s; asking again (%d)",
+                               operation or method, _short(url), asked)
                 self.stats.add(retries=1)
-                response = self._send_once(method, url, json, headers, operation, idempotent,
-                                           expected, content_type)
-                response.json()
+                response = once()
         return response
 
     def _send_once(self, method: str, url: str, json: Any, headers: Mapping[str, str] | None,
                    operation: str | None, idempotent: bool, expected: tuple[int, ...],
-                   content_type: str) -> Response:
+                   content_type: str, no_retry: frozenset[int]) -> Response:
         body = orjson.dumps(json) if json is not None else None
         request = HttpRequest(method, url, content=body,
                               headers={"Content-Type": content_type} if body is not None else None)
         if headers:
             request.headers.update(headers)
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"toolkit_no_retry": no_retry}
         if idempotent:
             options["retry_on_methods"] = _ALL_METHODS
         if not self._enforce_https:

@@ -315,6 +315,210 @@ EVENTSTREAMS = Schema(
 SCHEMAS.update({s.name: s for s in (STRENGTH_USAGE, STRENGTH_POLICIES, STRENGTH_AUDIT,
                                     EVENTSTREAM, EVENTSTREAMS)})
 
+AUTOCOMPLETE_TYPE_GROUPS = ("Address", "Place")
+AUTOCOMPLETE_TYPES = (
+    "Address", "AdminDivision1", "AdminDivision2", "AdminDivision3", "AdministrativeBuilding",
+    "Airport", "AirportTerminal", "AmusementPark", "AncientSite", "Aquarium", "Archipelago",
+    "Basin", "Battlefield", "Bay", "Beach", "Bridge", "BusinessStructure", "Camp", "Canal",
+    "Casino", "Castle", "Cave", "Cemetery", "Channel", "Church", "Cliff", "Coast",
+    "CommunityCenter", "Continent", "CountryRegion", "Crater", "CulturalRegion", "Dam", "Delta",
+    "Desert", "DrainageBasin", "Dune", "FacilityStructure", "FerryTerminal",
+    "FinancialStructure", "FireStation", "Forest", "Fort", "Garden", "Geyser", "Glacier",
+    "GolfCourse", "GreaterPopulatedPlace", "HigherEducationFacility", "HistoricalSite",
+    "Hospital", "HotSpring", "Ice", "IndigenousPeoplesReserve", "IndustrialStructure", "Island",
+    "Isthmus", "Lake", "LandArea", "Landform", "LandmarkBuilding", "Library", "Lighthouse",
+    "Marina", "Market", "MedicalStructure", "MetroStation", "MilitaryBase", "Mission",
+    "Monument", "Mosque", "Mountain", "MountainRange", "MultiModalStation", "Museum",
+    "NauticalStructure", "Neighborhood", "Oasis", "ObservationPoint", "Ocean", "OfficeBuilding",
+    "Other", "Park", "ParkingStructure", "Pass", "Peninsula", "Plain", "Planet", "Plateau",
+    "Playground", "PlayingField", "Pole", "PoliticalUnit", "PopulatedPlace", "Port",
+    "Postcode1", "Promontory", "RaceTrack", "RailwayStation", "Reef", "ReligiousStructure",
+    "Reserve", "ResidentialStructure", "River", "RoadBlock", "Ruin", "ScientificResearchBase",
+    "Sea", "SeaplaneLandingArea", "Shrine", "SkiArea", "Spring", "Stadium",
+    "StatisticalDistrict", "Temple", "Theater", "TouristRailway", "TouristStructure",
+    "Trailhead", "TransportationStructure", "Tunnel", "Valley", "Volcano", "Walkway", "Wall",
+    "Waterfall", "WaterFeature", "Wetland", "Winery", "Zoo",
+)
+INCIDENT_TYPES = ("Accident", "Congestion", "DisabledVehicle", "MassTransit", "Miscellaneous",
+                  "OtherNews", "PlannedEvent", "RoadHazard", "Construction", "Alert", "Weather")
+INCIDENT_SEVERITIES = ("LowImpact", "Minor", "Moderate", "Serious")
+TRAFFIC_CONGESTION = ("Mild", "Medium")
+
+AUTOCOMPLETE = Schema(
+    "autocomplete",
+    (
+        Col("query", "string"),
+        Col("rank", "Int64"),
+        Col("typeGroup", "category", categories=AUTOCOMPLETE_TYPE_GROUPS),
+        Col("type", "category", categories=AUTOCOMPLETE_TYPES),
+        Col("name", "string"),
+        Col("address.formattedAddress", "string"),
+        Col("address.addressLine", "string"),
+        Col("address.streetName", "string"),
+        Col("address.streetNumber", "string"),
+        Col("address.neighborhood", "string"),
+        Col("address.locality", "string"),
+        Col("address.postalCode", "string"),
+        Col("address.adminDistricts", "list"),
+        Col("admin_district_1", "string"),
+        Col("admin_district_2", "string"),
+        Col("address.countryRegion.ISO", "string"),
+        Col("address.countryRegion.name", "string"),
+        Col("address.intersection", "object"),
+        Col("geometry", "geometry"),
+    ),
+    geometry="geometry",
+)
+
+ROUTE_DIRECTIONS = Schema(
+    "route_directions",
+    (
+        Col("query_index", "Int64"),
+        Col("optionalId", "string"),
+        Col("route_index", "Int64"),
+        Col("type", "string"),
+        Col("resourceId", "string"),
+        Col("distanceInMeters", "float"),
+        Col("durationInSeconds", "Int64"),
+        Col("durationTrafficInSeconds", "Int64"),
+        Col("departureAt", "datetime"),
+        Col("arrivalAt", "datetime"),
+        Col("trafficCongestion", "category", categories=TRAFFIC_CONGESTION),
+        Col("leg_count", "Int64"),
+        Col("legs", "list"),
+        Col("error.code", "string"),
+        Col("error.message", "string"),
+        Col("geometry", "geometry"),
+    ),
+    geometry="geometry",
+)
+
+SNAP_TO_ROADS = Schema(
+    "snap_to_roads",
+    (
+        Col("inputIndex", "Int64"),
+        Col("isInterpolated", "boolean"),
+        Col("name", "string"),
+        Col("speedLimitInKilometersPerHour", "float"),
+        Col("geometry", "geometry"),
+    ),
+    geometry="geometry",
+)
+
+TRAFFIC_INCIDENTS = Schema(
+    "traffic_incidents",
+    (
+        Col("id", "exactint"),
+        Col("incidentType", "category", categories=INCIDENT_TYPES),
+        Col("severity", "category", categories=INCIDENT_SEVERITIES, ordered=True),
+        Col("severity_level", "Int64"),
+        Col("title", "string"),
+        Col("description", "string"),
+        Col("delay", "timedelta"),
+        Col("startTime", "datetime"),
+        Col("endTime", "datetime"),
+        Col("lastModifiedTime", "datetime"),
+        Col("isRoadClosed", "boolean"),
+        Col("isTrafficJam", "boolean"),
+        Col("endPoint", "geometry"),
+        Col("geometry", "geometry"),
+    ),
+    geometry="geometry",
+)
+
+SCHEMAS.update({s.name: s for s in (AUTOCOMPLETE, ROUTE_DIRECTIONS, SNAP_TO_ROADS,
+                                    TRAFFIC_INCIDENTS)})
+
+
+AIR_QUALITY_CATEGORIES = ("Excellent", "Fair", "Poor", "Unhealthy", "Very unhealthy",
+                          "Dangerous")
+AIR_QUALITY_BANDS = (20.0, 50.0, 100.0, 150.0, 250.0)
+DOMINANT_POLLUTANTS = ("Carbon Monoxide", "Nitrogen Dioxide", "Ozone", "Particulate Matter 2.5",
+                       "Particulate Matter 10", "Sulfur Dioxide")
+POLLUTANT_TYPES = ("CO", "NO2", "O3", "PM2.5", "PM10", "SO2")
+ALERT_STATUSES = ("New", "Update", "Continue", "Extend", "Upgrade", "Correct", "Cancel",
+                  "Expire")
+
+_AQ_COMMON = (
+    Col("dateTime", "datetime"),
+    Col("globalIndex", "float"),
+    Col("index", "float"),
+    Col("category", "category", categories=AIR_QUALITY_CATEGORIES, ordered=True),
+    Col("categoryColor", "string"),
+    Col("dominantPollutant", "category", categories=DOMINANT_POLLUTANTS),
+    Col("description", "string"),
+)
+_LOCATION_ERROR = (Col("error.code", "string"), Col("error.message", "string"))
+
+AIR_QUALITY = Schema(
+    "air_quality",
+    (Col("location_index", "Int64"), *_AQ_COMMON, Col("pollutants", "list"), *_LOCATION_ERROR,
+     Col("geometry", "geometry")),
+    geometry="geometry",
+)
+
+AIR_QUALITY_POLLUTANTS = Schema(
+    "air_quality_pollutants",
+    (
+        Col("location_index", "Int64"),
+        Col("dateTime", "datetime"),
+        Col("type", "category", categories=POLLUTANT_TYPES),
+        Col("name", "string"),
+        Col("concentration.value", "float"),
+        Col("concentration.unit", "string"),
+        Col("concentration.unitType", "Int64"),
+        Col("unit_type_name", "string"),
+        Col("index", "float"),
+        Col("globalIndex", "float"),
+        Col("is_dominant", "boolean"),
+        Col("geometry", "geometry"),
+    ),
+    geometry="geometry",
+)
+
+AIR_QUALITY_FORECAST = Schema(
+    "air_quality_forecast",
+    (Col("location_index", "Int64"), Col("day", "Int64"), *_AQ_COMMON, *_LOCATION_ERROR,
+     Col("geometry", "geometry")),
+    geometry="geometry",
+)
+
+SEVERE_WEATHER_ALERTS = Schema(
+    "severe_weather_alerts",
+    (
+        Col("location_index", "Int64"),
+        Col("alert_rank", "Int64"),
+        Col("countryCode", "string"),
+        Col("alertId", "Int64"),
+        Col("description.english", "string"),
+        Col("description.localized", "string"),
+        Col("category", "string"),
+        Col("priority", "Int64"),
+        Col("class", "string"),
+        Col("level", "string"),
+        Col("source", "string"),
+        Col("sourceId", "Int64"),
+        Col("disclaimer", "string"),
+        Col("area_index", "Int64"),
+        Col("name", "string"),
+        Col("summary", "string"),
+        Col("startTime", "datetime"),
+        Col("start_offset", "timedelta"),
+        Col("endTime", "datetime"),
+        Col("end_offset", "timedelta"),
+        Col("latestStatus.english", "category", categories=ALERT_STATUSES),
+        Col("latestStatus.localized", "string"),
+        Col("alertDetails", "string"),
+        Col("alertDetailsLanguageCode", "string"),
+        *_LOCATION_ERROR,
+        Col("geometry", "geometry"),
+    ),
+    geometry="geometry",
+)
+
+SCHEMAS.update({s.name: s for s in (AIR_QUALITY, AIR_QUALITY_POLLUTANTS, AIR_QUALITY_FORECAST,
+                                    SEVERE_WEATHER_ALERTS)})
+
 def schema_for(function: str) -> Schema:
     """The declared schema of a public function's frame."""
     return SCHEMAS[function]

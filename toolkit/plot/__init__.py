@@ -13,6 +13,13 @@ _EXPORTS = {
     "backend_health": "toolkit.plot.arm",
     "encryption_posture": "toolkit.plot.arm",
     "authentication_strength_usage": "toolkit.plot.graph",
+    "routes": "toolkit.plot.maps",
+    "snapped_trace": "toolkit.plot.maps",
+    "incidents": "toolkit.plot.maps",
+    "air_quality_forecast": "toolkit.plot.weather",
+    "pollutants": "toolkit.plot.weather",
+    "air_quality_map": "toolkit.plot.weather",
+    "alert_timeline": "toolkit.plot.weather",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -55,6 +55,10 @@ SERVICE_MODULES = (
     "toolkit.sandbox.arm.clusters",
     "toolkit.sandbox.graph.identity",
     "toolkit.sandbox.fabric.eventstream",
+    "toolkit.sandbox.maps.search",
+    "toolkit.sandbox.maps.route",
+    "toolkit.sandbox.maps.traffic",
+    "toolkit.sandbox.maps.weather",
 )
 
 #: The fixed instant the sandbox clock starts from (the world's "now").

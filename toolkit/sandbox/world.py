@@ -31,6 +31,8 @@ SECTIONS: dict[str, str] = {
     "clusters": "toolkit.sandbox.arm.clusters:build_world",
     "identity": "toolkit.sandbox.graph.identity:build_world",
     "fabric": "toolkit.sandbox.fabric.eventstream:build_world",
+    "maps": "toolkit.sandbox.maps.search:build_world",
+    "weather": "toolkit.sandbox.maps.weather:build_world",
 }
 
 _LOCATIONS = ("westeurope", "northeurope", "francecentral", "swedencentral", "uksouth")

@@ -9,7 +9,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_EXPORTS: dict[str, str] = {}
+_EXPORTS: dict[str, str] = {
+    "autocomplete_box": "toolkit.widgets.maps",
+    "route_planner": "toolkit.widgets.maps",
+    "AutocompleteBox": "toolkit.widgets.maps",
+    "RoutePlanner": "toolkit.widgets.maps",
+    "air_quality_explorer": "toolkit.widgets.weather",
+    "AirQualityExplorer": "toolkit.widgets.weather",
+}
 
 __all__ = sorted(_EXPORTS)
 

@@ -1,0 +1,131 @@
+"""The services' real answers (examples 09-12) parse into the right frames: every record, value
+and dtype."""
+
+from __future__ import annotations
+
+import pandas as pd
+import shapely
+
+from tests.conftest import example
+from toolkit._core.schemas import AUTOCOMPLETE, ROUTE_DIRECTIONS, SNAP_TO_ROADS, TRAFFIC_INCIDENTS
+from toolkit.maps.route import route_rows, routes_frame, snap_frame, stitch
+from toolkit.maps.search import autocomplete_frame, autocomplete_rows
+from toolkit.maps.traffic import incidents_frame
+
+
+def _body(folder: str, name: str) -> dict:
+    return example(folder, name)["responses"]["200"]["body"]
+
+
+def _check_schema(df, schema) -> None:
+    assert list(df.columns) == schema.names
+    assert str(df.crs) == "EPSG:4326"
+    for col in schema.columns:
+        if col.kind in ("string", "Int64", "boolean", "float", "category"):
+            want = col.dtype()
+            if col.kind == "category":
+                assert isinstance(df[col.name].dtype, pd.CategoricalDtype), col.name
+            else:
+                assert df[col.name].dtype == want, (col.name, df[col.name].dtype)
+
+
+def test_autocomplete_default_example() -> None:
+    body = _body("09-maps-geocode-autocomplete", "AutocompleteDefault.json")
+    df = autocomplete_frame(autocomplete_rows(body, "1 Vendor"))
+    _check_schema(df, AUTOCOMPLETE)
+    assert len(df) == 2
+    assert df["rank"].tolist() == [1, 2] and df["query"].tolist() == ["1 Vendor"] * 2
+    assert df["typeGroup"].tolist() == ["Address", "Place"]
+    assert df["type"].tolist() == ["Address", "LandmarkBuilding"]
+    assert pd.isna(df["name"].iloc[0]) and df["name"].iloc[1] == "Vendor-Advanta C"
+    first = df.iloc[0]
+    assert first["address.streetNumber"] == "1" and first["address.streetName"] == "Vendor Way"
+    assert first["address.addressLine"] == "1 Vendor Way"
+    assert first["address.postalCode"] == "98052" and first["address.locality"] == "Redmond"
+    assert first["address.formattedAddress"] == \
+        "1 Vendor Way, Redmond, Washington 98052, United States"
+    assert first["address.adminDistricts"] == [{"name": "Washington"}, {"name": "King County"}]
+    assert first["admin_district_1"] == "Washington"
+    assert first["admin_district_2"] == "King County"
+    assert df["address.countryRegion.ISO"].tolist() == ["US", "US"]
+    assert df["address.countryRegion.name"].tolist() == ["United States"] * 2
+    assert df.iloc[1]["address.locality"] == "Bellevue"
+    assert pd.isna(df.iloc[1]["address.streetName"])
+    # the service sends null geometry: it stays null, nothing is invented
+    assert df.geometry.isna().all()
+
+
+def test_autocomplete_null_result_is_an_empty_frame_with_the_full_schema() -> None:
+    body = _body("09-maps-geocode-autocomplete", "AutocompleteNullResult.json")
+    df = autocomplete_frame(autocomplete_rows(body, "1 Vendor Way, Redmond"))
+    assert len(df) == 0
+    _check_schema(df, AUTOCOMPLETE)
+
+
+def test_route_directions_batch_example() -> None:
+    ex = example("10-maps-route-directions-batch", "PostRouteDirectionsBatch.json")
+    items = ex["parameters"]["routeDirectionsBatchRequest"]["batchItems"]
+    answers = ex["responses"]["200"]["body"]["batchItems"]
+    rows = [r for i, (q, a) in enumerate(zip(items, answers, strict=True))
+            for r in route_rows(i, q, a)]
+    df = routes_frame(rows)
+    _check_schema(df, ROUTE_DIRECTIONS)
+    assert len(df) == 2
+    assert df["query_index"].tolist() == [0, 1] and df["route_index"].tolist() == [0, 0]
+    assert df["optionalId"].tolist() == ["4C3681A6C8AA4AC3441412763A2A25C81444DC8B"] * 2
+    assert df["type"].tolist() == ["RoutePath"] * 2
+    assert df["distanceInMeters"].tolist() == [1432.9, 1432.9]
+    assert df["durationInSeconds"].tolist() == [524, 524]
+    assert df["durationTrafficInSeconds"].tolist() == [554, 554]
+    assert df["resourceId"].iloc[0].startswith("v70,h1207959581,i0")
+    assert df["error.code"].isna().all() and df["departureAt"].isna().all()
+    # routeSummary only: the geometry is an empty MultiLineString, as sent
+    assert all(g.geom_type == "MultiLineString" and g.is_empty for g in df.geometry)
+
+
+def test_a_failed_batch_item_is_a_row_with_its_error() -> None:
+    rows = route_rows(3, {"optionalId": "x"}, {"error": {"code": "NoRouteFound",
+                                                         "message": "no route"}})
+    df = routes_frame(rows)
+    assert df["query_index"].tolist() == [3] and df["optionalId"].tolist() == ["x"]
+    assert df["error.code"].tolist() == ["NoRouteFound"]
+    assert df["error.message"].tolist() == ["no route"]
+    assert pd.isna(df["route_index"].iloc[0]) and df.geometry.iloc[0].is_empty
+
+
+def test_snap_to_roads_example() -> None:
+    body = _body("11-maps-snap-to-roads", "PostSnapToRoads.json")
+    df = snap_frame(stitch(body["features"], 0, 0, 2))
+    _check_schema(df, SNAP_TO_ROADS)
+    assert df["inputIndex"].tolist() == [0, 1]
+    assert df["isInterpolated"].tolist() == [False, False]
+    assert df["name"].tolist() == ["State Rte-99 N"] * 2
+    assert df["speedLimitInKilometersPerHour"].tolist() == [80.0, 80.0]
+    assert df.geometry.iloc[0].equals(shapely.Point(-122.336769, 47.590885))
+    assert df.geometry.iloc[1].equals(shapely.Point(-122.336008, 47.601609))
+
+
+def test_traffic_incident_example_keeps_the_big_ids_exact() -> None:
+    body = _body("12-maps-traffic-incident", "GetTrafficIncident.json")
+    df = incidents_frame(body, {})
+    _check_schema(df, TRAFFIC_INCIDENTS)
+    assert str(df["id"].dtype) == "Int64"
+    assert df["id"].tolist() == [18558549332008001, 21366103288104000]
+    assert int(df["id"].iloc[0]) == 18558549332008001  # > 2**53: exact, never a float
+    assert df["incidentType"].tolist() == ["Accident", "Accident"]
+    assert df["severity"].tolist() == ["Serious", "Serious"]
+    assert df["severity"].cat.ordered and df["severity_level"].tolist() == [4, 4]
+    assert pd.isna(df["delay"].iloc[0]) and df["delay"].iloc[1] == pd.Timedelta(seconds=10)
+    assert pd.api.types.is_timedelta64_dtype(df["delay"])
+    assert df["startTime"].iloc[0] == pd.Timestamp("2025-09-12T09:31:37Z")
+    assert df["endTime"].iloc[1] == pd.Timestamp("2025-09-12T10:21:47Z")
+    # the example says lastModified where the spec says lastModifiedTime: both are accepted
+    assert df["lastModifiedTime"].tolist() == [pd.Timestamp("2025-09-12T10:21:47Z")] * 2
+    assert str(df["startTime"].dtype) == "datetime64[ns, UTC]"
+    assert df["isTrafficJam"].tolist() == [False, True]
+    assert df["isRoadClosed"].tolist() == [False, False]
+    assert df["title"].tolist() == ["I-25 N / US-87 N", "I-70 E"]
+    assert df["description"].iloc[1].startswith("Accident on I-70 E")
+    assert df.geometry.iloc[0].equals(shapely.Point(-104.939053, 39.682642))
+    assert df["endPoint"].iloc[1].equals(shapely.Point(-94.35559355, 39.04075549))
+    assert str(df["endPoint"].crs) == "EPSG:4326"

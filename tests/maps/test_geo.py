@@ -1,0 +1,138 @@
+"""The coordinate helper: input shapes, order, ranges, bounding boxes, sizes."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pytest
+import shapely
+
+from toolkit._core.errors import ValidationError
+from toolkit._core.geo import (
+    LocalProjection,
+    bbox_size_m,
+    check_bbox_size,
+    geojson_geometry,
+    haversine_m,
+    latlon_param,
+    lonlat_param,
+    path_length_m,
+    to_bbox,
+    to_lonlat,
+    to_point,
+)
+
+PTS = [(1.52, 42.50), (1.53, 42.51), (1.54, 42.52)]
+
+
+@pytest.mark.parametrize("value", [
+    PTS,
+    np.array(PTS),
+    [shapely.Point(p) for p in PTS],
+    gpd.GeoSeries([shapely.Point(p) for p in PTS], crs=4326),
+    gpd.GeoDataFrame({"k": [1, 2, 3]}, geometry=[shapely.Point(p) for p in PTS], crs=4326),
+    pd.DataFrame({"Longitude": [p[0] for p in PTS], "Latitude": [p[1] for p in PTS]}),
+    pd.DataFrame({"lat": [p[1] for p in PTS], "lon": [p[0] for p in PTS]}),
+    shapely.LineString(PTS),
+    shapely.MultiPoint(PTS),
+])
+def test_every_input_shape_gives_lon_lat(value) -> None:
+    assert np.allclose(to_lonlat(value, "points"), PTS)
+
+
+def test_plain_pairs_in_lat_lon_order_are_swapped_once() -> None:
+    latlon = [(lat, lon) for lon, lat in PTS]
+    assert np.allclose(to_lonlat(latlon, "points", order="latlon"), PTS)
+    # geometries carry their own order: never swapped
+    geoms = [shapely.Point(p) for p in PTS]
+    assert np.allclose(to_lonlat(geoms, "points", order="latlon"), PTS)
+
+
+def test_single_point_and_param_formats() -> None:
+    assert to_point((1.5, 42.5), "coordinates") == (1.5, 42.5)
+    assert to_point(shapely.Point(1.5, 42.5), "coordinates") == (1.5, 42.5)
+    assert lonlat_param(1.5, 42.5) == "1.5,42.5"
+    assert latlon_param(1.5, 42.5) == "42.5,1.5"
+    with pytest.raises(ValidationError, match="one"):
+        to_point(PTS, "coordinates")
+
+
+@pytest.mark.parametrize("value, parameter, rule", [
+    ([(1.5, 95.0)], "points", "latitude must be between -90 and 90"),
+    ([(1.5, 42.0), (200.0, 42.0)], "points[1]", "longitude must be between -180 and 180"),
+    ([(1.5, float("nan"))], "points[0]", "finite"),
+    ("1.5,42.5", "points", "(lon, lat) points"),
+    ([(1, 2, 3, 4)], "points", "pair"),
+    ([("a", "b")], "points", "numbers"),
+    ([shapely.LineString(PTS)], "points[0]", "must be a Point"),
+    (pd.DataFrame({"a": [1]}), "points", "longitude and latitude columns"),
+    (gpd.GeoSeries([shapely.Point(0, 0)], crs=3857), "points", "to_crs(4326)"),
+])
+def test_bad_points_name_the_parameter_and_rule(value, parameter, rule) -> None:
+    with pytest.raises(ValidationError) as info:
+        to_lonlat(value, "points")
+    assert info.value.parameter == parameter and rule in info.value.rule
+
+
+def test_too_few_points() -> None:
+    with pytest.raises(ValidationError, match="at least 2 points"):
+        to_lonlat([(1.5, 42.5)], "points", min_points=2)
+
+
+@pytest.mark.parametrize("value", [
+    (1.4, 42.4, 1.8, 42.7),
+    [1.4, 42.4, 1.8, 42.7],
+    shapely.box(1.4, 42.4, 1.8, 42.7),
+    gpd.GeoDataFrame(geometry=[shapely.Point(1.4, 42.4), shapely.Point(1.8, 42.7)], crs=4326),
+    gpd.GeoSeries([shapely.box(1.4, 42.4, 1.8, 42.7)], crs=4326),
+])
+def test_bbox_from_tuple_or_anything_with_bounds(value) -> None:
+    assert to_bbox(value) == pytest.approx((1.4, 42.4, 1.8, 42.7))
+
+
+@pytest.mark.parametrize("value, rule", [
+    ((1.8, 42.4, 1.4, 42.7), "must not exceed"),
+    ((1.4, 42.4, 1.8), "4 numbers"),
+    ((1.4, -95, 1.8, 42.7), "latitudes"),
+    ((-190, 42.4, 1.8, 42.7), "longitudes"),
+    ("1,2,3,4", "object with bounds"),
+])
+def test_bad_bbox(value, rule) -> None:
+    with pytest.raises(ValidationError) as info:
+        to_bbox(value)
+    assert info.value.parameter == "bbox" and rule in info.value.rule
+
+
+def test_sizes_in_metres_and_degrees() -> None:
+    assert haversine_m(0, 0, 0, 1) == pytest.approx(111_195, rel=1e-3)
+    assert path_length_m(np.array([[0, 0], [0, 1], [1, 1]])).round(-2).tolist() == \
+        [111_200.0, 111_200.0]
+    w, h = bbox_size_m((0, 60, 1, 61))
+    assert w == pytest.approx(111_195 * np.cos(np.radians(60)), rel=1e-3)
+    assert h == pytest.approx(111_195, rel=1e-3)
+    check_bbox_size((1.5, 42.5, 1.6, 42.6), min_m=12, max_m=500_000, max_deg=30)
+    with pytest.raises(ValidationError, match="at least 12 m"):
+        check_bbox_size((1.5, 42.5, 1.50001, 42.6), min_m=12)
+    with pytest.raises(ValidationError, match="at most 500,000 m"):
+        check_bbox_size((0, 40, 10, 41), max_m=500_000)
+    with pytest.raises(ValidationError, match="at most 30 degrees"):
+        check_bbox_size((0, 89, 40, 89.5), max_deg=30)
+    with pytest.raises(ValidationError, match=r"at least 0\.00001 degrees"):
+        check_bbox_size((1.5, 42.5, 1.500001, 42.6), min_deg=0.00001)
+
+
+def test_local_projection_round_trip() -> None:
+    proj = LocalProjection(1.55, 42.52)
+    xy = proj.forward(np.array(PTS))
+    assert np.allclose(proj.inverse(xy), PTS)
+    d = float(np.hypot(*(xy[1] - xy[0])))
+    assert d == pytest.approx(float(haversine_m(*PTS[0], *PTS[1])), rel=2e-3)
+
+
+def test_geojson_geometry() -> None:
+    assert geojson_geometry(None) is None
+    assert geojson_geometry(None, empty="MultiLineString").is_empty
+    empty = geojson_geometry({"type": "MultiLineString", "coordinates": []})
+    assert empty.geom_type == "MultiLineString" and empty.is_empty
+    assert geojson_geometry({"type": "Point", "coordinates": [1, 2]}).equals(shapely.Point(1, 2))

@@ -1,0 +1,765 @@
+"""Weather: current air quality, daily forecasts and severe alerts for one place or many, over
+HTTP against the sandbox, the services' real examples (13-15) replayed, and the sandbox's air
+and alert model at unit level."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pytest
+import requests
+import shapely
+
+import toolkit
+from tests.conftest import example
+from tests.replay import Answer, replay_server
+from toolkit._core.errors import ApiError, AuthenticationError, ValidationError
+from toolkit._core.schemas import (
+    AIR_QUALITY,
+    AIR_QUALITY_FORECAST,
+    AIR_QUALITY_POLLUTANTS,
+    SEVERE_WEATHER_ALERTS,
+)
+from toolkit.sandbox.maps import peak_rate
+from toolkit.sandbox.maps import weather as sw
+from toolkit.sandbox.server import Sandbox
+
+#: (lat, lon) as the weather service orders them: town centres and a mountain slope.
+ANDORRA_LA_VELLA = (42.5069, 1.5212)
+ESCALDES = (42.5090, 1.5404)
+ORDINO = (42.5562, 1.5335)
+CANILLO = (42.5667, 1.5980)
+SANT_JULIA = (42.4667, 1.4921)
+MOUNTAIN = (42.6000, 1.4500)  # above Arinsal, far from roads and towns
+MID_ATLANTIC = (40.0, -30.0)
+TOWNS = [ANDORRA_LA_VELLA, ESCALDES, ORDINO, CANILLO, SANT_JULIA]
+
+#: Spec 2 §2.5, written out independently of the code under test.
+SPEC_BANDS = [(20, "Excellent"), (50, "Fair"), (100, "Poor"), (150, "Unhealthy"),
+              (250, "Very unhealthy")]
+
+
+def spec_category(value: float) -> str:
+    for limit, name in SPEC_BANDS:
+        if value <= limit:
+            return name
+    return "Dangerous"
+
+
+def _check_schema(df, schema) -> None:
+    assert list(df.columns) == schema.names
+    assert str(df.crs) == "EPSG:4326"
+    for col in schema.columns:
+        if col.kind == "category":
+            assert isinstance(df[col.name].dtype, pd.CategoricalDtype), col.name
+        elif col.kind in ("string", "Int64", "boolean", "float"):
+            assert df[col.name].dtype == col.dtype(), (col.name, df[col.name].dtype)
+        elif col.kind == "datetime":
+            assert str(df[col.name].dtype).startswith("datetime64") and \
+                str(df[col.name].dt.tz) == "UTC", col.name
+
+
+# ------------------------------------------------------------------------------ real examples
+
+
+@pytest.fixture
+def replay(waits):
+    with replay_server() as rp:
+        conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789", progress=False)
+        conn.sleep = waits
+        rp.conn = conn
+        yield rp
+
+
+def _query_of(target: str) -> str:
+    return parse_qs(urlsplit(target).query)["query"][0]
+
+
+def test_current_air_quality_example(replay) -> None:
+    ex = example("13-maps-weather-current-air-quality", "GetCurrentAirQuality.json")
+    body = ex["responses"]["200"]["body"]
+    lat, lon = ex["parameters"]["query"]
+    replay.add("GET", "/weather/airQuality/current/json", Answer(200, body))
+    df = toolkit.air_quality((lat, lon), connection=replay.conn)
+    _check_schema(df, AIR_QUALITY)
+    (method, target), = replay.seen
+    assert method == "GET" and _query_of(target) == "47.63235,-122.1389"  # latitude first
+    assert parse_qs(urlsplit(target).query)["pollutants"] == ["true"]
+    rec = body["results"][0]
+    row = df.iloc[0]
+    assert len(df) == 1 and row["location_index"] == 0
+    assert row["dateTime"] == pd.Timestamp(rec["dateTime"])
+    for key in ("index", "globalIndex", "categoryColor", "description"):
+        assert row[key] == rec[key], key
+    assert row["category"] == "Fair" and row["dominantPollutant"] == "Ozone"
+    assert df["category"].cat.ordered
+    assert row["geometry"].equals(shapely.Point(lon, lat))
+
+    pol = toolkit.air_quality_pollutants(df)
+    _check_schema(pol, AIR_QUALITY_POLLUTANTS)
+    want = rec["pollutants"]
+    assert len(pol) == len(want)
+    assert pol["type"].astype(str).tolist() == [p["type"] for p in want]
+    assert pol["name"].tolist() == [p["name"] for p in want]
+    assert pol["concentration.value"].tolist() == [p["concentration"]["value"] for p in want]
+    assert pol["concentration.unit"].tolist() == ["µg/m³"] * 6  # the non-ASCII unit intact
+    assert pol["concentration.unitType"].tolist() == [31] * 6
+    assert pol["unit_type_name"].eq("MicrogramsPerCubicMeterOfAir").all()
+    assert pol["index"].tolist() == [p["index"] for p in want]
+    assert pol["globalIndex"].tolist() == [p["globalIndex"] for p in want]
+    assert pol.loc[pol["is_dominant"], "type"].astype(str).tolist() == ["O3"]
+    assert pol["location_index"].eq(0).all() and pol["dateTime"].eq(row["dateTime"]).all()
+
+
+def test_daily_forecast_example(replay) -> None:
+    ex = example("15-maps-weather-daily-air-quality-forecast", "GetDailyAirQuality.json")
+    body = ex["responses"]["200"]["body"]
+    lat, lon = ex["parameters"]["query"]
+    replay.add("GET", "/weather/airQuality/forecasts/daily/json", Answer(200, body))
+    df = toolkit.air_quality_forecast((lat, lon), duration=ex["parameters"]["duration"],
+                                      connection=replay.conn)
+    _check_schema(df, AIR_QUALITY_FORECAST)
+    assert parse_qs(urlsplit(replay.seen[0][1]).query)["duration"] == ["3"]
+    recs = body["results"]
+    assert df["day"].tolist() == [0, 1, 2] and df["location_index"].eq(0).all()
+    assert df["dateTime"].tolist() == [pd.Timestamp(r["dateTime"]) for r in recs]
+    for key in ("index", "globalIndex", "categoryColor", "description"):
+        assert df[key].tolist() == [r[key] for r in recs], key
+    assert df["category"].astype(str).tolist() == ["Fair"] * 3
+    assert df["dominantPollutant"].astype(str).tolist() == ["Ozone"] * 3
+    assert df["error.code"].isna().all()
+
+
+def test_severe_alerts_example(replay) -> None:
+    ex = example("14-maps-weather-severe-alerts", "GetSevereWeatherAlerts.json")
+    body = ex["responses"]["200"]["body"]
+    lat, lon = (float(v) for v in ex["parameters"]["query"].split(","))
+    replay.add("GET", "/weather/severe/alerts/json", Answer(200, body))
+    df = toolkit.severe_weather_alerts((lat, lon), connection=replay.conn)
+    _check_schema(df, SEVERE_WEATHER_ALERTS)
+    assert _query_of(replay.seen[0][1]) == "48.057,-81.091"
+    alerts = body["results"]
+    assert len(df) == 2  # one area each
+    assert df["alertId"].tolist() == [a["alertId"] for a in alerts]
+    assert df["alert_rank"].tolist() == [0, 1] and df["area_index"].tolist() == [0, 0]
+    for key in ("countryCode", "category", "source"):
+        assert df[key].tolist() == [a[key] for a in alerts], key
+    assert df["priority"].tolist() == [31, 31] and df["sourceId"].tolist() == [3, 3]
+    assert df["description.english"].tolist() == ["Heat Warning"] * 2
+    assert df["description.localized"].tolist() == ["Heat Warning"] * 2
+    areas = [a["alertAreas"][0] for a in alerts]
+    for key in ("name", "summary", "alertDetails", "alertDetailsLanguageCode"):
+        assert df[key].tolist() == [a[key] for a in areas], key
+    assert df["startTime"].tolist() == [pd.Timestamp(a["startTime"]) for a in areas]
+    assert df["endTime"].tolist() == [pd.Timestamp(a["endTime"]) for a in areas]
+    assert (df["start_offset"] == pd.Timedelta(0)).all()
+    assert df["latestStatus.english"].astype(str).tolist() == ["Continue", "New"]
+    assert df["latestStatus.localized"].tolist() == ["Continue", "New"]
+    assert df["class"].isna().all() and df["level"].isna().all()
+    assert df["disclaimer"].isna().all()
+
+
+def test_unknown_pollutant_type_and_category_are_kept(replay) -> None:
+    ex = example("13-maps-weather-current-air-quality", "GetCurrentAirQuality.json")
+    body = copy.deepcopy(ex["responses"]["200"]["body"])
+    rec = body["results"][0]
+    rec.update(category="Hazy", dominantPollutant="Ammonia", globalIndex=80.0)
+    rec["pollutants"].append({"type": "NH3", "name": "Ammonia", "index": 75.0,
+                              "globalIndex": 80.0,
+                              "concentration": {"value": 120.0, "unit": "µg/m³",
+                                                "unitType": 99}})
+    replay.add("GET", "/weather/airQuality/current/json", Answer(200, body))
+    df = toolkit.air_quality(ex["parameters"]["query"], connection=replay.conn)
+    assert df["category"].iloc[0] == "Hazy"
+    assert list(df["category"].cat.categories[:6]) == ["Excellent", "Fair", "Poor", "Unhealthy",
+                                                       "Very unhealthy", "Dangerous"]
+    assert df["dominantPollutant"].iloc[0] == "Ammonia"
+    pol = toolkit.air_quality_pollutants(df)
+    assert pol["type"].astype(str).tolist()[-1] == "NH3" and len(pol) == 7
+    nh3 = pol.iloc[-1]
+    assert nh3["concentration.value"] == 120.0 and bool(nh3["is_dominant"])
+    assert pd.isna(nh3["unit_type_name"]) and nh3["concentration.unitType"] == 99
+
+
+def test_service_error_body_becomes_the_api_error(replay) -> None:
+    replay.add("GET", "/weather/", Answer(400, {"error": {
+        "code": "BadRequest", "message": "The provided coordinates in query are invalid."}},
+        {"x-vendor-error-code": "BadRequest"}))
+    with pytest.raises(ApiError) as info:
+        toolkit.air_quality_forecast((10.0, -140.0), connection=replay.conn)
+    assert info.value.status == 400 and info.value.code == "BadRequest"
+
+
+# ------------------------------------------------------------------------------ over HTTP
+
+
+def test_air_quality_many_places_one_row_each_with_categories_from_the_bands(conn) -> None:
+    df = toolkit.air_quality([*TOWNS, MOUNTAIN], connection=conn)
+    _check_schema(df, AIR_QUALITY)
+    assert df["location_index"].tolist() == list(range(6))
+    assert [(p.y, p.x) for p in df.geometry] == [*TOWNS, MOUNTAIN]
+    assert df["error.code"].isna().all()
+    assert df["dateTime"].nunique() == 1
+    assert df["dateTime"].iloc[0].minute == 0  # the observation of the hour
+    pol = toolkit.air_quality_pollutants(df)
+    assert len(pol) == 6 * 6
+    for i, row in df.iterrows():
+        mine = pol[pol["location_index"] == i]
+        assert set(mine["type"].astype(str)) == {"CO", "NO2", "O3", "PM2.5", "PM10", "SO2"}
+        assert row["globalIndex"] == mine["globalIndex"].max()
+        top = mine.loc[mine["globalIndex"].idxmax()]
+        assert row["dominantPollutant"] == top["name"] and bool(top["is_dominant"])
+        assert row["index"] == top["index"]
+        assert row["category"] == spec_category(row["globalIndex"])
+    # towns breathe more nitrogen dioxide than the mountain slope
+    no2 = pol[pol["type"] == "NO2"].set_index("location_index")["concentration.value"]
+    assert no2.loc[[0, 1]].min() > 2 * no2.loc[5]
+
+
+def test_category_and_colour_follow_the_global_index_bands_over_the_week(conn) -> None:
+    df = toolkit.air_quality_forecast([*TOWNS, MOUNTAIN], duration=7, connection=conn)
+    assert len(df) == 6 * 7
+    assert (df["category"].astype(str) == df["globalIndex"].map(spec_category)).all()
+    colours = df.groupby("category", observed=True)["categoryColor"].unique()
+    assert all(len(c) == 1 for c in colours)  # one colour per category
+    assert len(set(colours.map(lambda c: c[0]))) == len(colours)  # and distinct
+    assert set(df["category"].astype(str)) >= {"Excellent", "Fair", "Unhealthy"}
+    assert df.loc[df["category"] == "Fair", "categoryColor"].iloc[0] == "#FFC300"  # as the
+    # service's own example
+
+
+@pytest.mark.parametrize("duration", [1, 2, 5, 7])
+def test_forecast_length_is_the_duration(conn, duration) -> None:
+    df = toolkit.air_quality_forecast([ANDORRA_LA_VELLA, ORDINO], duration=duration,
+                                      connection=conn)
+    assert len(df) == 2 * duration
+    assert df["location_index"].tolist() == [0] * duration + [1] * duration
+    assert df["day"].tolist() == list(range(duration)) * 2
+    steps = df[df["location_index"] == 0]["dateTime"].diff().dropna()
+    assert steps.between(pd.Timedelta(hours=23), pd.Timedelta(hours=25)).all()
+
+
+def test_todays_forecast_agrees_with_the_current_hour(conn, sandbox) -> None:
+    now = toolkit.air_quality(TOWNS, connection=conn)
+    today = toolkit.air_quality_forecast(TOWNS, duration=1, connection=conn)
+    assert (today["dateTime"] <= now["dateTime"]).all()
+    assert (now["dateTime"] < today["dateTime"] + pd.Timedelta(days=1)).all()
+    # the day's forecast is its worst hour, so never better than the hour now
+    assert (today["globalIndex"].to_numpy() >= now["globalIndex"].to_numpy()).all()
+
+
+def test_pollutants_false_sends_the_flag_and_gives_no_pollutant_rows(conn, sandbox) -> None:
+    with sandbox.recording() as log:
+        df = toolkit.air_quality(ORDINO, pollutants=False, connection=conn)
+    assert parse_qs(log[0].query)["pollutants"] == ["false"]
+    assert df["pollutants"].isna().all() and df["globalIndex"].notna().all()
+    pol = toolkit.air_quality_pollutants(df)
+    assert len(pol) == 0 and list(pol.columns) == AIR_QUALITY_POLLUTANTS.names
+
+
+def test_language_localizes_text_and_keeps_the_names(conn) -> None:
+    en = toolkit.air_quality(TOWNS, connection=conn)
+    fr = toolkit.air_quality(TOWNS, language="fr", connection=conn)
+    assert (fr["globalIndex"] == en["globalIndex"]).all()
+    assert set(fr["category"].astype(str)) <= {"Excellent", "Correct", "Médiocre", "Mauvais",
+                                               "Très mauvais", "Dangereux"}
+    assert (fr["description"] != en["description"]).all()
+    alerts = toolkit.severe_weather_alerts(ANDORRA_LA_VELLA, language="ca", connection=conn)
+    assert (alerts["description.localized"] != alerts["description.english"]).all()
+
+
+def test_input_shapes_give_the_same_places(conn) -> None:
+    pairs = [ANDORRA_LA_VELLA, ORDINO]
+    points = [shapely.Point(lon, lat) for lat, lon in pairs]
+    shapes = [
+        pairs,
+        np.array(pairs),
+        points,
+        gpd.GeoSeries(points, crs=4326),
+        gpd.GeoDataFrame({"town": ["Andorra la Vella", "Ordino"]}, geometry=points, crs=4326),
+        pd.DataFrame({"lat": [p[0] for p in pairs], "lon": [p[1] for p in pairs]}),
+        pd.DataFrame({"Longitude": [p[1] for p in pairs], "Latitude": [p[0] for p in pairs]}),
+    ]
+    first = toolkit.air_quality(shapes[0], pollutants=False, connection=conn)
+    for shape in shapes[1:]:
+        df = toolkit.air_quality(shape, pollutants=False, connection=conn)
+        assert df["location_index"].tolist() == [0, 1]
+        assert [g.equals(h) for g, h in zip(df.geometry, first.geometry, strict=True)] == \
+            [True, True]
+        assert df["globalIndex"].tolist() == first["globalIndex"].tolist()
+    one = toolkit.air_quality(ORDINO, pollutants=False, connection=conn)
+    assert len(one) == 1 and one.geometry.iloc[0].equals(points[1])
+
+
+@pytest.mark.parametrize("call, parameter, words", [
+    (lambda c: toolkit.air_quality((91.0, 1.5), connection=c), "locations",
+     "latitude must be between -90 and 90"),
+    (lambda c: toolkit.air_quality((-122.13887, 47.632346), connection=c), "locations",
+     "looks swapped"),
+    (lambda c: toolkit.severe_weather_alerts([ORDINO, (1.52, 242.0)], connection=c),
+     "locations[1]", "longitude must be between -180 and 180"),
+    (lambda c: toolkit.air_quality_forecast(ORDINO, duration=0, connection=c), "duration",
+     "between 1 and 7"),
+    (lambda c: toolkit.air_quality_forecast(ORDINO, duration=8, connection=c), "duration",
+     "between 1 and 7"),
+    (lambda c: toolkit.air_quality_forecast(ORDINO, duration=2.5, connection=c), "duration",
+     "integer"),
+    (lambda c: toolkit.air_quality([], connection=c), "locations", "at least 1 point"),
+    (lambda c: toolkit.severe_weather_alerts([], connection=c), "locations",
+     "at least 1 point"),
+    (lambda c: toolkit.air_quality("Ordino", connection=c), "locations", "points"),
+    (lambda c: toolkit.air_quality((float("nan"), 1.5), connection=c), "locations[0]",
+     "finite"),
+    (lambda c: toolkit.air_quality(pd.DataFrame({"town": ["Ordino"]}), connection=c),
+     "locations", "latitude columns"),
+    (lambda c: toolkit.air_quality(gpd.GeoSeries([shapely.Point(380000, 4710000)], crs=25831),
+                                   connection=c), "locations", "EPSG:4326"),
+    (lambda c: toolkit.air_quality(ORDINO, language="", connection=c), "language",
+     "language tag"),
+    (lambda c: toolkit.air_quality(ORDINO, pollutants="no", connection=c), "pollutants",
+     "True or False"),
+    (lambda c: toolkit.severe_weather_alerts(ORDINO, details=None, connection=c), "details",
+     "True or False"),
+    (lambda c: toolkit.air_quality(ORDINO, api_version="", connection=c), "api_version",
+     "required"),
+])
+def test_bad_input_is_refused_before_any_request(conn, sandbox, call, parameter, words) -> None:
+    with sandbox.recording() as log, pytest.raises(ValidationError) as info:
+        call(conn)
+    assert log == []
+    assert info.value.parameter == parameter
+    assert words in str(info.value)
+
+
+def test_swapped_pair_message_says_which_order(conn) -> None:
+    with pytest.raises(ValidationError) as info:
+        toolkit.air_quality((-122.13887, 47.632346), connection=conn)
+    text = str(info.value)
+    assert "(latitude, longitude)" in text and "(47.6323, -122.139)" in text
+
+
+def test_far_at_sea_one_place_raises_the_service_error(conn, sandbox) -> None:
+    with pytest.raises(ApiError) as info:
+        toolkit.air_quality(MID_ATLANTIC, connection=conn)
+    assert info.value.status == 400 and info.value.code == "BadRequest"
+    assert "coverage" in info.value.message
+    # the body and header as the spec's ErrorResponse: code mirrored in x-vendor-error-code
+    raw = requests.get(f"{sandbox.url}/weather/airQuality/current/json",
+                       params={"api-version": "1.1", "query": "40,-30",
+                               "subscription-key": sandbox.maps_key.reveal()}, timeout=10)
+    assert raw.status_code == 400 and raw.headers["x-vendor-error-code"] == "BadRequest"
+    assert set(raw.json()["error"]) >= {"code", "message", "target", "details"}
+
+
+def test_far_at_sea_among_many_is_a_row_and_the_others_keep_their_results(conn) -> None:
+    places = [ORDINO, MID_ATLANTIC, ANDORRA_LA_VELLA]
+    for func in (toolkit.air_quality, toolkit.air_quality_forecast):
+        df = func(places, connection=conn)
+        assert df["location_index"].tolist() == [0, 1, 2]
+        assert df["error.code"].isna().tolist() == [True, False, True]
+        assert df.loc[1, "error.code"] == "BadRequest" and pd.isna(df.loc[1, "globalIndex"])
+        assert df.loc[[0, 2], "globalIndex"].notna().all()
+    alerts = toolkit.severe_weather_alerts(places, connection=conn)
+    assert alerts.loc[alerts["location_index"] == 1, "error.code"].tolist() == ["BadRequest"]
+
+
+def test_coverage_near_coasts_inland_seas_and_far_out(conn) -> None:
+    near = [(38.7, -9.8), (42.0, 51.0), (48.85, 2.35)]  # off Lisbon, the Caspian, Paris
+    df = toolkit.air_quality([*near, (-45.0, -120.0)], pollutants=False, connection=conn)
+    assert df["error.code"].isna().tolist() == [True, True, True, False]
+    assert not sw.covered(-30.0, 40.0) and sw.covered(-9.8, 38.7)
+
+
+def test_many_places_under_throttling_keep_order_and_lose_nothing(conn, sandbox, waits) -> None:
+    rng = np.random.default_rng(3)
+    places = [(42.43 + 0.2 * a, 1.42 + 0.3 * b) for a, b in rng.random((40, 2))]
+    calm = toolkit.air_quality(places, pollutants=False, connection=conn)
+    # ten throttled answers spread over the first places asked (never six in a row for one
+    # place, which would exhaust its retries)
+    sandbox.inject("429", rate=1.0, count=10, path="/weather/airQuality/current", retry_after=1)
+    with sandbox.recording() as log:
+        stormy = toolkit.air_quality(places, pollutants=False, connection=conn)
+    throttled = [r for r in log if r.status == 429]
+    assert len(throttled) == 10 and waits.count(1.0) >= 10
+    assert stormy["location_index"].tolist() == list(range(40))
+    assert stormy["error.code"].isna().all()
+    assert [g.equals(h) for g, h in zip(stormy.geometry, calm.geometry, strict=True)] == \
+        [True] * 40
+    assert stormy["globalIndex"].tolist() == calm["globalIndex"].tolist()
+    answered = [r for r in log if r.status == 200]
+    assert len(answered) == 40  # each place asked until answered once, never twice
+    assert len({r.query for r in answered}) == 40
+
+
+def test_many_places_stay_within_the_documented_rate(sandbox) -> None:
+    import time
+
+    real = toolkit.connect(sandbox=sandbox, progress=False)  # waits really waited
+    places = [(42.45 + 0.002 * i, 1.50 + 0.001 * i) for i in range(80)]
+    since = time.monotonic()
+    try:
+        df = toolkit.severe_weather_alerts(places, details=False, connection=real)
+    finally:
+        real.close()
+    assert set(df["location_index"].dropna()) == set(range(80))
+    assert peak_rate(sandbox, "severe_weather_alerts", since=since) <= sw.WEATHER_QPS
+
+
+def test_a_refused_credential_is_raised_not_turned_into_rows(sandbox) -> None:
+    bad = toolkit.connect(maps_url=sandbox.url, maps_key="not-the-key", progress=False)
+    try:
+        with pytest.raises(AuthenticationError):
+            toolkit.air_quality([ORDINO, ANDORRA_LA_VELLA], connection=bad)
+    finally:
+        bad.close()
+
+
+def test_unsupported_api_version_is_the_service_error(conn) -> None:
+    with pytest.raises(ApiError) as info:
+        toolkit.severe_weather_alerts(ORDINO, api_version="1.0", connection=conn)
+    assert info.value.status == 400 and "1.1" in info.value.message
+
+
+# ------------------------------------------------------------------------------ alerts
+
+
+def test_alerts_one_row_per_area_in_priority_order(conn) -> None:
+    df = toolkit.severe_weather_alerts([ORDINO, ANDORRA_LA_VELLA, MOUNTAIN], connection=conn)
+    _check_schema(df, SEVERE_WEATHER_ALERTS)
+    assert df["error.code"].isna().all()
+    for _, rows in df.groupby("location_index"):
+        firsts = rows.drop_duplicates("alertId")
+        assert firsts["priority"].is_monotonic_increasing
+        assert firsts["alert_rank"].tolist() == list(range(len(firsts)))
+        for _, areas in rows.groupby("alertId"):
+            assert areas["area_index"].tolist() == list(range(len(areas)))
+            assert areas[["description.english", "priority", "source"]].nunique().max() == 1
+    assert df.groupby("alertId").size().max() >= 3  # several areas per alert
+    assert set(df["latestStatus.english"].astype(str)) <= set(sw.ALERT_STATUSES)
+    assert df["alertDetails"].notna().all()
+    assert df["alertDetailsLanguageCode"].eq("ca-AD").all()  # the provider's language
+    assert df["countryCode"].eq("AD").all()
+    air = df["description.english"] == "Air Quality Alert"  # optional fields only where given
+    assert air.any() and df.loc[air, "disclaimer"].notna().all() and \
+        df.loc[~air, "disclaimer"].isna().all()
+    assert df.loc[air, "class"].isna().all() and df.loc[~air, "class"].notna().all()
+
+
+def test_alerts_without_details_have_no_details(conn, sandbox) -> None:
+    with sandbox.recording() as log:
+        df = toolkit.severe_weather_alerts(ORDINO, details=False, connection=conn)
+    assert parse_qs(log[0].query)["details"] == ["false"]
+    assert len(df) > 0
+    assert df["alertDetails"].isna().all() and df["alertDetailsLanguageCode"].isna().all()
+
+
+def test_alert_times_are_utc_with_the_offset_the_service_wrote(conn, sandbox) -> None:
+    df = toolkit.severe_weather_alerts(ORDINO, connection=conn)
+    raw = requests.get(f"{sandbox.url}/weather/severe/alerts/json",
+                       params={"api-version": "1.1", "query": "42.5562,1.5335",
+                               "subscription-key": sandbox.maps_key.reveal()}, timeout=10)
+    areas = [a for r in raw.json()["results"] for a in r["alertAreas"]]
+    assert len(areas) == len(df)
+    for (_, row), area in zip(df.iterrows(), areas, strict=True):
+        local = datetime.fromisoformat(area["startTime"])
+        assert local.utcoffset() == timedelta(hours=1)  # Andorra in winter
+        assert row["startTime"] == pd.Timestamp(local).tz_convert("UTC")
+        assert row["start_offset"] == pd.Timedelta(hours=1)
+        assert (row["startTime"] + row["start_offset"]).strftime("%H:%M") == \
+            local.strftime("%H:%M")
+
+
+def test_alert_statuses_move_over_the_sandbox_clock() -> None:
+    later = sw.ANCHOR + timedelta(hours=60)
+    with Sandbox(seed=7, epoch=later) as sb:
+        conn = toolkit.connect(sandbox=sb, progress=False)
+        try:
+            df = toolkit.severe_weather_alerts([ANDORRA_LA_VELLA, SANT_JULIA], connection=conn)
+            aq = toolkit.air_quality(ANDORRA_LA_VELLA, connection=conn)
+        finally:
+            conn.close()
+    statuses = dict(zip(df["name"], df["latestStatus.english"].astype(str), strict=False))
+    assert statuses["Andorra la Vella"] == "Upgrade" and statuses["Sant Julià de Lòria"] == \
+        "Continue"
+    assert df["level"].eq("High").all()
+    assert aq["dateTime"].iloc[0] == pd.Timestamp(later)  # the sandbox clock
+
+
+# ------------------------------------------------------------------------------ the model
+
+
+@pytest.fixture(scope="module")
+def ww(world):
+    return world.section("weather")
+
+
+def test_every_status_keyword_appears_over_a_cycle(ww) -> None:
+    seen: dict[str, set[str]] = {}
+    for hour in range(-24, 24 * 10):
+        at = sw.ANCHOR + timedelta(hours=hour)
+        for parish in ("Andorra la Vella", "Canillo", "Encamp", "La Massana", "Ordino"):
+            for _alert, listed in sw.alerts_at(ww, parish, at):
+                for area, status in listed:
+                    seen.setdefault(status, set()).add(area.name)
+    assert set(seen) == set(sw.ALERT_STATUSES)
+
+
+def test_ended_alerts_leave_the_list(ww) -> None:
+    _episode, alerts = ww.cycle(0)
+    air = next(a for a in alerts if a.kind == "air")
+    end = max(t for area in air.areas for t, _ in area.events)
+    after = sw.alerts_at(ww, "Andorra la Vella", end + sw.ALERT_LINGER + timedelta(minutes=1))
+    assert air.alert_id not in [a.alert_id for a, _ in after]
+
+
+def test_rush_hours_ozone_afternoon_and_the_episode(ww) -> None:
+    lat, lon = ANDORRA_LA_VELLA
+    local = sw.LOCAL
+    friday = datetime(2026, 11, 20, tzinfo=local)
+
+    def conc(point, day, hour, kind):
+        t = (day + timedelta(hours=hour)).astimezone(UTC)
+        return float(sw.concentrations(ww, point[1], point[0], [t])[kind][0])
+
+    assert conc(ANDORRA_LA_VELLA, friday, 8.5, "NO2") > 2 * conc(ANDORRA_LA_VELLA, friday, 3,
+                                                                 "NO2")
+    assert conc(ANDORRA_LA_VELLA, friday, 18, "NO2") > 1.5 * conc(ANDORRA_LA_VELLA, friday, 13,
+                                                                  "NO2")
+    assert conc(MOUNTAIN, friday, 15, "O3") > 1.5 * conc(MOUNTAIN, friday, 7, "O3")
+    episode, _ = ww.cycle(0)
+    peak_day = episode.start + (episode.end - episode.start) / 2
+    before = sw.daily_forecast(ww, lon, lat, sw.ANCHOR, 1)[0]["globalIndex"]
+    during = sw.daily_forecast(ww, lon, lat, peak_day, 1)[0]["globalIndex"]
+    assert during > 2 * before
+    assert sw.category_of(during) in ("Unhealthy", "Very unhealthy")
+    # the mountain stays clean while the valley suffers
+    assert sw.daily_forecast(ww, MOUNTAIN[1], MOUNTAIN[0], peak_day, 1)[0]["globalIndex"] < 50
+
+
+def test_daily_forecast_is_the_worst_hour_of_the_day(ww) -> None:
+    lat, lon = ESCALDES
+    day = sw.daily_forecast(ww, lon, lat, sw.ANCHOR, 2)[1]
+    start = pd.Timestamp(day["dateTime"]).to_pydatetime()
+    hourly = [sw.hourly_reading(ww, lon, lat, start + timedelta(hours=h))["globalIndex"]
+              for h in range(24)]
+    assert day["globalIndex"] == max(hourly)
+
+
+def test_category_of_bands_edges() -> None:
+    cases = {0: "Excellent", 20: "Excellent", 20.1: "Fair", 50: "Fair", 50.1: "Poor",
+             100: "Poor", 101: "Unhealthy", 150: "Unhealthy", 151: "Very unhealthy",
+             250: "Very unhealthy", 250.1: "Dangerous", 400: "Dangerous"}
+    for value, name in cases.items():
+        assert sw.category_of(value) == name == spec_category(value)
+
+
+def test_the_catalog_lists_the_weather_world(catalog) -> None:
+    rows = catalog[catalog["kind"].isin(["weather_alert", "air_quality_episode"])]
+    assert (rows["kind"] == "weather_alert").sum() == 4
+    assert rows["detail"].str.contains("alertId").sum() == 4
+
+
+# ------------------------------------------------------------------------------ pictures
+
+
+@pytest.fixture(scope="module")
+def frames(sandbox):
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    conn.sleep = lambda s: None
+    places = [*TOWNS, MOUNTAIN, MID_ATLANTIC]
+    out = {
+        "current": toolkit.air_quality(places, connection=conn),
+        "forecast": toolkit.air_quality_forecast(places[:-1], duration=7, connection=conn),
+        "alerts": toolkit.severe_weather_alerts(places[:-1], connection=conn),
+    }
+    yield out
+    conn.close()
+
+
+def _rgba(colour):
+    from matplotlib.colors import to_rgba
+
+    return to_rgba(colour)
+
+
+def test_plot_forecast_bars_in_category_colours_with_band_limits(frames) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fc = frames["forecast"]
+    before = fc.copy()
+    ax = toolkit.plot.air_quality_forecast(fc, location=0, labels=["Andorra la Vella"])
+    one = fc[fc["location_index"] == 0]
+    bars = ax.patches
+    assert len(bars) == 7
+    assert [b.get_height() for b in bars] == one["globalIndex"].tolist()
+    assert [b.get_facecolor() for b in bars] == [_rgba(c) for c in one["categoryColor"]]
+    limits = sorted(line.get_ydata()[0] for line in ax.get_lines())
+    top = ax.get_ylim()[1]
+    assert limits == [v for v in (20, 50, 100, 150, 250) if v <= top]
+    assert fc.equals(before)
+    plt.close("all")
+
+
+def test_plot_forecast_grid_for_many_places(frames) -> None:
+    import matplotlib.pyplot as plt
+
+    fc = frames["forecast"]
+    ax = toolkit.plot.air_quality_forecast(fc, labels=["AlV", "Esc", "Ord", "Can", "StJ", "Mt"])
+    cells = [p for p in ax.patches]
+    assert len(cells) == len(fc)
+    assert [c.get_facecolor() for c in cells] == [_rgba(c) for c in fc["categoryColor"]]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["AlV", "Esc", "Ord", "Can", "StJ",
+                                                            "Mt"]
+    plt.close("all")
+
+
+def test_plot_pollutants_from_either_frame(frames) -> None:
+    import matplotlib.pyplot as plt
+
+    cur = frames["current"]
+    for df in (cur, toolkit.air_quality_pollutants(cur)):
+        ax = toolkit.plot.pollutants(df, location=1)
+        mine = toolkit.air_quality_pollutants(cur).query("location_index == 1")
+        widths = sorted(b.get_width() for b in ax.patches)
+        assert widths == sorted(mine["globalIndex"].tolist())
+        for b in ax.patches:
+            assert b.get_facecolor() == _rgba(
+                toolkit.plot.weather.AIR_QUALITY_COLORS[sw.category_of(b.get_width())])
+        plt.close("all")
+    with pytest.raises(ValidationError):
+        toolkit.plot.pollutants(cur.drop(columns="pollutants"))
+
+
+def test_plot_map_colours_each_place_and_marks_failures(frames) -> None:
+    import matplotlib.pyplot as plt
+
+    cur = frames["current"]
+    ax = toolkit.plot.air_quality_map(cur, labels=["a", "b", "c", "d", "e", "f", "sea"],
+                                      background=False)
+    dots, crosses = ax.collections[0], ax.collections[1]
+    ok = cur[cur["globalIndex"].notna()]
+    assert len(dots.get_offsets()) == len(ok) == 6
+    assert [tuple(c) for c in dots.get_facecolors()] == [_rgba(c) for c in ok["categoryColor"]]
+    assert len(crosses.get_offsets()) == 1
+    plt.close("all")
+
+
+def test_plot_alert_timeline_one_bar_per_area_coloured_by_status(frames) -> None:
+    import matplotlib.pyplot as plt
+
+    al = frames["alerts"]
+    ax = toolkit.plot.alert_timeline(al, now=frames["current"]["dateTime"].iloc[0])
+    areas = al.drop_duplicates(["alertId", "area_index"])
+    assert len(ax.patches) == len(areas)
+    colours = {_rgba(toolkit.plot.weather.STATUS_COLORS[s])
+               for s in areas["latestStatus.english"].astype(str)}
+    assert {b.get_facecolor() for b in ax.patches} == colours
+    assert len(ax.get_yticklabels()) == len(areas)
+    plt.close("all")
+    with pytest.raises(ValidationError):
+        toolkit.plot.alert_timeline(al.iloc[0:0])
+
+
+# ------------------------------------------------------------------------------ the widget
+
+
+def test_explorer_driven_by_name_and_by_coordinates(conn) -> None:
+    import matplotlib.pyplot as plt
+
+    from toolkit.widgets.weather import find_places
+
+    explorer = toolkit.widgets.air_quality_explorer(connection=conn)
+    hits = explorer.search("Ordi")
+    assert "Ordino" in hits["label"].tolist()
+    assert list(explorer.choices.options) == hits["label"].tolist()
+    report = explorer.select("Ordino")
+    assert report.label == "Ordino" and (report.lat, report.lon) == pytest.approx(
+        (42.5562, 1.5335), abs=0.001)
+    assert len(report.current) == 1 and len(report.forecast) == 7
+    assert len(report.pollutants) == 6 and len(report.alerts) > 0
+    assert (explorer.lat_box.value, explorer.lon_box.value) == (report.lat, report.lon)
+    summary = report.summary()
+    assert summary["category"].tolist() == report.forecast["category"].astype(str).tolist()
+    assert summary["now"].notna().sum() == 1
+    plt.close(report.figure())
+    by_point = explorer.select(ANDORRA_LA_VELLA)
+    assert by_point.forecast["location_index"].eq(0).all()
+    assert by_point.current["globalIndex"].iloc[0] == toolkit.air_quality(
+        ANDORRA_LA_VELLA, connection=conn)["globalIndex"].iloc[0]
+    # picking from the list shows the place too
+    explorer.choices.value = hits["label"].iloc[0]
+    assert explorer.result.label == hits["label"].iloc[0]
+    # a street is placed at its town centre, and says so
+    streets = find_places("Carrer", connection=conn)
+    assert set(streets["placed_by"]) == {"locality"}
+    note = explorer.select(streets["label"].iloc[0]).notes
+    assert note and "centre of its town" in note[0]
+    plt.close("all")
+
+
+def test_explorer_bad_place_is_refused_and_shown(conn, sandbox) -> None:
+    explorer = toolkit.widgets.air_quality_explorer(connection=conn)
+    with sandbox.recording() as log, pytest.raises(ValidationError):
+        explorer.select((-122.1, 47.6))
+    assert log == []
+    explorer.lat_box.value, explorer.lon_box.value = 95.0, 1.5
+    explorer.show_button.click()
+    assert "latitude must be between -90 and 90" in explorer.error
+    assert "latitude" in explorer.message.value
+
+
+def test_a_place_without_results_keeps_its_row(replay) -> None:
+    replay.add("GET", "/weather/airQuality/current/json", Answer(200, {"results": []}))
+    df = toolkit.air_quality([ORDINO, CANILLO], connection=replay.conn)
+    assert df["location_index"].tolist() == [0, 1] and df["globalIndex"].isna().all()
+    replay.add("GET", "/weather/severe/alerts/json", Answer(200, {"results": []}))
+    alerts = toolkit.severe_weather_alerts([ORDINO, CANILLO], connection=replay.conn)
+    assert len(alerts) == 0 and list(alerts.columns) == SEVERE_WEATHER_ALERTS.names
+
+
+@pytest.mark.parametrize("path, params, words", [
+    ("/weather/airQuality/current/xml", {"query": "42.5,1.5"}, "json"),
+    ("/weather/airQuality/current/json", {}, "'query' parameter is required"),
+    ("/weather/airQuality/current/json", {"query": "1.5"}, "latitude,longitude"),
+    ("/weather/airQuality/current/json", {"query": "95,1.5"}, "out of range"),
+    ("/weather/airQuality/current/json", {"query": "42.5,1.5", "pollutants": "maybe"},
+     "true or false"),
+    ("/weather/airQuality/forecasts/daily/json", {"query": "42.5,1.5", "duration": "9"},
+     "duration"),
+    ("/weather/severe/alerts/json", {"query": "42.5,1.5", "details": "yes"}, "true or false"),
+])
+def test_the_sandbox_refuses_what_the_service_refuses(sandbox, path, params, words) -> None:
+    raw = requests.get(f"{sandbox.url}{path}",
+                       params={"api-version": "1.1", **params,
+                               "subscription-key": sandbox.maps_key.reveal()}, timeout=10)
+    assert raw.status_code == 400
+    assert raw.headers["x-vendor-error-code"] == raw.json()["error"]["code"]
+    assert words in raw.json()["error"]["message"]
+
+
+def test_unknown_language_falls_back_to_english(conn) -> None:
+    en = toolkit.air_quality(ORDINO, connection=conn)
+    other = toolkit.air_quality(ORDINO, language="tlh-Latn", connection=conn)
+    assert other["description"].tolist() == en["description"].tolist()
+    assert other["category"].astype(str).tolist() == en["category"].astype(str).tolist()
+
+
+@pytest.mark.parametrize("order, pair, hint", [
+    ("lonlat", (42.5, 95.0), "(longitude, latitude), so pass (95, 42.5)"),
+    ("latlon", (95.0, 42.5), "(latitude, longitude), so pass (42.5, 95)"),
+])
+def test_the_coordinate_helper_names_a_swapped_pair_in_either_order(order, pair, hint) -> None:
+    from toolkit._core.geo import to_lonlat
+
+    with pytest.raises(ValidationError) as info:
+        to_lonlat(pair, "points", order=order)
+    assert "looks swapped" in str(info.value) and hint in str(info.value)
+    assert info.value.value == pair  # shown in the order it was given

@@ -1,0 +1,119 @@
+"""Traffic incidents in a bounding box (spec 2 §2.4, §4.4)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from toolkit._core.errors import ValidationError
+from toolkit._core.frames import build_frame, to_geoframe
+from toolkit._core.geo import bbox_param, check_bbox_size, geojson_geometry, to_bbox
+from toolkit._core.provenance import provenance
+from toolkit._core.schemas import INCIDENT_SEVERITIES, INCIDENT_TYPES, TRAFFIC_INCIDENTS
+from toolkit._core.validate import check_api_version, check_choice
+from toolkit.connection import get_connection
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+
+    from toolkit.connection import Connection
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["traffic_incidents"]
+
+API_VERSION = "2025-01-01"
+SEVERITY = dict(enumerate(INCIDENT_SEVERITIES, start=1))
+
+
+def incident_rows(body: Any) -> list[dict[str, Any]]:
+    """One record per incident feature of a traffic incident body."""
+    rows = []
+    features = body.get("features") if isinstance(body, dict) else None
+    for feat in features or []:
+        if not isinstance(feat, dict):
+            continue
+        props = dict(feat.get("properties") or {})
+        if "lastModifiedTime" not in props and "lastModified" in props:
+            props["lastModifiedTime"] = props.pop("lastModified")
+        level = props.get("severity")
+        level = level if isinstance(level, int) and not isinstance(level, bool) else None
+        props["severity_level"] = level
+        props["severity"] = SEVERITY.get(level) if level is not None else None
+        if level is not None and level not in SEVERITY:
+            props["severity"] = str(level)
+        props["endPoint"] = geojson_geometry(props.get("endPoint"))
+        rows.append({**props, "id": feat.get("id"),
+                     "geometry": geojson_geometry(feat.get("geometry"))})
+    return rows
+
+
+def incidents_frame(body: Any, attrs: dict[str, Any]) -> gpd.GeoDataFrame:
+    """The GeoDataFrame of a traffic incident body (``endPoint`` a second geometry column)."""
+    import geopandas as gpd
+
+    df = to_geoframe(build_frame(incident_rows(body), TRAFFIC_INCIDENTS, attrs))
+    df["endPoint"] = gpd.GeoSeries(list(df["endPoint"]), index=df.index, crs="EPSG:4326")
+    return df
+
+
+def traffic_incidents(bbox: Any, *, incident_types: str | Sequence[str] | None = None,
+                      api_version: str = API_VERSION,
+                      connection: Connection | None = None) -> gpd.GeoDataFrame:
+    """Traffic incidents inside a bounding box.
+
+    Parameters
+    ----------
+    bbox : 4-tuple or object with bounds
+        ``(min_lon, min_lat, max_lon, max_lat)``, a shapely geometry, a GeoSeries or
+        GeoDataFrame (its total bounds). Width and height at least 12 m, at most 500,000 m and
+        30 degrees.
+    incident_types : str or sequence of str, optional
+        Only these types: ``Accident``, ``Congestion``, ``DisabledVehicle``, ``MassTransit``,
+        ``Miscellaneous``, ``OtherNews``, ``PlannedEvent``, ``RoadHazard``, ``Construction``,
+        ``Alert``, ``Weather``. All types when omitted.
+    api_version : str
+        The service version.
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    geopandas.GeoDataFrame
+        EPSG:4326, one row per incident: ``id`` (exact 64-bit integer, Int64), ``incidentType``
+        (category), ``severity`` (ordered category LowImpact < Minor < Moderate < Serious, from
+        the service's 1-4), ``severity_level`` (Int64, the service's number), ``title`` and
+        ``description`` (strings), ``delay`` (timedelta), ``startTime``, ``endTime``,
+        ``lastModifiedTime`` (UTC), ``isRoadClosed``, ``isTrafficJam`` (boolean), ``endPoint``
+        (a second geometry column: where the incident ends), ``geometry`` (Point where it
+        starts).
+
+    Raises
+    ------
+    ValidationError
+        Before any request: a bbox out of range, in the wrong order or of the wrong size, an
+        unknown incident type.
+    """
+    box = to_bbox(bbox, "bbox")
+    check_bbox_size(box, "bbox", min_m=12, max_m=500_000, max_deg=30)
+    kinds = None
+    if incident_types is not None:
+        raw = [incident_types] if isinstance(incident_types, str) else list(incident_types)
+        if not raw:
+            raise ValidationError("incident_types", incident_types,
+                                  "must name at least one incident type, or be None")
+        kinds = [check_choice(k, "incident_types", INCIDENT_TYPES, case_insensitive=True)
+                 for k in raw]
+    check_api_version(api_version)
+    conn = get_connection(connection)
+    pipe = conn.pipeline("maps")
+    path = "/traffic/incident"
+    response = pipe.send("GET", path, params={"api-version": api_version,
+                                              "bbox": bbox_param(box),
+                                              "incidentType": ",".join(dict.fromkeys(kinds))
+                                              if kinds else None},
+                         operation="traffic_incidents")
+    ids = [response.request_id] if response.request_id else []
+    return incidents_frame(response.json(),
+                           provenance("traffic_incidents", api_version, pipe.url(path), ids))

@@ -1,0 +1,276 @@
+"""Map pictures: routes on the road network, GPS traces before and after snapping, traffic
+incidents.
+
+The background is drawn from the road network the toolkit ships (derived from OpenStreetMap:
+no tile download, so it works offline) wherever the data lies inside it; every map carries the
+attribution line of that data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from toolkit.plot._common import new_axes, require_columns
+
+__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "SEVERITY_SIZES", "incidents", "routes",
+           "snapped_trace"]
+
+ATTRIBUTION = "© OpenStreetMap contributors, ODbL"
+
+#: One colour per incident type (warm for what blocks, cool for what slows).
+INCIDENT_COLORS = {
+    "Accident": "#c62828", "Congestion": "#ef6c00", "DisabledVehicle": "#8e24aa",
+    "RoadHazard": "#6d4c41", "Construction": "#f9a825", "Weather": "#1e88e5",
+    "Miscellaneous": "#757575", "MassTransit": "#00897b", "OtherNews": "#9e9e9e",
+    "PlannedEvent": "#5e35b1", "Alert": "#d81b60",
+}
+SEVERITY_SIZES = {"LowImpact": 40, "Minor": 70, "Moderate": 110, "Serious": 160}
+_ROAD_STYLE = {  # class -> (width, colour)
+    "primary": (1.6, "#b0b0b0"), "primary_link": (1.2, "#b0b0b0"),
+    "secondary": (1.2, "#c4c4c4"), "secondary_link": (1.0, "#c4c4c4"),
+    "tertiary": (0.9, "#d0d0d0"),
+}
+
+
+def _finish(ax: Any, bounds: tuple[float, float, float, float] | None, title: str | None,
+            margin: float = 0.08) -> None:
+    if bounds is not None:
+        w, s, e, n = bounds
+        dx, dy = max(e - w, 0.002) * margin, max(n - s, 0.002) * margin
+        ax.set_xlim(w - dx, e + dx)
+        ax.set_ylim(s - dy, n + dy)
+        ax.set_aspect(1 / math.cos(math.radians((s + n) / 2)))
+    ax.set_xlabel("longitude")
+    ax.set_ylabel("latitude")
+    ax.tick_params(labelsize=8)
+    if title:
+        ax.set_title(title)
+    ax.text(0.995, 0.005, ATTRIBUTION, transform=ax.transAxes, ha="right", va="bottom",
+            fontsize=7, color="#555555",
+            bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
+
+
+def road_background(ax: Any, bounds: tuple[float, float, float, float] | None = None) -> bool:
+    """Draw the shipped road network (where it overlaps ``bounds``); whether anything was
+    drawn."""
+    from matplotlib.collections import LineCollection
+
+    from toolkit.sandbox.maps.roads import network
+
+    net = network()
+    w0, s0 = net.lonlat.min(axis=0)
+    e0, n0 = net.lonlat.max(axis=0)
+    if bounds is not None:
+        w, s, e, n = bounds
+        if e < w0 or w > e0 or n < s0 or s > n0:
+            return False
+    groups: dict[tuple[float, str], list[np.ndarray]] = {}
+    for i, coords in enumerate(net.edge_coords):
+        style = _ROAD_STYLE.get(net.highway[i], (0.5, "#dddddd"))
+        groups.setdefault(style, []).append(coords)
+    for (width, colour), lines in sorted(groups.items()):
+        ax.add_collection(LineCollection(lines, linewidths=width, colors=colour, zorder=0))
+    return True
+
+
+def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
+    import shapely
+
+    parts = [g for series in geoms for g in series if g is not None and not g.is_empty]
+    if not parts:
+        return None
+    return tuple(shapely.total_bounds(np.asarray(parts, dtype=object)))  # type: ignore[return-value]
+
+
+def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None = None,
+           background: bool = True, labels: bool = True, title: str | None = None) -> Any:
+    """Routes on the road network: main routes bold, alternatives dashed.
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.route_directions` returns (``query_index``, ``route_index``,
+        ``geometry``); failed queries (empty geometry) are skipped.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    incidents : GeoDataFrame, optional
+        A :func:`toolkit.traffic_incidents` frame to draw on top.
+    background : bool
+        Draw the road network underneath.
+    labels : bool
+        Mark each main route's start and end.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["query_index", "route_index", "geometry"], "plot.routes")
+    import matplotlib as mpl
+
+    ok = df[[g is not None and not g.is_empty for g in df.geometry]]
+    bounds = _bounds(ok.geometry) if len(ok) else None
+    ax = new_axes(ax, figsize=(8, 7))
+    if background:
+        road_background(ax, bounds)
+    palette = mpl.colormaps["tab10"]
+    queries = list(dict.fromkeys(ok["query_index"].tolist()))
+    for k, qi in enumerate(queries):
+        colour = palette(k % 10)
+        mine = ok[ok["query_index"] == qi].sort_values("route_index", ascending=False)
+        for _, row in mine.iterrows():
+            main = row["route_index"] == 0
+            for line in getattr(row.geometry, "geoms", [row.geometry]):
+                x, y = line.xy
+                ax.plot(x, y, color=colour, lw=3.0 if main else 1.6,
+                        ls="-" if main else (0, (4, 2)), alpha=0.95 if main else 0.8,
+                        zorder=3 if main else 2, solid_capstyle="round",
+                        label=None)
+        if labels and len(mine):
+            coords = np.asarray(mine[mine["route_index"] == 0].geometry.iloc[0].geoms[0].coords)
+            last = np.asarray(mine[mine["route_index"] == 0].geometry.iloc[0].geoms[-1].coords)
+            ax.scatter(*coords[0], s=40, color="white", edgecolor=colour, zorder=5, lw=2)
+            ax.scatter(*last[-1], s=40, color=colour, edgecolor="white", zorder=5, lw=1)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color="#333333", lw=3, label="main route"),
+               Line2D([], [], color="#333333", lw=1.6, ls=(0, (4, 2)), label="alternative")]
+    if incidents is not None and len(incidents):
+        _draw_incidents(ax, incidents, handles)
+        if bounds is not None:
+            ib = _bounds(incidents.geometry)
+            if ib is not None:
+                bounds = (min(bounds[0], ib[0]), min(bounds[1], ib[1]),
+                          max(bounds[2], ib[2]), max(bounds[3], ib[3]))
+    ax.legend(handles=handles, loc="upper left", fontsize=8, frameon=True)
+    _finish(ax, bounds, title or f"{len(queries)} route{'s' if len(queries) != 1 else ''}")
+    return ax
+
+
+def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background: bool = True,
+                  cmap: str = "viridis", title: str | None = None) -> Any:
+    """A GPS trace before (grey) and after snapping (coloured by speed limit).
+
+    Parameters
+    ----------
+    raw : GeoDataFrame, GeoSeries, DataFrame or sequence of (lon, lat)
+        The points as recorded (what was passed to :func:`toolkit.snap_to_roads`).
+    snapped : GeoDataFrame
+        The frame :func:`toolkit.snap_to_roads` returned; colours come from
+        ``speedLimitInKilometersPerHour`` (grey when it was not asked for).
+    ax : matplotlib Axes, optional
+        Where to draw.
+    background : bool
+        Draw the road network underneath.
+    cmap : str
+        Colour map of the speed limits.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(snapped, ["geometry", "isInterpolated"], "plot.snapped_trace")
+    import shapely
+
+    from toolkit._core.geo import to_lonlat
+
+    pts = to_lonlat(raw, "raw")
+    xy = shapely.get_coordinates(snapped.geometry) if len(snapped) else np.empty((0, 2))
+    both = np.vstack([pts, xy]) if len(xy) else pts
+    bounds = (*both.min(axis=0), *both.max(axis=0))
+    ax = new_axes(ax, figsize=(8, 7))
+    if background:
+        road_background(ax, bounds)
+    ax.scatter(pts[:, 0], pts[:, 1], s=6, color="#9e9e9e", alpha=0.6, zorder=2,
+               label="recorded")
+    if len(xy):
+        ax.plot(xy[:, 0], xy[:, 1], color="#424242", lw=0.6, zorder=3)
+        limits = snapped.get("speedLimitInKilometersPerHour")
+        if limits is not None and limits.notna().any():
+            sc = ax.scatter(xy[:, 0], xy[:, 1], c=limits.to_numpy(dtype=float), cmap=cmap,
+                            s=9, zorder=4, label="snapped")
+            bar = ax.figure.colorbar(sc, ax=ax, shrink=0.7, pad=0.02)
+            bar.set_label("speed limit (km/h)")
+        else:
+            ax.scatter(xy[:, 0], xy[:, 1], s=9, color="#1565c0", zorder=4, label="snapped")
+    ax.legend(loc="upper left", fontsize=8, markerscale=2)
+    _finish(ax, bounds, title or f"{len(pts):,} recorded points, {len(snapped):,} on the road")
+    return ax
+
+
+def _draw_incidents(ax: Any, df: pd.DataFrame, handles: list[Any]) -> None:
+    from matplotlib.lines import Line2D
+
+    seen = []
+    for _, row in df.iterrows():
+        kind = str(row["incidentType"])
+        colour = INCIDENT_COLORS.get(kind, "#616161")
+        size = SEVERITY_SIZES.get(str(row.get("severity")), 60)
+        start, end = row.geometry, row.get("endPoint")
+        if end is not None and not getattr(end, "is_empty", True):
+            ax.plot([start.x, end.x], [start.y, end.y], color=colour, lw=3, alpha=0.6,
+                    zorder=4)
+        marker = "X" if bool(row.get("isRoadClosed")) else "o"
+        ax.scatter(start.x, start.y, s=size, color=colour, edgecolor="black", lw=0.6,
+                   marker=marker, zorder=6)
+        if kind not in seen:
+            seen.append(kind)
+    for kind in seen:
+        handles.append(Line2D([], [], marker="o", ls="", color=INCIDENT_COLORS.get(kind,
+                                                                                    "#616161"),
+                              markeredgecolor="black", label=kind))
+
+
+def incidents(df: pd.DataFrame, *, ax: Any = None, background: bool = True,
+              bbox: Any = None, title: str | None = None) -> Any:
+    """Traffic incidents by type (colour) and severity (size); a line to where each ends, an X
+    where the road is closed.
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.traffic_incidents` returns (``incidentType``, ``severity``,
+        ``geometry``, ``endPoint``).
+    ax : matplotlib Axes, optional
+        Where to draw.
+    background : bool
+        Draw the road network underneath.
+    bbox : 4-tuple or object with bounds, optional
+        The area to show (default: the incidents' extent).
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["incidentType", "severity", "geometry", "endPoint"], "plot.incidents")
+    from matplotlib.lines import Line2D
+
+    from toolkit._core.geo import to_bbox
+
+    if bbox is not None:
+        bounds: Any = to_bbox(bbox)
+    else:
+        bounds = _bounds(df.geometry, df["endPoint"]) if len(df) else None
+    ax = new_axes(ax, figsize=(8, 7))
+    if background:
+        road_background(ax, bounds)
+    handles: list[Any] = []
+    _draw_incidents(ax, df, handles)
+    for label, size in SEVERITY_SIZES.items():
+        handles.append(Line2D([], [], marker="o", ls="", color="white", markeredgecolor="black",
+                              markersize=math.sqrt(size), label=label))
+    if handles:
+        ax.legend(handles=handles, loc="upper left", fontsize=8, ncol=2, title="type / severity",
+                  title_fontsize=8)
+    _finish(ax, bounds, title or f"{len(df)} traffic incident{'s' if len(df) != 1 else ''}")
+    return ax
+

@@ -1,0 +1,428 @@
+"""Pictures of air quality and severe weather alerts.
+
+Colours carry the service's meaning: air-quality bars and points take the ``categoryColor`` the
+service returned with each reading (the palette below only fills in where a frame has none, for
+a pollutant's own index for instance), and the band limits of the global index (20, 50, 100,
+150, 250) are marked so a reader sees how close a value is to the next category.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from toolkit._core.errors import ValidationError
+from toolkit._core.schemas import AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES, ALERT_STATUSES
+from toolkit.plot._common import new_axes, require_columns
+
+__all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
+           "alert_timeline", "pollutants"]
+
+#: Colour of each category where a frame carries no ``categoryColor`` (Fair is the colour of
+#: the service's own example).
+AIR_QUALITY_COLORS = {
+    "Excellent": "#00E400",
+    "Fair": "#FFC300",
+    "Poor": "#FF7E00",
+    "Unhealthy": "#FF0000",
+    "Very unhealthy": "#8F3F97",
+    "Dangerous": "#7E0023",
+}
+#: Alert status colours: fresh (New) in red, changes in warm tones, winding down in greys.
+STATUS_COLORS = {
+    "New": "#d32f2f", "Upgrade": "#7b1fa2", "Update": "#f57c00", "Extend": "#fbc02d",
+    "Correct": "#1976d2", "Continue": "#e57373", "Cancel": "#9e9e9e", "Expire": "#616161",
+}
+SHORT_POLLUTANT = {"Carbon Monoxide": "CO", "Nitrogen Dioxide": "NO2", "Ozone": "O3",
+                   "Particulate Matter 2.5": "PM2.5", "Particulate Matter 10": "PM10",
+                   "Sulfur Dioxide": "SO2"}
+
+
+def _band_name(value: float) -> str:
+    for limit, name in zip(AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES, strict=False):
+        if value <= limit:
+            return name
+    return AIR_QUALITY_CATEGORIES[-1]
+
+
+def _band_colour(value: float) -> str:
+    return AIR_QUALITY_COLORS[_band_name(value)]
+
+
+def _colour(row: pd.Series) -> str:
+    colour = row.get("categoryColor")
+    if isinstance(colour, str) and colour.startswith("#"):
+        return colour
+    value = row.get("globalIndex")
+    return _band_colour(float(value)) if pd.notna(value) else "#bdbdbd"
+
+
+def _band_lines(ax: Any, top: float, *, vertical: bool = False) -> None:
+    """Dashed lines at the band limits below ``top``, each labelled with the category it
+    closes."""
+    for limit, name in zip(AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES, strict=False):
+        if limit > top:
+            break
+        if vertical:
+            ax.axvline(limit, color="#555555", lw=0.8, ls="--", zorder=0)
+            ax.text(limit, 1.0, f" {name} ≤ {limit:g}", transform=ax.get_xaxis_transform(),
+                    rotation=90, va="top", ha="right", fontsize=7, color="#555555")
+        else:
+            ax.axhline(limit, color="#555555", lw=0.8, ls="--", zorder=0)
+            ax.text(1.0, limit, f" {name} ≤ {limit:g}", transform=ax.get_yaxis_transform(),
+                    va="center", ha="left", fontsize=7, color="#555555")
+
+
+def _labels(df: pd.DataFrame, labels: Any) -> dict[int, str]:
+    """Place names by location index: a mapping, a sequence in input order, a column name."""
+    indices = [int(i) for i in pd.unique(df["location_index"].dropna())]
+    if labels is None:
+        return {i: f"place {i}" for i in indices}
+    if isinstance(labels, str):
+        require_columns(df, [labels], "labels")
+        first = df.dropna(subset=["location_index"]).drop_duplicates("location_index")
+        return {int(i): str(v) for i, v in zip(first["location_index"], first[labels],
+                                               strict=True)}
+    if isinstance(labels, Mapping):
+        return {i: str(labels.get(i, f"place {i}")) for i in indices}
+    if isinstance(labels, pd.Series | Sequence | np.ndarray):
+        seq = list(labels)
+        return {i: str(seq[i]) if i < len(seq) else f"place {i}" for i in indices}
+    raise ValidationError("labels", type(labels).__name__,
+                          "must be a column name, a mapping of location_index to name or a "
+                          "sequence of names in input order")
+
+
+def _category_legend(ax: Any, categories: Sequence[str], **kw: Any) -> None:
+    from matplotlib.patches import Patch
+
+    limits = dict(zip(AIR_QUALITY_CATEGORIES, (*AIR_QUALITY_BANDS, None), strict=True))
+    lows = dict(zip(AIR_QUALITY_CATEGORIES, (0, *(b for b in AIR_QUALITY_BANDS)), strict=True))
+    handles = []
+    for name in AIR_QUALITY_CATEGORIES:
+        if name not in categories:
+            continue
+        hi = limits[name]
+        rng = f"{lows[name]:g}–{hi:g}" if hi is not None else f"> {lows[name]:g}"
+        handles.append(Patch(facecolor=AIR_QUALITY_COLORS[name], edgecolor="#333333",
+                             label=f"{name} ({rng})"))
+    if handles:
+        ax.legend(handles=handles, title="global index", fontsize=8, title_fontsize=8, **kw)
+
+
+# ------------------------------------------------------------------------------ forecast
+
+
+def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, labels: Any = None,
+                         ax: Any = None, title: str | None = None) -> Any:
+    """The daily forecast as bars in the category colours, with the band limits marked.
+
+    With one place (or ``location=`` naming one), one bar per day: its height is the global
+    index, its colour the service's ``categoryColor``, its label the dominant pollutant. With
+    several places, a grid: one row per place, one cell per day, coloured the same way and
+    showing the index.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The frame :func:`toolkit.air_quality_forecast` returns (``location_index``, ``day``,
+        ``dateTime``, ``globalIndex``, ``categoryColor``, ``category``, ``dominantPollutant``).
+    location : int, optional
+        The ``location_index`` to draw alone.
+    labels : str, mapping or sequence, optional
+        Place names: a column of ``df``, a mapping ``location_index -> name`` or names in input
+        order.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["location_index", "day", "dateTime", "globalIndex", "categoryColor",
+                         "dominantPollutant"], "plot.air_quality_forecast")
+    data = df.dropna(subset=["globalIndex", "location_index"])
+    if location is not None:
+        data = data[data["location_index"] == location]
+    if data.empty:
+        raise ValidationError("df", "no forecast rows", "plot.air_quality_forecast needs at "
+                              "least one answered forecast day")
+    names = _labels(data, labels)
+    places = list(names)
+    days = sorted(pd.unique(data["dateTime"]))
+    day_text = [_day_label(d) for d in days]
+    if len(places) == 1:
+        ax = new_axes(ax, figsize=(max(5.0, 1.1 * len(days) + 2), 4))
+        rows = data.sort_values("day")
+        colours = [_colour(r) for _, r in rows.iterrows()]
+        x = np.arange(len(rows))
+        ax.bar(x, rows["globalIndex"], color=colours, edgecolor="#333333", width=0.7)
+        top = max(60.0, float(rows["globalIndex"].max()) * 1.2)
+        for xi, (_, r) in zip(x, rows.iterrows(), strict=True):
+            short = SHORT_POLLUTANT.get(str(r["dominantPollutant"]), str(r["dominantPollutant"]))
+            ax.text(xi, float(r["globalIndex"]) + top * 0.015, f"{r['globalIndex']:.0f}\n{short}",
+                    ha="center", va="bottom", fontsize=8)
+        ax.set_ylim(0, top)
+        _band_lines(ax, top)
+        ax.set_xticks(x, [_day_label(d) for d in rows["dateTime"]], fontsize=8)
+        ax.set_ylabel("global air-quality index")
+        ax.set_title(title or f"Daily air-quality forecast: {names[places[0]]}")
+        ax.spines[["top", "right"]].set_visible(False)
+        return ax
+    ax = new_axes(ax, figsize=(max(6.0, 1.0 * len(days) + 3), 0.45 * len(places) + 1.8))
+    day_pos = {d: j for j, d in enumerate(days)}
+    seen: set[str] = set()
+    for i, place in enumerate(places):
+        for _, r in data[data["location_index"] == place].iterrows():
+            j = day_pos[r["dateTime"]]
+            colour = _colour(r)
+            seen.add(_band_name(float(r["globalIndex"])))
+            ax.add_patch(_rect(j, i, colour))
+            value = float(r["globalIndex"])
+            ax.text(j + 0.5, i + 0.5, f"{value:.0f}", ha="center", va="center", fontsize=8,
+                    color="white" if value > 100 else "black")
+    ax.set_xlim(0, len(days))
+    ax.set_ylim(len(places), 0)
+    ax.set_xticks(np.arange(len(days)) + 0.5, day_text, fontsize=8)
+    ax.set_yticks(np.arange(len(places)) + 0.5, [names[p] for p in places], fontsize=8)
+    ax.tick_params(length=0)
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    _category_legend(ax, sorted(seen), loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                     frameon=False)
+    ax.set_title(title or "Daily air-quality forecast (global index)")
+    return ax
+
+
+def _day_label(value: Any) -> str:
+    """The local date of a forecast day: the service stamps a day with its local midnight in
+    UTC, so the date twelve hours later is the local date for any offset within ±12 h."""
+    return (pd.Timestamp(value) + pd.Timedelta(hours=12)).strftime("%a\n%d %b")
+
+
+def _rect(x: float, y: float, colour: str) -> Any:
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x + 0.03, y + 0.05), 0.94, 0.9, facecolor=colour, edgecolor="white")
+
+
+# ------------------------------------------------------------------------------ pollutants
+
+
+def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
+               title: str | None = None) -> Any:
+    """The pollutant breakdown of one current reading: each pollutant's global index as a bar
+    coloured by its own category, its concentration written beside it, the band limits marked.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The frame :func:`toolkit.air_quality` returns, or its long pollutant frame from
+        :func:`toolkit.air_quality_pollutants`.
+    location : int, optional
+        The ``location_index`` to draw (default: the first place with pollutants).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if isinstance(df, pd.DataFrame) and "pollutants" in df.columns and "type" not in df.columns:
+        from toolkit.maps.weather import air_quality_pollutants
+
+        df = air_quality_pollutants(df)
+    require_columns(df, ["location_index", "type", "globalIndex", "concentration.value",
+                         "concentration.unit"], "plot.pollutants")
+    data = df.dropna(subset=["location_index"])
+    if data.empty:
+        raise ValidationError("df", "no pollutant rows", "plot.pollutants needs pollutant "
+                              "details: ask air_quality() with pollutants=True")
+    place = int(data["location_index"].iloc[0]) if location is None else location
+    rows = data[data["location_index"] == place]
+    if rows.empty:
+        raise ValidationError("location", location, "no pollutant rows for this location_index")
+    rows = rows.sort_values("globalIndex")
+    ax = new_axes(ax, figsize=(7, 0.45 * len(rows) + 1.8))
+    values = rows["globalIndex"].astype(float).to_numpy()
+    colours = [_band_colour(v) for v in values]
+    y = np.arange(len(rows))
+    edge = ["#000000" if bool(d) else "#555555" for d in
+            rows.get("is_dominant", pd.Series(False, index=rows.index)).fillna(False)]
+    ax.barh(y, values, color=colours, edgecolor=edge, height=0.65)
+    top = max(60.0, float(values.max()) * 1.3)
+    for yi, (_, r) in zip(y, rows.iterrows(), strict=True):
+        ax.text(float(r["globalIndex"]) + top * 0.01, yi,
+                f"{r['globalIndex']:.0f}  ({r['concentration.value']:g} {r['concentration.unit']})",
+                va="center", fontsize=8)
+    ax.set_xlim(0, top)
+    _band_lines(ax, top, vertical=True)
+    ax.set_yticks(y, [str(t) for t in rows["type"]])
+    ax.set_xlabel("global index of each pollutant")
+    when = rows["dateTime"].iloc[0] if "dateTime" in rows.columns else None
+    stamp = f" at {pd.Timestamp(when):%Y-%m-%d %H:%M} UTC" if when is not None and \
+        pd.notna(when) else ""
+    ax.set_title(title or f"Pollutants of place {place}{stamp}")
+    ax.spines[["top", "right"]].set_visible(False)
+    return ax
+
+
+# ------------------------------------------------------------------------------ map
+
+
+def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
+                    background: bool = True, title: str | None = None) -> Any:
+    """Current (or forecast) air quality at many places on a map: one dot per place in its
+    category colour, sized by the global index, over the shipped road network where the places
+    lie inside it.
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.air_quality` returns (or one day of
+        :func:`toolkit.air_quality_forecast`): ``location_index``, ``globalIndex``,
+        ``categoryColor``, ``geometry``. Places that failed are drawn as grey crosses.
+    labels : str, mapping or sequence, optional
+        Place names written beside the dots (a column, a mapping ``location_index -> name`` or
+        names in input order).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    background : bool
+        Draw the road network under the dots.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["location_index", "globalIndex", "categoryColor", "geometry"],
+                    "plot.air_quality_map")
+    pts = df[df.geometry.notna()] if hasattr(df, "geometry") else df.dropna(subset=["geometry"])
+    if pts.empty:
+        raise ValidationError("df", "no places", "plot.air_quality_map needs places")
+    xs = np.array([g.x for g in pts["geometry"]])
+    ys = np.array([g.y for g in pts["geometry"]])
+    bounds = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+    ax = new_axes(ax, figsize=(7, 6))
+    drew = False
+    if background:
+        from toolkit.plot.maps import road_background
+
+        drew = road_background(ax, bounds)
+    ok = pts["globalIndex"].notna().to_numpy()
+    colours = [_colour(r) for _, r in pts[ok].iterrows()]
+    values = pts.loc[ok, "globalIndex"].astype(float).to_numpy()
+    ax.scatter(xs[ok], ys[ok], s=30 + 2.2 * values, c=colours, edgecolors="#222222",
+               linewidths=0.7, zorder=3)
+    if (~ok).any():
+        ax.scatter(xs[~ok], ys[~ok], marker="x", c="#9e9e9e", s=40, zorder=3,
+                   label="no answer")
+    if labels is not None:
+        names = _labels(pts, labels)
+        for x, y, i, v in zip(xs, ys, pts["location_index"], pts["globalIndex"], strict=True):
+            if pd.isna(i):
+                continue
+            text = names.get(int(i), "")
+            if pd.notna(v):
+                text += f" {v:.0f}"
+            ax.annotate(text, (x, y), xytext=(5, 4), textcoords="offset points", fontsize=7,
+                        zorder=4)
+    seen = sorted({_band_name(v) for v in values})
+    _category_legend(ax, seen, loc="upper left", frameon=True, framealpha=0.85)
+    w, s, e, n = bounds
+    dx, dy = max(e - w, 0.01) * 0.08, max(n - s, 0.01) * 0.08
+    ax.set_xlim(w - dx, e + dx)
+    ax.set_ylim(s - dy, n + dy)
+    ax.set_aspect(1 / math.cos(math.radians((s + n) / 2)))
+    ax.set_xlabel("longitude")
+    ax.set_ylabel("latitude")
+    ax.tick_params(labelsize=8)
+    if drew:
+        from toolkit.plot.maps import ATTRIBUTION
+
+        ax.text(0.995, 0.005, ATTRIBUTION, transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=7, color="#555555",
+                bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
+    when = df["dateTime"].dropna() if "dateTime" in df.columns else pd.Series([], dtype=object)
+    stamp = f" ({pd.Timestamp(when.iloc[0]):%Y-%m-%d %H:%M} UTC)" if len(when) else ""
+    ax.set_title(title or f"Air quality{stamp}")
+    return ax
+
+
+# ------------------------------------------------------------------------------ alerts
+
+
+def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Any = None,
+                   title: str | None = None) -> Any:
+    """Severe weather alerts as a timeline: one bar per alert area from its start to its end
+    (UTC), coloured by its latest status.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The frame :func:`toolkit.severe_weather_alerts` returns (``alertId``, ``area_index``,
+        ``name``, ``description.english``, ``startTime``, ``endTime``,
+        ``latestStatus.english``). An area asked from several places is drawn once.
+    now : datetime or Timestamp, optional
+        Marked as a vertical line (e.g. the reading time of the current air quality).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.dates as mdates
+    from matplotlib.patches import Patch
+
+    require_columns(df, ["alertId", "area_index", "name", "startTime", "endTime",
+                         "latestStatus.english"], "plot.alert_timeline")
+    data = df.dropna(subset=["alertId", "startTime", "endTime"]).drop_duplicates(
+        ["alertId", "area_index"])
+    if data.empty:
+        raise ValidationError("df", "no alert areas", "plot.alert_timeline needs at least one "
+                              "alert area with start and end times")
+    sort_cols = [c for c in ("priority", "alertId", "area_index") if c in data.columns]
+    data = data.sort_values(sort_cols, kind="stable")
+    ax = new_axes(ax, figsize=(9, 0.38 * len(data) + 1.8))
+    what = data["description.english"] if "description.english" in data.columns else \
+        data["alertId"].astype(str)
+    labels = [f"{w} · {n}" for w, n in zip(what, data["name"], strict=True)]
+    y = np.arange(len(data))
+    start = mdates.date2num(data["startTime"].dt.tz_convert("UTC").dt.tz_localize(None))
+    end = mdates.date2num(data["endTime"].dt.tz_convert("UTC").dt.tz_localize(None))
+    statuses = [str(s) for s in data["latestStatus.english"]]
+    colours = [STATUS_COLORS.get(s, "#8d6e63") for s in statuses]
+    ax.barh(y, end - start, left=start, color=colours, edgecolor="#333333", height=0.6)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_ylim(len(data) - 0.5, -0.5)
+    ax.xaxis_date()
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%a %d\n%H:%M"))
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel("UTC")
+    if now is not None:
+        t = pd.Timestamp(now)
+        t = t.tz_convert("UTC").tz_localize(None) if t.tzinfo is not None else t
+        ax.axvline(mdates.date2num(t), color="#000000", lw=1.2, ls=":")
+        ax.text(mdates.date2num(t), len(data) - 0.5, " now", va="bottom", fontsize=8)
+    order = [s for s in ALERT_STATUSES if s in statuses] + \
+        [s for s in dict.fromkeys(statuses) if s not in ALERT_STATUSES]
+    ax.legend(handles=[Patch(facecolor=STATUS_COLORS.get(s, "#8d6e63"), label=s)
+                       for s in order], title="latest status", fontsize=8, title_fontsize=8,
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title(title or "Severe weather alerts by area")
+    ax.spines[["top", "right"]].set_visible(False)
+    return ax
