@@ -31,6 +31,11 @@ notebooks: $(STAMP)
 	$(PY) -m jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False $(NOTEBOOKS)
 
+# Every public operation under every fault, then a concurrent soak at a 20% fault rate (real
+# waits: a few minutes). Prints the tables the README quotes; exits non-zero if anything is lost.
+reliability: $(STAMP)
+	$(PY) -m tests.reliability.campaign
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
 

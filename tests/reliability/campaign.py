@@ -203,14 +203,14 @@ def soak(sandbox: Sandbox, *, sleep: Callable[[float], None], threads: int = 6,
     return pd.DataFrame(results)
 
 
-def summary(matrix: pd.DataFrame) -> pd.DataFrame:
-    """Operations x faults, summed: requests, retries, recovered, failed with a clear error,
-    lost."""
-    m = matrix.assign(recovered=matrix["outcome"].eq("recovered").astype(int),
+def summary(matrix: pd.DataFrame, by: str = "fault") -> pd.DataFrame:
+    """The matrix summed by fault (or by operation): runs, requests, retries, recovered, failed
+    with a clear error, lost or duplicated rows."""
+    m = matrix.assign(runs=1, recovered=matrix["outcome"].eq("recovered").astype(int),
                       failed_clear=matrix["outcome"].eq("failed-clear").astype(int),
-                      lost_rows=matrix["lost"] + matrix["duplicated"])
-    return m.groupby("fault", sort=False)[["requests", "retries", "recovered", "failed_clear",
-                                           "lost_rows"]].sum()
+                      lost=matrix["lost"] + matrix["duplicated"])
+    return m.groupby(by, sort=False)[["runs", "requests", "retries", "recovered",
+                                      "failed_clear", "lost"]].sum()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,16 +219,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--soak-threads", type=int, default=6)
     parser.add_argument("--soak-calls", type=int, default=12)
+    parser.add_argument("--csv", default="reports/reliability.csv",
+                        help="where to write every run of the matrix")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    with Sandbox(seed=7, lro_polls=3, lro_retry_after=1) as sandbox:
+    with Sandbox(seed=7, lro_polls=3, lro_retry_after=1, frozen_clock=True) as sandbox:
         matrix = run_matrix(sandbox, sleep=time.sleep)
         soaked = soak(sandbox, sleep=time.sleep, threads=args.soak_threads,
                       calls_per_thread=args.soak_calls)
     pd.set_option("display.width", 160)
+    if args.csv:
+        from pathlib import Path
+
+        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
+        matrix.to_csv(args.csv, index=False)
     print(f"Fault matrix: {matrix['operation'].nunique()} operations x "
-          f"{matrix['fault'].nunique()} faults, {len(matrix)} runs")
+          f"{matrix['fault'].nunique()} faults, {len(matrix)} runs (every run: {args.csv})")
     print(summary(matrix).to_string())
+    print()
+    print(summary(matrix, "operation").to_string())
     bad = matrix[~matrix["outcome"].isin(["recovered", "failed-clear"])]
     calls = soaked[soaked["outcome"] != "stats"]
     stats = soaked[soaked["outcome"] == "stats"][["requests", "attempts", "retries", "throttled",

@@ -120,6 +120,57 @@ def _eventstream(conn, catalog, **kw):
                                       connection=conn, **kw)
 
 
+#: Town centres (lon, lat) of the maps world.
+TOWNS = {
+    "Andorra la Vella": (1.5218, 42.5075), "Canillo": (1.5975, 42.5676),
+    "Sant Julià de Lòria": (1.4906, 42.4636), "Ordino": (1.5331, 42.5560),
+    "La Massana": (1.5148, 42.5450), "Encamp": (1.5804, 42.5345), "Soldeu": (1.6675, 42.5766),
+}
+ANDORRA_BBOX = (1.40, 42.42, 1.79, 42.66)
+
+
+def _autocomplete(conn, catalog, **kw):
+    return toolkit.autocomplete(["Can", "Carrer de", "Sant"], coordinates=TOWNS["Encamp"],
+                                top=10, connection=conn)
+
+
+def _routes(conn, catalog, **kw):
+    towns = list(TOWNS.values())
+    queries = [{"origin": towns[i % 7], "destination": towns[(i * 3 + 1) % 7],
+                "optionalId": f"r{i}"}
+               for i in range(120) if i % 7 != (i * 3 + 1) % 7]
+    return toolkit.route_directions(queries, connection=conn)
+
+
+def _snap(conn, catalog, **kw):
+    from tests.maps.conftest import drive
+
+    trace = drive([TOWNS["Sant Julià de Lòria"], TOWNS["Andorra la Vella"], TOWNS["Encamp"]],
+                  spacing_m=25.0)
+    return toolkit.snap_to_roads([tuple(p) for p in trace], include_speed_limit=True,
+                                 connection=conn)
+
+
+def _incidents(conn, catalog, **kw):
+    return toolkit.traffic_incidents(ANDORRA_BBOX, connection=conn)
+
+
+def _places() -> list[tuple[float, float]]:
+    return [(lat, lon) for lon, lat in TOWNS.values()]  # weather takes (lat, lon)
+
+
+def _air(conn, catalog, **kw):
+    return toolkit.air_quality(_places(), connection=conn)
+
+
+def _forecast(conn, catalog, **kw):
+    return toolkit.air_quality_forecast(_places(), duration=3, connection=conn)
+
+
+def _alerts(conn, catalog, **kw):
+    return toolkit.severe_weather_alerts(_places(), connection=conn)
+
+
 CASES: dict[str, Case] = {c.name: c for c in (
     Case("backend_health", r"backendhealth|/operation", _backend_health, lro=True),
     Case("check_server_names", r"checkNameAvailability", _check_names, key="name"),
@@ -134,6 +185,13 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("authentication_strength_usage", r"/usage", _strength_usage),
     Case("create_eventstream", r"/eventstreams|/operations/", _eventstream, lro=True,
          idempotent=False, volatile=("id", "displayName", "operation_id")),
+    Case("autocomplete", r"geocode:autocomplete", _autocomplete),
+    Case("route_directions", r"directions:batch", _routes, key="query_index"),
+    Case("snap_to_roads", r"snapToRoads", _snap),
+    Case("traffic_incidents", r"traffic/incident", _incidents),
+    Case("air_quality", r"airQuality/current", _air, key="location_index"),
+    Case("air_quality_forecast", r"forecasts/daily", _forecast, key="location_index"),
+    Case("severe_weather_alerts", r"severe/alerts", _alerts, key="location_index"),
 )}
 
 

@@ -12,7 +12,7 @@ from toolkit.sandbox.server import Sandbox
 
 @pytest.fixture(scope="module")
 def campaign_sandbox():
-    with Sandbox(seed=7, lro_polls=3, lro_retry_after=1) as sb:
+    with Sandbox(seed=7, lro_polls=3, lro_retry_after=1, frozen_clock=True) as sb:
         yield sb
 
 

@@ -152,6 +152,9 @@ class Sandbox:
     epoch : datetime, optional
         The instant the sandbox clock starts from (the world's "now"); it then runs with real
         time.
+    frozen_clock : bool
+        Keep the clock at ``epoch`` (time-dependent answers such as traffic and air quality then
+        stay the same for the sandbox's whole life, as comparisons across runs need).
 
     Examples
     --------
@@ -162,7 +165,7 @@ class Sandbox:
     def __init__(self, *, seed: int = 7, port: int = 0, host: str = "127.0.0.1",
                  namespace: str = "Vendor", header_prefix: str = "x-vendor-", tls: bool = False,
                  lro_polls: int = 2, lro_retry_after: int = 1,
-                 epoch: datetime | None = None) -> None:
+                 epoch: datetime | None = None, frozen_clock: bool = False) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the sandbox listens on loopback only")
         self.seed = seed
@@ -175,6 +178,7 @@ class Sandbox:
         self.lro_polls = lro_polls
         self.lro_retry_after = lro_retry_after
         self.epoch = epoch or DEFAULT_EPOCH
+        self.frozen_clock = frozen_clock
         self.authority = TokenAuthority()
         self.faults = FaultPlan(seed)
         self.log: deque[LoggedRequest] = deque(maxlen=200_000)
@@ -279,7 +283,10 @@ class Sandbox:
         return self._world
 
     def now(self) -> datetime:
-        """The sandbox clock: the epoch plus the real time since the sandbox was made."""
+        """The sandbox clock: the epoch plus the real time since the sandbox was made (or the
+        epoch itself with ``frozen_clock``)."""
+        if self.frozen_clock:
+            return self.epoch
         return self.epoch + timedelta(seconds=time.monotonic() - self._started_at)
 
     def catalog(self) -> pd.DataFrame:
