@@ -240,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     print(summary(matrix, "operation").to_string())
     bad = matrix[~matrix["outcome"].isin(["recovered", "failed-clear"])]
     calls = soaked[soaked["outcome"] != "stats"]
-    stats = soaked[soaked["outcome"] == "stats"][["requests", "attempts", "retries", "throttled",
-                                                  "server_errors", "transport_errors"]].sum()
+    counted = ["requests", "attempts", "retries", "throttled", "server_errors",
+               "transport_errors"]
+    stats = soaked.loc[soaked["outcome"] == "stats", counted].sum().astype(int)
     print(f"\nSoak: {len(calls)} calls from {args.soak_threads} threads at a 20% fault rate")
     print(f"  requests {stats['requests']}, attempts {stats['attempts']}, retries "
           f"{stats['retries']} (throttled {stats['throttled']}, server errors "
