@@ -39,6 +39,10 @@ _EXPORTS = {
     "backend_health": "toolkit.arm.network",
     "check_server_names": "toolkit.arm.sql",
     "sql_operations": "toolkit.arm.sql",
+    "policy_states": "toolkit.arm.policy",
+    "compliance_summary": "toolkit.arm.policy",
+    "compliance_trend": "toolkit.arm.policy",
+    "evaluated_expressions": "toolkit.arm.policy",
     "update_encryption_protector": "toolkit.arm.sql",
     "encryption_protector": "toolkit.arm.sql",
     "problem_classifications": "toolkit.arm.support",
@@ -89,6 +93,12 @@ if TYPE_CHECKING:  # pragma: no cover
         write_kubeconfig,
     )
     from toolkit.arm.network import backend_health  # noqa: F401
+    from toolkit.arm.policy import (  # noqa: F401
+        compliance_summary,
+        compliance_trend,
+        evaluated_expressions,
+        policy_states,
+    )
     from toolkit.arm.sql import (  # noqa: F401
         check_server_names,
         encryption_protector,

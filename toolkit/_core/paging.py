@@ -83,8 +83,12 @@ def iter_pages(
             raise ProtocolError(f"{operation}: {style.items_key!r} is not a list", url=response.url)
         yield Page(items, body, response, number)
         next_link = body.get(style.next_key)
-        if not next_link:
+        if next_link is None or next_link == "":
             return
+        if not isinstance(next_link, str):
+            raise ProtocolError(f"{operation}: the next link {style.next_key!r} is "
+                                f"{type(next_link).__name__}, not a URL string; the remaining "
+                                "pages cannot be read", url=response.url)
         if next_link in seen:
             raise ProtocolError(f"{operation}: the service sent the same next link twice; "
                                 "stopping instead of looping", url=response.url)

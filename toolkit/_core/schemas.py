@@ -221,6 +221,70 @@ SCHEMAS.update({s.name: s for s in (ENCRYPTION_PROTECTOR, PROBLEM_CLASSIFICATION
                                     HOSTED_CREDENTIALS)})
 
 
+#: Policy compliance states, in the order of a roll-up's rank (worst last): a resource's state
+COMPLIANCE_STATES = ("Unknown", "Exempt", "Conflict", "Compliant", "NonCompliant")
+
+POLICY_STATES = Schema(
+    "policy_states",
+    (
+        Col("timestamp", "datetime"),
+        Col("resourceId", "category"),
+        Col("policyAssignmentId", "category"),
+        Col("policyDefinitionId", "category"),
+        Col("effectiveParameters", "category"),
+        Col("isCompliant", "boolean"),
+        Col("subscriptionId", "category"),
+        Col("resourceType", "category"),
+        Col("resourceLocation", "category"),
+        Col("resourceGroup", "category"),
+        Col("resourceTags", "category"),
+        Col("policyAssignmentName", "category"),
+        Col("policyAssignmentOwner", "category"),
+        Col("policyAssignmentParameters", "category"),
+        Col("policyAssignmentScope", "category"),
+        Col("policyDefinitionName", "category"),
+        Col("policyDefinitionAction", "category"),
+        Col("policyDefinitionCategory", "category"),
+        Col("policySetDefinitionId", "category"),
+        Col("policySetDefinitionName", "category"),
+        Col("policySetDefinitionOwner", "category"),
+        Col("policySetDefinitionCategory", "category"),
+        Col("policySetDefinitionParameters", "category"),
+        Col("managementGroupIds", "category"),
+        Col("policyDefinitionReferenceId", "category"),
+        Col("complianceState", "category", categories=COMPLIANCE_STATES, ordered=True),
+        Col("policyDefinitionGroupNames", "list"),
+        Col("policyDefinitionVersion", "category"),
+        Col("policySetDefinitionVersion", "category"),
+        Col("policyAssignmentVersion", "category"),
+        Col("components", "object"),
+        Col("policyEvaluationDetails", "object"),
+    ),
+)
+
+EVALUATED_EXPRESSIONS = Schema(
+    "evaluated_expressions",
+    (
+        Col("record", "Int64"),
+        Col("timestamp", "datetime"),
+        Col("resourceId", "category"),
+        Col("policyAssignmentName", "category"),
+        Col("policyDefinitionName", "category"),
+        Col("policyDefinitionReferenceId", "category"),
+        Col("complianceState", "category", categories=COMPLIANCE_STATES, ordered=True),
+        Col("result", "category", categories=("True", "False", "NotApplicable")),
+        Col("expressionKind", "category", categories=("Field", "Value", "Count")),
+        Col("expression", "string"),
+        Col("path", "string"),
+        Col("operator", "category"),
+        Col("expressionValue", "object"),
+        Col("targetValue", "object"),
+    ),
+)
+
+SCHEMAS.update({s.name: s for s in (POLICY_STATES, EVALUATED_EXPRESSIONS)})
+
+
 CA_POLICY_STATES = ("enabled", "disabled", "enabledForReportingButNotEnforced")
 STRENGTH_REQUIREMENTS = ("mfa", "none")
 STRENGTH_POLICY_TYPES = ("builtIn", "custom")

@@ -11,6 +11,9 @@ from typing import Any
 
 _EXPORTS = {
     "backend_health": "toolkit.plot.arm",
+    "compliance_by": "toolkit.plot.policy",
+    "compliance_trend": "toolkit.plot.policy",
+    "noncompliance_heatmap": "toolkit.plot.policy",
     "encryption_posture": "toolkit.plot.arm",
     "authentication_strength_usage": "toolkit.plot.graph",
     "routes": "toolkit.plot.maps",

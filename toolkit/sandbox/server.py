@@ -51,6 +51,7 @@ SERVICE_MODULES = (
     "toolkit.sandbox.arm.common",
     "toolkit.sandbox.arm.network",
     "toolkit.sandbox.arm.sql",
+    "toolkit.sandbox.arm.policy",
     "toolkit.sandbox.arm.support",
     "toolkit.sandbox.arm.clusters",
     "toolkit.sandbox.graph.identity",

@@ -27,6 +27,7 @@ __all__ = ["SECTIONS", "ResourceGroup", "Subscription", "World"]
 SECTIONS: dict[str, str] = {
     "network": "toolkit.sandbox.arm.network:build_world",
     "sql": "toolkit.sandbox.arm.sql:build_world",
+    "policy": "toolkit.sandbox.arm.policy:build_world",
     "support": "toolkit.sandbox.arm.support:build_world",
     "clusters": "toolkit.sandbox.arm.clusters:build_world",
     "identity": "toolkit.sandbox.graph.identity:build_world",

@@ -11,6 +11,8 @@ from typing import Any
 
 _EXPORTS: dict[str, str] = {
     "autocomplete_box": "toolkit.widgets.maps",
+    "compliance_explorer": "toolkit.widgets.policy",
+    "ComplianceExplorer": "toolkit.widgets.policy",
     "route_planner": "toolkit.widgets.maps",
     "AutocompleteBox": "toolkit.widgets.maps",
     "RoutePlanner": "toolkit.widgets.maps",

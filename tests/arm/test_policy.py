@@ -1,0 +1,551 @@
+"""policy_states over HTTP against the sandbox world: windows, latest vs default, paging, every
+$filter/$apply form checked against pandas over the same world, errors, faults, the shared real
+examples, and the analysis helpers."""
+
+from __future__ import annotations
+
+import warnings
+from datetime import timedelta
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import toolkit
+from tests.conftest import example
+from toolkit._core.errors import TruncatedResultWarning, ValidationError
+from toolkit._core.schemas import POLICY_STATES
+from toolkit.arm.policy import (
+    POLICY_FIELDS,
+    RESOURCE_FIELDS,
+    _aggregate_frame,
+    _guess_next_link,
+    _StatesBuilder,
+)
+from toolkit.sandbox.arm.policy import PAGE_SIZE, STATES
+from toolkit.sandbox.world import World
+
+FOLDER = "05-policy-states"
+
+
+@pytest.fixture(scope="module")
+def scope(sandbox):
+    """The web resource group of the production subscription, and its history."""
+    world = sandbox.world
+    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
+    pw = world.section("policy")
+    return sub.id, "rg-web-weu", pw, pw.records(sub.id, "rg-web-weu")
+
+
+def _window(world, days_back: float, days: float) -> tuple[pd.Timestamp, pd.Timestamp]:
+    end = pd.Timestamp(world.epoch) - timedelta(days=days_back)
+    return end - timedelta(days=days), end
+
+
+def _in_window(rec, start, end) -> np.ndarray:
+    return np.flatnonzero((rec.ts >= start.timestamp()) & (rec.ts <= end.timestamp()))
+
+
+# ------------------------------------------------------------------------------ windows, paging
+def test_default_pages_return_exactly_the_records_of_the_window(conn, sandbox, scope) -> None:
+    sub, rg, _, rec = scope
+    start, end = _window(sandbox.world, 0.2, 3)
+    rows = _in_window(rec, start, end)
+    assert len(rows) > 2 * PAGE_SIZE  # several pages
+    with sandbox.recording() as log:
+        df = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
+                                   connection=conn)
+    assert len(df) == len(rows)
+    assert len(log) == -(-len(rows) // PAGE_SIZE)
+    assert all(r.method == "POST" for r in log)
+    assert all("$skiptoken=" in r.query for r in log[1:])
+    # nothing lost or repeated: each (pair, time) of the world once
+    got = set(zip(df["resourceId"].astype(str), df["policyAssignmentName"].astype(str),
+                  df["policyDefinitionReferenceId"].astype(str),
+                  df["timestamp"].astype("int64") // 10**9, strict=True))
+    assert len(got) == len(rows)
+    want_ts = np.sort(rec.ts[rows])
+    assert np.array_equal(np.sort(df["timestamp"].astype("int64").to_numpy() // 10**9), want_ts)
+    assert df["timestamp"].between(start, end).all()
+    assert df.attrs["operation"] == "policy_states" and len(df.attrs["request_ids"]) == len(log)
+
+
+def test_latest_keeps_the_newest_record_per_pair(conn, sandbox, scope) -> None:
+    sub, rg, _, rec = scope
+    start, end = _window(sandbox.world, 0, 5)
+    rows = _in_window(rec, start, end)
+    pairs = np.unique(rec.pair[rows])
+    latest = toolkit.policy_states(sub, rg, resource="latest", start=start, end=end,
+                                   connection=conn)
+    default = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
+                                    connection=conn)
+    assert len(latest) == len(pairs) < len(default) == len(rows)
+    key = ["resourceId", "policyAssignmentId", "policyDefinitionId",
+           "policyDefinitionReferenceId"]
+    assert not latest.duplicated(key).any()
+    newest = (default.sort_values("timestamp").drop_duplicates(key, keep="last")
+              .set_index(key)["timestamp"])
+    joined = latest.set_index(key)["timestamp"]
+    assert joined.sort_index().equals(newest.reindex(joined.index).sort_index())
+
+
+def test_window_defaults_to_the_day_before_the_request(conn, sandbox, scope) -> None:
+    sub, rg, _, rec = scope
+    df = toolkit.policy_states(sub, rg, connection=conn)
+    now = pd.Timestamp(sandbox.now())
+    assert df["timestamp"].min() >= now - timedelta(days=1, minutes=5)
+    # every pair still alive was evaluated in the last day: about one record each
+    alive = np.unique(rec.pair[rec.ts >= (now - timedelta(days=1)).timestamp() + 60])
+    assert len(alive) <= len(df) <= len(np.unique(rec.pair))
+
+
+def test_top_limits_across_pages_and_orderby_sorts(conn, sandbox, scope) -> None:
+    sub, rg, _, _ = scope
+    start, end = _window(sandbox.world, 0, 4)
+    df = toolkit.policy_states(sub, rg, resource="default", start=start, end=end, top=1500,
+                               orderby=["resourceLocation asc", "timestamp desc"],
+                               connection=conn)
+    assert len(df) == 1500
+    loc = df["resourceLocation"].astype(str).str.lower()
+    assert loc.is_monotonic_increasing
+    for _, part in df.groupby(loc, sort=False):
+        assert part["timestamp"].is_monotonic_decreasing
+
+
+def test_select_keeps_only_those_columns(conn, sandbox, scope) -> None:
+    sub, rg, _, _ = scope
+    df = toolkit.policy_states(sub, rg, select="ResourceId, complianceState, timestamp",
+                               top=20, connection=conn)
+    assert list(df.columns) == ["resourceId", "complianceState", "timestamp"]
+    assert str(df["timestamp"].dtype) == "datetime64[ns, UTC]"
+    assert isinstance(df["complianceState"].dtype, pd.CategoricalDtype)
+
+
+def test_full_frame_has_the_declared_dtypes(conn, scope) -> None:
+    sub, rg, _, _ = scope
+    df = toolkit.policy_states(sub, rg, connection=conn)
+    assert list(df.columns) == POLICY_STATES.names
+    for col in POLICY_STATES.columns:
+        if col.kind == "category":
+            assert isinstance(df[col.name].dtype, pd.CategoricalDtype), col.name
+        else:
+            assert df[col.name].dtype == col.dtype(), col.name
+    assert list(df["complianceState"].cat.categories[:5]) == list(POLICY_STATES[
+        "complianceState"].categories)
+    assert df["complianceState"].cat.ordered
+    assert df["isCompliant"].eq(df["complianceState"] == "Compliant").all()
+    lists = df["policyDefinitionGroupNames"]
+    assert lists.map(lambda v: isinstance(v, list)).all()
+    sets = df[df["policySetDefinitionName"].notna()]
+    assert sets["policyDefinitionReferenceId"].notna().all() and len(sets) > 0
+
+
+def test_empty_result_is_an_empty_frame_with_the_schema(conn, scope) -> None:
+    sub, rg, _, _ = scope
+    df = toolkit.policy_states(sub, rg, filter="resourceLocation eq 'antarctica'",
+                               connection=conn)
+    assert len(df) == 0 and list(df.columns) == POLICY_STATES.names
+    assert str(df["timestamp"].dtype) == "datetime64[ns, UTC]"
+    agg = toolkit.policy_states(sub, rg, filter="resourceLocation eq 'antarctica'",
+                                apply="groupby((resourceType), aggregate($count as n))",
+                                connection=conn)
+    assert list(agg.columns) == ["resourceType", "n"] and len(agg) == 0
+    assert str(agg["n"].dtype) == "Int64"
+
+
+# ------------------------------------------------------------------------------ $filter, $apply
+@pytest.fixture(scope="module")
+def latest_frame(sandbox, scope):
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    sub, rg, _, _ = scope
+    start, end = _window(sandbox.world, 0, 1)
+    df = toolkit.policy_states(sub, rg, start=start, end=end, connection=conn)
+    yield df, (start, end)
+    conn.close()
+
+
+@pytest.mark.parametrize("text, want", [
+    ("ComplianceState eq 'NonCompliant'", lambda d: d.complianceState == "NonCompliant"),
+    ("complianceState eq 'noncompliant'", lambda d: d.complianceState == "NonCompliant"),
+    ("IsCompliant eq false and (PolicyDefinitionAction eq 'audit' or "
+     "PolicyDefinitionAction eq 'deny')",
+     lambda d: ~d.isCompliant.astype(bool) & d.policyDefinitionAction.isin(["audit", "deny"])),
+    ("not (complianceState eq 'Compliant') and resourceType ne '/Vendor.Web/sites'",
+     lambda d: (d.complianceState != "Compliant") & (d.resourceType != "/Vendor.Web/sites")),
+    ("policyDefinitionReferenceId eq null", lambda d: d.policyDefinitionReferenceId.isna()),
+    ("timestamp ge 2026-11-19T21:00:00Z", lambda d: d.timestamp >= "2026-11-19T21:00:00Z"),
+    ("timestamp lt datetime'2026-11-19T21:00:00Z' and isCompliant eq true",
+     lambda d: (d.timestamp < "2026-11-19T21:00:00Z") & d.isCompliant.astype(bool)),
+])
+def test_filters_match_pandas_over_the_same_records(conn, scope, latest_frame, text,
+                                                    want) -> None:
+    sub, rg, _, _ = scope
+    full, (start, end) = latest_frame
+    got = toolkit.policy_states(sub, rg, filter=text, start=start, end=end, connection=conn)
+    expected = full[want(full).to_numpy(dtype=bool)]
+    assert 0 < len(got) < len(full) or text.startswith("policyDefinitionReferenceId")
+    key = ["resourceId", "policyAssignmentName", "policyDefinitionReferenceId"]
+    assert sorted(map(tuple, got[key].astype(str).to_numpy())) == \
+        sorted(map(tuple, expected[key].astype(str).to_numpy()))
+
+
+def test_groupby_with_count_matches_pandas(conn, scope, latest_frame) -> None:
+    sub, rg, _, _ = scope
+    full, (start, end) = latest_frame
+    got = toolkit.policy_states(
+        sub, rg, start=start, end=end,
+        apply="groupby((PolicyAssignmentName, ComplianceState), aggregate($count as Records))",
+        orderby="Records desc", connection=conn)
+    assert list(got.columns) == ["policyAssignmentName", "complianceState", "Records"]
+    assert str(got["Records"].dtype) == "Int64"
+    assert got["Records"].is_monotonic_decreasing
+    want = full.groupby(["policyAssignmentName", "complianceState"], observed=True).size()
+    got_counts = got.set_index(["policyAssignmentName", "complianceState"])["Records"]
+    assert {k: int(v) for k, v in got_counts.items()} == {k: int(v) for k, v in want.items()}
+
+
+def test_the_example_filter_and_apply_form(conn, scope, latest_frame) -> None:
+    sub, rg, _, _ = scope
+    full, (start, end) = latest_frame
+    got = toolkit.policy_states(
+        sub, rg, start=start, end=end,
+        filter="IsCompliant eq false and (PolicyDefinitionAction eq 'audit' or "
+               "PolicyDefinitionAction eq 'deny')",
+        apply="groupby((PolicyAssignmentId, PolicyDefinitionId, PolicyDefinitionAction, "
+              "ResourceId), aggregate($count as NumAuditDenyNonComplianceRecords))",
+        orderby="NumAuditDenyNonComplianceRecords desc", top=2, connection=conn)
+    assert list(got.columns) == ["policyAssignmentId", "policyDefinitionId",
+                                 "policyDefinitionAction", "resourceId",
+                                 "NumAuditDenyNonComplianceRecords"]
+    assert len(got) == 2
+    nc = full[~full.isCompliant.astype(bool) & full.policyDefinitionAction.isin(["audit",
+                                                                                  "deny"])]
+    top = nc.groupby(["policyAssignmentId", "policyDefinitionId", "policyDefinitionAction",
+                      "resourceId"], observed=True).size().max()
+    assert got["NumAuditDenyNonComplianceRecords"].iloc[0] == top
+
+
+def test_chained_apply_counts_non_compliant_resources(conn, scope, latest_frame) -> None:
+    sub, rg, _, _ = scope
+    full, (start, end) = latest_frame
+    got = toolkit.policy_states(
+        sub, rg, start=start, end=end,
+        apply="filter(complianceState eq 'NonCompliant')/groupby((policyAssignmentName, "
+              "resourceId))/groupby((policyAssignmentName), aggregate($count as Resources))",
+        connection=conn)
+    want = (full[full.complianceState == "NonCompliant"]
+            .groupby("policyAssignmentName", observed=True)["resourceId"].nunique())
+    assert dict(zip(got["policyAssignmentName"].astype(str), got["Resources"].astype(int),
+                    strict=True)) == {str(k): int(v) for k, v in want.items()}
+
+
+def test_aggregate_alone_counts_the_window(conn, sandbox, scope) -> None:
+    sub, rg, _, rec = scope
+    start, end = _window(sandbox.world, 1, 7)
+    got = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
+                                apply="aggregate($count as Records)", connection=conn)
+    assert got["Records"].tolist() == [len(_in_window(rec, start, end))]
+
+
+@pytest.mark.parametrize("kw, problem", [
+    ({"filter": "nosuch eq 'x'"}, "unknown column 'nosuch'"),
+    ({"filter": "complianceState eq"}, "the expression ends"),
+    ({"filter": "complianceState is 'x'"}, "comparison operator"),
+    ({"apply": "groupby((resourceId), aggregate($count Records))"}, "expected 'as'"),
+    ({"apply": "pivot((resourceId))"}, "groupby((...))"),
+    ({"orderby": "timestamp sideways"}, "not a direction"),
+    ({"select": "resourceId, nosuch"}, "unknown column 'nosuch'"),
+])
+def test_bad_expressions_give_a_query_failure_naming_the_problem(conn, scope, kw,
+                                                                 problem) -> None:
+    sub, rg, _, _ = scope
+    with pytest.raises(toolkit.ApiError) as info:
+        toolkit.policy_states(sub, rg, connection=conn, **kw)
+    err = info.value
+    assert err.status == 400 and err.code == "InvalidQueryParameterValue"
+    assert problem in err.message
+
+
+def test_unknown_group_and_subscription(conn) -> None:
+    world_sub = toolkit.sandbox.catalog().query("kind == 'subscription'").iloc[0]
+    with pytest.raises(toolkit.NotFoundError, match="ResourceGroupNotFound"):
+        toolkit.policy_states(world_sub.subscription_id, "rg-nowhere", connection=conn)
+    with pytest.raises(toolkit.NotFoundError, match="SubscriptionNotFound"):
+        toolkit.policy_states("00000000-0000-4000-8000-000000000000", "rg-web-weu",
+                              connection=conn)
+
+
+# ------------------------------------------------------------------------------ faults, limits
+@pytest.mark.parametrize("kind", ["429", "503", "malformed", "drop"])
+def test_paging_under_faults_loses_and_duplicates_nothing(conn, sandbox, scope, kind) -> None:
+    sub, rg, _, _ = scope
+    start, end = _window(sandbox.world, 2, 4)
+    expected = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
+                                     connection=conn)
+    sandbox.inject(kind, path="skiptoken", rate=0.5, retry_after=1, count=3)
+    got = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
+                                connection=conn)
+    assert conn.stats.retries >= 1
+    pd.testing.assert_frame_equal(got, expected)
+
+
+def test_max_items_truncates_with_a_warning(conn, sandbox, scope) -> None:
+    sub, rg, _, _ = scope
+    start, end = _window(sandbox.world, 0, 3)
+    with pytest.warns(TruncatedResultWarning, match="max_items=1200"):
+        df = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
+                                   max_items=1200, connection=conn)
+    assert len(df) == 1200 and df.attrs["truncated"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        small = toolkit.policy_states(sub, rg, top=10, max_items=10, connection=conn)
+    assert len(small) == 10 and not small.attrs["truncated"]
+
+
+@pytest.mark.parametrize("kw, parameter, rule", [
+    ({"top": -1}, "top", "at least 0"),
+    ({"top": 2.5}, "top", "integer"),
+    ({"resource": "all"}, "resource", "latest, default"),
+    ({"start": "2026-11-10", "end": "2026-11-01"}, "start", "before end"),
+    ({"start": "2026-11-10", "end": "2026-11-10"}, "start", "before end"),
+    ({"start": "yesterday-ish"}, "start", "ISO 8601"),
+    ({"end": 12}, "end", "ISO 8601"),
+    ({"filter": ""}, "filter", "non-empty"),
+    ({"apply": 3}, "apply", "non-empty"),
+    ({"select": []}, "select", "at least one"),
+    ({"select": ["resourceId", ""]}, "select[1]", "non-empty"),
+    ({"orderby": 5}, "orderby", "string or a list"),
+    ({"expand": "everything"}, "expand", "components, PolicyEvaluationDetails"),
+    ({"max_items": -3}, "max_items", "at least 0"),
+    ({"api_version": ""}, "api_version", "required"),
+])
+def test_bad_arguments_are_refused_before_any_request(conn, sandbox, scope, kw, parameter,
+                                                      rule) -> None:
+    sub, rg, _, _ = scope
+    with sandbox.recording() as log, pytest.raises(ValidationError) as info:
+        toolkit.policy_states(sub, rg, connection=conn, **kw)
+    assert info.value.parameter == parameter and rule in info.value.rule
+    assert log == []
+
+
+def test_bad_identifiers_are_refused_before_any_request(conn, sandbox) -> None:
+    with sandbox.recording() as log:
+        with pytest.raises(ValidationError) as info:
+            toolkit.policy_states("not-a-uuid", "rg", connection=conn)
+        assert info.value.parameter == "subscription_id"
+        with pytest.raises(ValidationError) as info:
+            toolkit.policy_states("00000000-0000-4000-8000-000000000000", "bad/name",
+                                  connection=conn)
+        assert info.value.parameter == "resource_group"
+    assert log == []
+
+
+# ------------------------------------------------------------------------------ expand
+def test_expand_evaluation_details_and_the_exploding_helper(conn, scope) -> None:
+    sub, rg, _, _ = scope
+    df = toolkit.policy_states(sub, rg, expand="PolicyEvaluationDetails",
+                               filter="complianceState eq 'NonCompliant'", top=60,
+                               connection=conn)
+    assert df["policyEvaluationDetails"].map(lambda v: isinstance(v, dict)).all()
+    ex = toolkit.evaluated_expressions(df)
+    per_record = df["policyEvaluationDetails"].map(lambda v: len(v["evaluatedExpressions"]))
+    assert len(ex) == per_record.sum()
+    assert ex["record"].between(0, len(df) - 1).all()
+    assert set(ex["result"].dropna()) <= {"True", "False"}
+    first = ex[ex["record"] == 0]
+    assert (first["resourceId"].astype(str) == str(df["resourceId"].iloc[0])).all()
+    assert isinstance(ex["operator"].dtype, pd.CategoricalDtype)
+
+
+def test_expand_components_for_key_vaults(conn, scope) -> None:
+    sub, rg, _, _ = scope
+    df = toolkit.policy_states(sub, rg, expand=["components"],
+                               filter="resourceType eq '/Vendor.KeyVault/vaults'",
+                               connection=conn)
+    comps = df["components"].dropna()
+    assert len(comps) == len(df) > 0
+    some = [c for v in comps for c in v]
+    assert some and {"id", "type", "name", "timestamp", "complianceState"} <= set(some[0])
+
+
+# ------------------------------------------------------------------------------ the real examples
+def test_real_example_records_parse_into_the_frame() -> None:
+    body = example(FOLDER, "PolicyStates_QueryResourceGroupScope.json")["responses"]["200"][
+        "body"]
+    builder = _StatesBuilder(POLICY_STATES.columns, groups=(RESOURCE_FIELDS, POLICY_FIELDS))
+    builder.add(body["value"])
+    df = builder.build()
+    assert len(df) == body["@odata.count"] == 2
+    assert list(df.columns) == POLICY_STATES.names
+    for i, record in enumerate(body["value"]):
+        for name, value in record.items():
+            if name.startswith("@odata"):
+                continue
+            got = df[name].iloc[i]
+            if name == "timestamp":
+                assert got == pd.Timestamp(value)
+            elif value is None:
+                assert got is None or pd.isna(got), name
+            elif isinstance(value, list):
+                assert got == value, name
+            else:
+                assert got == value, name
+    assert str(df["timestamp"].dtype) == "datetime64[ns, UTC]"
+    assert df["isCompliant"].tolist() == [False, True]
+    assert df["complianceState"].tolist() == ["NonCompliant", "Compliant"]
+    assert df["components"].isna().all() and df["policyEvaluationDetails"].isna().all()
+
+
+def test_real_apply_example_parses_into_grouped_columns_and_counts() -> None:
+    ex = example(FOLDER, "PolicyStates_FilterAndGroupByWithAggregate.json")
+    body = ex["responses"]["200"]["body"]
+    df = _aggregate_frame(body["value"], ex["parameters"]["$apply"], {})
+    assert list(df.columns) == ["policyAssignmentId", "policyDefinitionId",
+                                "policyDefinitionAction", "resourceId",
+                                "NumAuditDenyNonComplianceRecords"]
+    assert df["NumAuditDenyNonComplianceRecords"].tolist() == [10, 10]
+    assert str(df["NumAuditDenyNonComplianceRecords"].dtype) == "Int64"
+    assert df["resourceId"].tolist() == [r["resourceId"] for r in body["value"]]
+    assert isinstance(df["policyDefinitionAction"].dtype, pd.CategoricalDtype)
+
+
+def test_next_link_is_found_in_the_raw_page_or_left_to_the_parser() -> None:
+    assert _guess_next_link(b'{"@odata.nextLink": "https://h/x?a=1&$skiptoken=abc", "v":1}') \
+        == "https://h/x?a=1&$skiptoken=abc"
+    assert _guess_next_link(b'{"@odata.nextLink":null,"value":[]}') is None
+    assert _guess_next_link(b'{"value":[]}') is None
+    assert _guess_next_link(b'{"@odata.nextLink":"a\\"b"}') == 'a"b'
+
+
+# ------------------------------------------------------------------------------ helpers, story
+def _states_of(rec, rows) -> pd.Series:
+    return pd.Series(np.asarray(STATES)[rec.state[rows]])
+
+
+def test_compliance_summary_counts_resources_by_worst_state(conn, scope, latest_frame) -> None:
+    full, _ = latest_frame
+    summary = toolkit.compliance_summary(full, by="policyAssignmentName")
+    assert {"resources", "compliant", "non_compliant", "other", "compliance_pct"} <= \
+        set(summary.columns)
+    assert summary["compliance_pct"].is_monotonic_increasing
+    for row in summary.itertuples():
+        part = full[full.policyAssignmentName == row.policyAssignmentName]
+        resources = part["resourceId"].nunique()
+        nc = part[part.complianceState == "NonCompliant"]["resourceId"].nunique()
+        assert row.resources == resources and row.non_compliant == nc
+        assert row.compliant + row.non_compliant + row.other == resources
+    overall = toolkit.compliance_summary(full, by=None)
+    assert len(overall) == 1 and overall["resources"].iloc[0] == full["resourceId"].nunique()
+    with pytest.raises(ValidationError, match="by"):
+        toolkit.compliance_summary(full, by="nosuch")
+    with pytest.raises(ValidationError, match="complianceState"):
+        toolkit.compliance_summary(full[["resourceId"]])
+
+
+def test_the_story_remediation_new_assignment_exemptions_conflicts(conn, sandbox) -> None:
+    world = sandbox.world
+    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
+    start = pd.Timestamp(world.epoch) - timedelta(days=59)
+    hist = toolkit.policy_states(sub.id, "rg-data-weu", resource="default", start=start,
+                                 filter="policyAssignmentName eq 'monitoring-baseline'",
+                                 connection=conn)
+    trend = toolkit.compliance_trend(hist)
+    before = trend[trend.day < pd.Timestamp(world.epoch) - timedelta(days=42)]
+    after = trend[trend.day > pd.Timestamp(world.epoch) - timedelta(days=20)]
+    assert after["compliance_pct"].mean() > before["compliance_pct"].mean() + 25
+    assert str(trend["compliant"].dtype) == "Int64"
+    # the allowed-locations assignment is 9 days old and lands non-compliant somewhere
+    locs = toolkit.policy_states(sub.id, "rg-api-weu", resource="default", start=start,
+                                 filter="policyAssignmentName eq 'allowed-locations-eu'",
+                                 connection=conn)
+    assert locs["timestamp"].min() >= pd.Timestamp(world.epoch) - timedelta(days=10)
+    bad = locs[locs.complianceState == "NonCompliant"]
+    assert len(bad) > 0 and not bad["resourceLocation"].isin(
+        ["westeurope", "northeurope", "francecentral", "swedencentral", "uksouth"]).any()
+    web = toolkit.policy_states(sub.id, "rg-web-weu", connection=conn)
+    assert (web["complianceState"] == "Conflict").any()
+    dev = next(s for s in world.subscriptions if s.name == "retail-dev")
+    sandbox_rg = toolkit.policy_states(dev.id, "rg-sandbox-dev", connection=conn)
+    assert (sandbox_rg["complianceState"] == "Exempt").any()
+    assert (sandbox_rg["complianceState"] == "Unknown").any() or \
+        not (sandbox_rg["resourceType"] == "/Vendor.KeyVault/vaults").any()
+
+
+def test_the_world_is_deterministic_and_big_enough() -> None:
+    a, b, c = World(7).section("policy"), World(7).section("policy"), World(8).section("policy")
+    assert len(a.policies) >= 20 and len({p.assignment.name for p in a.policies}) >= 8
+    assert len({p.definition.name for p in a.policies}) >= 20
+    assert len(a.resources) >= 2000
+    assert len({r.kind for r in a.resources}) >= 12
+    key = next(iter(a.by_group))
+    ra, rb, rc = a.records(*key), b.records(*key), c.records(*key)
+    assert np.array_equal(ra.ts, rb.ts) and np.array_equal(ra.state, rb.state)
+    assert len(ra.ts) != len(rc.ts) or not np.array_equal(ra.state, rc.state)
+    assert ra.ts.max() - ra.ts.min() > 58 * 86400
+    effects = {p.definition.effect for p in a.policies}
+    assert {"audit", "deny", "auditIfNotExists", "deployIfNotExists", "modify"} <= effects
+
+
+# ------------------------------------------------------------------------------ plots, widget
+def test_plots_draw_from_the_frames(conn, sandbox, latest_frame) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    full, _ = latest_frame
+    before = full.copy()
+    ax = toolkit.plot.compliance_by(full, by="resourceType")
+    groups = full["resourceType"].nunique()
+    assert len(ax.get_yticklabels()) == groups
+    assert {t.get_text() for t in ax.get_legend().get_texts()} <= {
+        "Compliant", "NonCompliant", "Conflict", "Exempt", "Unknown"}
+    ax = toolkit.plot.noncompliance_heatmap(full)
+    nc = full[full.complianceState == "NonCompliant"]
+    assert len(ax.get_yticklabels()) == nc["resourceType"].nunique()
+    trend = toolkit.compliance_trend(full)
+    ax = toolkit.plot.compliance_trend(trend, events=[(full["timestamp"].min(), "start")])
+    assert ax.get_ylim() == (0, 100)
+    pd.testing.assert_frame_equal(full, before)  # inputs untouched
+    plt.close("all")
+    with pytest.raises(ValidationError, match="complianceState"):
+        toolkit.plot.compliance_by(full[["resourceId", "resourceType"]], by="resourceType")
+    with pytest.raises(ValidationError, match="must differ"):
+        toolkit.plot.noncompliance_heatmap(full, rows="resourceType", columns="resourceType")
+
+
+def test_explorer_is_driven_programmatically(conn, sandbox, scope) -> None:
+    from toolkit.widgets.policy import compliance_view
+
+    sub, rg, _, _ = scope
+    end = pd.Timestamp(sandbox.world.epoch)
+    explorer = toolkit.widgets.compliance_explorer(sub, rg, end=end, connection=conn)
+    view = explorer.select(window_days=7, state="NonCompliant", by="location")
+    records = toolkit.policy_states(sub, rg, start=end - timedelta(days=7), end=end,
+                                    filter="complianceState eq 'NonCompliant'",
+                                    connection=conn)
+    want = toolkit.compliance_summary(records, by="resourceLocation")
+    pd.testing.assert_frame_equal(view.summary, want)
+    assert explorer.frame is view.summary and "<table" in explorer._table.value
+    assert explorer._chart.value[:4] == b"\x89PNG"
+    again = explorer.select(state=None, by="assignment")
+    assert again.state is None and again.by == "policyAssignmentName"
+    assert again.summary["resources"].sum() >= view.summary["resources"].sum()
+    with pytest.raises(ValidationError, match="window_days"):
+        compliance_view(sub, rg, window_days=0, connection=conn)
+    with pytest.raises(ValidationError, match="state"):
+        compliance_view(sub, rg, state="Bad", connection=conn)
+    with pytest.raises(ValidationError, match="by"):
+        compliance_view(sub, rg, by="colour", connection=conn)
+
+
+def test_interpreter_settings_are_restored(conn, scope) -> None:
+    import gc
+    import sys
+
+    sub, rg, _, _ = scope
+    interval, threshold = sys.getswitchinterval(), gc.get_threshold()
+    toolkit.policy_states(sub, rg, top=5, connection=conn)
+    with pytest.raises(toolkit.ApiError):
+        toolkit.policy_states(sub, rg, filter="nosuch eq 1", connection=conn)
+    assert sys.getswitchinterval() == interval and gc.get_threshold() == threshold

@@ -1,0 +1,261 @@
+"""A compliance explorer: choose a scope (subscription and resource group), a time window, a
+compliance state and a grouping; see the summary table and the chart.
+
+The logic is the plain function :func:`compliance_view` (one query, one summary);
+:class:`ComplianceExplorer` calls it and can be driven without a browser
+(``explorer.select(window_days=7, state="NonCompliant", by="resourceType")`` returns the
+:class:`ComplianceView` it shows), which is how notebooks under test and the tests use it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from toolkit._core.errors import ValidationError
+from toolkit._core.schemas import COMPLIANCE_STATES
+
+if TYPE_CHECKING:
+    from toolkit.connection import Connection
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["GROUPINGS", "ComplianceExplorer", "ComplianceView", "compliance_explorer",
+           "compliance_view", "scopes"]
+
+#: What the explorer can group by: label -> column.
+GROUPINGS = {
+    "assignment": "policyAssignmentName",
+    "definition": "policyDefinitionName",
+    "resource type": "resourceType",
+    "location": "resourceLocation",
+    "category": "policyDefinitionCategory",
+}
+WINDOWS = (1, 7, 30, 60)
+
+
+@dataclass
+class ComplianceView:
+    """What the explorer shows: the records it read and their summary."""
+
+    subscription_id: str
+    resource_group: str
+    window_days: int
+    state: str | None
+    by: str
+    records: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def scopes(connection: Connection | None = None) -> pd.DataFrame:
+    """The resource groups to choose from (``label``, ``subscription_id``, ``resource_group``):
+    the sandbox's when the connection uses the sandbox, else an empty frame."""
+    from toolkit.connection import get_connection
+
+    conn = get_connection(connection)
+    cols = ["label", "subscription_id", "resource_group"]
+    if conn.sandbox is None:
+        return pd.DataFrame({c: pd.Series(dtype="string") for c in cols})
+    cat = conn.sandbox.catalog()
+    subs = cat[cat["kind"] == "subscription"].set_index("subscription_id")["name"]
+    groups = cat[cat["kind"] == "resource_group"]
+    out = pd.DataFrame({
+        "label": [f"{subs.get(s, s)} / {g}" for s, g in zip(groups["subscription_id"],
+                                                            groups["resource_group"],
+                                                            strict=True)],
+        "subscription_id": groups["subscription_id"].to_numpy(),
+        "resource_group": groups["resource_group"].to_numpy()})
+    return out.astype("string")
+
+
+def compliance_view(subscription_id: str, resource_group: str, *, window_days: int = 1,
+                    state: str | None = None, by: str = "assignment", end: Any = None,
+                    connection: Connection | None = None) -> ComplianceView:
+    """The newest states of a resource group in a window, summarised by a grouping.
+
+    Parameters
+    ----------
+    subscription_id, resource_group : str
+        The scope.
+    window_days : int
+        The window: this many days before ``end`` (1 to 60).
+    state : str, optional
+        Keep only records in this compliance state (filtered by the service).
+    by : str
+        A key of :data:`GROUPINGS` or a column name.
+    end : datetime-like, optional
+        End of the window (the service's "now" by default; with the sandbox its clock).
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    ComplianceView
+        ``records`` (the :func:`toolkit.policy_states` frame) and ``summary`` (the
+        :func:`toolkit.compliance_summary` frame for the grouping).
+    """
+    from toolkit.arm.policy import compliance_summary, policy_states
+    from toolkit.connection import get_connection
+
+    if isinstance(window_days, bool) or not isinstance(window_days, int) or \
+            not 1 <= window_days <= 60:
+        raise ValidationError("window_days", window_days, "must be a whole number of days from "
+                                                          "1 to 60")
+    if state is not None and state not in COMPLIANCE_STATES:
+        raise ValidationError("state", state, f"must be one of {', '.join(COMPLIANCE_STATES)}")
+    column = GROUPINGS.get(by, by)
+    if column not in GROUPINGS.values():
+        raise ValidationError("by", by, f"must be one of {', '.join(GROUPINGS)}")
+    conn = get_connection(connection)
+    if end is None:
+        end = conn.sandbox.now() if conn.sandbox is not None else pd.Timestamp.now(tz="UTC")
+    end = pd.Timestamp(end)
+    end = end.tz_localize("UTC") if end.tz is None else end
+    records = policy_states(subscription_id, resource_group, start=end - timedelta(
+        days=window_days), end=end, filter=f"complianceState eq '{state}'" if state else None,
+        connection=conn)
+    summary = compliance_summary(records, by=column)
+    return ComplianceView(subscription_id, resource_group, window_days, state, column, records,
+                          summary)
+
+
+class ComplianceExplorer:
+    """The explorer widget (``.widget`` to display; ``.select(...)`` to drive it).
+
+    Parameters
+    ----------
+    subscription_id, resource_group : str, optional
+        The first scope shown (default: the first of :func:`scopes`).
+    end : datetime-like, optional
+        End of the time window (default: the service's "now" at each refresh).
+    connection : Connection, optional
+        Defaults to the default connection.
+    """
+
+    def __init__(self, subscription_id: str | None = None, resource_group: str | None = None,
+                 *, end: Any = None, connection: Connection | None = None) -> None:
+        import ipywidgets as w
+
+        from toolkit.connection import get_connection
+
+        self.connection = get_connection(connection)
+        self.end = end
+        self.scopes = scopes(self.connection)
+        options = [(row.label, (row.subscription_id, row.resource_group))
+                   for row in self.scopes.itertuples()]
+        if subscription_id and resource_group:
+            pair = (subscription_id, resource_group)
+            if pair not in [o[1] for o in options]:
+                options.insert(0, (f"{subscription_id} / {resource_group}", pair))
+        if not options:
+            raise ValidationError("subscription_id", subscription_id,
+                                  "give a scope: no sandbox catalog to choose from")
+        first = (subscription_id, resource_group) if subscription_id and resource_group else \
+            options[0][1]
+        self._scope = w.Dropdown(options=options, value=first, description="scope")
+        self._window = w.Dropdown(options=[(f"{d} day{'s' if d > 1 else ''}", d)
+                                           for d in WINDOWS], value=1, description="window")
+        self._state = w.Dropdown(options=[("all states", None)] +
+                                 [(s, s) for s in reversed(COMPLIANCE_STATES)], value=None,
+                                 description="state")
+        self._by = w.Dropdown(options=list(GROUPINGS), value="assignment",
+                              description="group by")
+        self._table = w.HTML()
+        self._chart = w.Image(format="png")
+        self._status = w.HTML()
+        for control in (self._scope, self._window, self._state, self._by):
+            control.observe(lambda _change: self._refresh(), names="value")
+        self.widget = w.VBox([w.HBox([self._scope, self._window]),
+                              w.HBox([self._state, self._by]), self._status, self._table,
+                              self._chart])
+        self.view: ComplianceView | None = None
+        self._refresh()
+
+    def select(self, *, scope: tuple[str, str] | None = None, window_days: int | None = None,
+               state: Any = ..., by: str | None = None) -> ComplianceView:
+        """Change the choices (those given) and return the view shown."""
+        with self._hold():
+            if scope is not None:
+                if scope not in [o[1] for o in self._scope.options]:
+                    self._scope.options = [*self._scope.options, (f"{scope[0]} / {scope[1]}",
+                                                                  scope)]
+                self._scope.value = scope
+            if window_days is not None:
+                if window_days not in WINDOWS:
+                    raise ValidationError("window_days", window_days,
+                                          f"must be one of {WINDOWS}")
+                self._window.value = window_days
+            if state is not ...:
+                self._state.value = state
+            if by is not None:
+                self._by.value = by
+        self._refresh()
+        assert self.view is not None
+        return self.view
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The summary shown."""
+        return self.view.summary if self.view is not None else pd.DataFrame()
+
+    def _hold(self) -> Any:
+        explorer = self
+
+        class _Hold:
+            def __enter__(self) -> None:
+                explorer._held = True
+
+            def __exit__(self, *exc: object) -> None:
+                explorer._held = False
+
+        return _Hold()
+
+    def _refresh(self) -> None:
+        if getattr(self, "_held", False):
+            return
+        sub, rg = self._scope.value
+        try:
+            view = compliance_view(sub, rg, window_days=self._window.value,
+                                   state=self._state.value, by=self._by.value,
+                                   end=self.end, connection=self.connection)
+        except Exception as err:  # shown in the widget, not raised into the event loop
+            self._status.value = f"<b>error</b>: {type(err).__name__}: {err}"
+            logger.info("compliance explorer: %s", err)
+            return
+        self.view = view
+        self._status.value = (f"{len(view.records):,} records, "
+                              f"{view.records['resourceId'].nunique():,} resources")
+        self._show(view)
+
+    def _show(self, view: ComplianceView) -> None:
+        import io
+
+        import matplotlib.pyplot as plt
+
+        from toolkit.plot.policy import compliance_by
+
+        self._table.value = view.summary.to_html(index=False, na_rep="")
+        if not len(view.summary):
+            self._chart.value = b""
+            return
+        ax = compliance_by(view.summary, by=view.by, limit=15)
+        buffer = io.BytesIO()
+        ax.figure.savefig(buffer, format="png", dpi=80)
+        plt.close(ax.figure)
+        self._chart.value = buffer.getvalue()
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def compliance_explorer(subscription_id: str | None = None, resource_group: str | None = None,
+                        *, end: Any = None,
+                        connection: Connection | None = None) -> ComplianceExplorer:
+    """A :class:`ComplianceExplorer` (display it, or drive it with ``.select``)."""
+    return ComplianceExplorer(subscription_id, resource_group, end=end, connection=connection)
