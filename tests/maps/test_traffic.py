@@ -93,7 +93,7 @@ def test_sandbox_answers_like_the_service(sandbox) -> None:
     key = sandbox.maps_key.reveal()
     base = f"{sandbox.url}/traffic/incident?api-version=2025-01-01&subscription-key={key}"
     ok = requests.get(base + "&bbox=1.4,42.42,1.8,42.66", timeout=10)
-    assert ok.status_code == 200 and ok.headers["Content-Type"].startswith("application/geo+json")
+    assert ok.status_code == 200 and ok.headers["Content-Type"].startswith("application/json")
     assert b'"id":1' in ok.content or b'"id":2' in ok.content  # integers, not strings or floats
     tiny = requests.get(base + "&bbox=1.5,42.5,1.50001,42.50001", timeout=10)
     assert tiny.status_code == 400 and tiny.headers["x-vendor-error-code"] == "BadRequest"

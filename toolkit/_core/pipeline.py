@@ -281,6 +281,26 @@ class _RequestIdPolicy(SansIOHTTPPolicy):
         request.http_request.headers.setdefault(self._header, str(uuid.uuid4()))
 
 
+_TLS_ADVICE = (
+    "The server's TLS certificate could not be verified: pass verify= the path of the CA "
+    "bundle that signed it (a TLS sandbox's ca_file). Verification is not turned off.")
+
+
+def _tls_verification_failed(err: BaseException) -> bool:
+    """Whether a transport failure was a refused TLS certificate."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [err]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, requests.exceptions.SSLError) or "CERTIFICATE_VERIFY_FAILED" in str(e):
+            return True
+        todo += [e.__cause__, e.__context__, getattr(e, "inner_exception", None)]
+    return False
+
+
 _NOT_REPEATED = (
     "The request was not sent again, because repeating it could carry it out twice; the "
     "service may or may not have done it. Check (for example, list the items) before trying "
@@ -490,6 +510,8 @@ class Pipeline:
         except (ServiceRequestError, ServiceResponseError) as err:
             advice = ("Check that the endpoint is reachable and try again." if idempotent
                       else _NOT_REPEATED)
+            if _tls_verification_failed(err):
+                advice = _TLS_ADVICE
             raise TransportError(
                 f"{operation or method}: could not complete the request to {_short(url)} "
                 f"({type(err).__name__}: {redact(str(err.message))[:200]}). {advice}") from err

@@ -60,6 +60,7 @@ SERVICE_MODULES = (
     "toolkit.sandbox.maps.route",
     "toolkit.sandbox.maps.traffic",
     "toolkit.sandbox.maps.weather",
+    "toolkit.sandbox.openapi",
 )
 
 #: The fixed instant the sandbox clock starts from (the world's "now").
@@ -359,7 +360,11 @@ class Sandbox:
                     raise _fault_error(rule)
                 else:
                     body_fault = rule
-            request.claims = self._authenticate(request)  # type: ignore[attr-defined]
+            # the one public path: the sandbox's own description (toolkit.sandbox.openapi),
+            # which holds no data; every other route authenticates
+            public = route is not None and route.name == "openapi" and request.method == "GET"
+            claims = {} if public else self._authenticate(request)
+            request.claims = claims  # type: ignore[attr-defined]
             if route is None:
                 if path_exists:
                     raise SandboxHTTPError(405, "MethodNotAllowed",
@@ -409,6 +414,15 @@ class Sandbox:
                                    f"{', '.join(versions)}.")
 
     def _authenticate(self, request: Request) -> dict[str, Any]:
+        try:
+            return self._check_credentials(request)
+        except SandboxHTTPError as err:
+            if request.family == "maps" and err.status == 401 and err.code != "Unauthorized":
+                # maps answers every refusal in its own shape, bearer tokens included
+                raise _maps_unauthorized("Bearer", "invalid_token", err.message) from err
+            raise
+
+    def _check_credentials(self, request: Request) -> dict[str, Any]:
         family = request.family
         auth = request.headers.get("authorization") or ""
         if family == "maps":

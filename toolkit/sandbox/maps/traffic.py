@@ -448,8 +448,7 @@ def _incidents(request: Request) -> Reply:
         if not area.intersects(geom):
             continue
         out.append(feature(inc, request.language))
-    return Reply(200, {"type": "FeatureCollection", "features": out},
-                 content_type="application/geo+json")
+    return Reply(200, {"type": "FeatureCollection", "features": out})
 
 
 def register(router: Router, sandbox: Sandbox) -> None:
