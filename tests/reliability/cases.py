@@ -89,6 +89,13 @@ def _protector(conn, catalog, **kw):
         connection=conn, **kw)
 
 
+def _policy_states(conn, catalog, **kw):
+    # three days of every evaluation in one resource group: several pages of 1000 records
+    end = pd.Timestamp("2026-11-20T09:00:00Z")
+    return toolkit.policy_states(_sub(catalog), "rg-web-weu", resource="default",
+                                 start=end - pd.Timedelta(days=3), end=end, connection=conn)
+
+
 def _classifications(conn, catalog, **kw):
     services = toolkit.support_services(connection=conn)
     return toolkit.problem_classifications(services["name"].iloc[0], connection=conn)
@@ -178,6 +185,7 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("update_encryption_protector", r"encryptionProtector|/operations/", _protector,
          lro=True, volatile=("systemData.lastModifiedAt", "systemData.createdAt"),
          start_method="PUT"),
+    Case("policy_states", r"policyStates", _policy_states, paged=r"policyStates.*skiptoken"),
     Case("problem_classifications", r"problemClassifications", _classifications,
          paged=r"problemClassifications.*skiptoken"),
     Case("cluster_monitoring_credentials", r"listClusterMonitoringUserCredential", _monitoring),
