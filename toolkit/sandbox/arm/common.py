@@ -99,15 +99,20 @@ def start_operation(request: Request, provider: str, location: str,
     return Reply(202, None, headers)
 
 
+def _operation(request: Request) -> dict[str, Any]:
+    """The operation named in the path (call with the state lock held), else 404."""
+    op_id = request.path_params["operationId"]
+    op = request.sandbox.state.get("arm_operations", {}).get(op_id)
+    if op is None or op["subscription"].lower() != request.path_params["subscriptionId"].lower():
+        raise SandboxHTTPError(404, "OperationNotFound",
+                               f"The operation '{op_id}' could not be found.")
+    return op
+
+
 def _poll(request: Request) -> Reply:
     sandbox = request.sandbox
-    op_id = request.path_params["operationId"]
     with sandbox.state_lock:
-        op = sandbox.state.get("arm_operations", {}).get(op_id)
-        if op is None or op["subscription"].lower() != \
-                request.path_params["subscriptionId"].lower():
-            raise SandboxHTTPError(404, "OperationNotFound",
-                                   f"The operation '{op_id}' could not be found.")
+        op = _operation(request)
         if op["remaining"] > 1:
             op["remaining"] -= 1
             return Reply(202, None, {"Location": f"{sandbox.url}{request.target}",
@@ -123,11 +128,7 @@ def _status(request: Request) -> Reply:
     sandbox = request.sandbox
     op_id = request.path_params["operationId"]
     with sandbox.state_lock:
-        op = sandbox.state.get("arm_operations", {}).get(op_id)
-        if op is None or op["subscription"].lower() != \
-                request.path_params["subscriptionId"].lower():
-            raise SandboxHTTPError(404, "OperationNotFound",
-                                   f"The operation '{op_id}' could not be found.")
+        op = _operation(request)
         if op["remaining"] > 1:
             op["remaining"] -= 1
             return Reply(200, {"name": op_id, "status": "InProgress"},

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from toolkit._core.geo import haversine_m
+from toolkit._core.schemas import AUTOCOMPLETE_TYPES
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
 from toolkit.sandbox.maps.traffic import parse_bbox
@@ -37,29 +38,8 @@ __all__ = ["API_VERSIONS", "RESULT_TYPES", "Entity", "entities", "register", "su
 
 API_VERSIONS = ("2026-01-01", "2025-06-01-preview")
 
-RESULT_TYPES = (
-    "Address", "AdminDivision1", "AdminDivision2", "AdminDivision3", "AdministrativeBuilding",
-    "Airport", "AirportTerminal", "AmusementPark", "AncientSite", "Aquarium", "Archipelago",
-    "Basin", "Battlefield", "Bay", "Beach", "Bridge", "BusinessStructure", "Camp", "Canal",
-    "Casino", "Castle", "Cave", "Cemetery", "Channel", "Church", "Cliff", "Coast",
-    "CommunityCenter", "Continent", "CountryRegion", "Crater", "CulturalRegion", "Dam", "Delta",
-    "Desert", "DrainageBasin", "Dune", "FacilityStructure", "FerryTerminal",
-    "FinancialStructure", "FireStation", "Forest", "Fort", "Garden", "Geyser", "Glacier",
-    "GolfCourse", "GreaterPopulatedPlace", "HigherEducationFacility", "HistoricalSite",
-    "Hospital", "HotSpring", "Ice", "IndigenousPeoplesReserve", "IndustrialStructure", "Island",
-    "Isthmus", "Lake", "LandArea", "Landform", "LandmarkBuilding", "Library", "Lighthouse",
-    "Marina", "Market", "MedicalStructure", "MetroStation", "MilitaryBase", "Mission",
-    "Monument", "Mosque", "Mountain", "MountainRange", "MultiModalStation", "Museum",
-    "NauticalStructure", "Neighborhood", "Oasis", "ObservationPoint", "Ocean", "OfficeBuilding",
-    "Other", "Park", "ParkingStructure", "Pass", "Peninsula", "Plain", "Planet", "Plateau",
-    "Playground", "PlayingField", "Pole", "PoliticalUnit", "PopulatedPlace", "Port",
-    "Postcode1", "Promontory", "RaceTrack", "RailwayStation", "Reef", "ReligiousStructure",
-    "Reserve", "ResidentialStructure", "River", "RoadBlock", "Ruin", "ScientificResearchBase",
-    "Sea", "SeaplaneLandingArea", "Shrine", "SkiArea", "Spring", "Stadium",
-    "StatisticalDistrict", "Temple", "Theater", "TouristRailway", "TouristStructure",
-    "Trailhead", "TransportationStructure", "Tunnel", "Valley", "Volcano", "Walkway", "Wall",
-    "Waterfall", "WaterFeature", "Wetland", "Winery", "Zoo",
-)
+#: The enumeration the service accepts in ``resultTypes`` (spec 2 §2.1).
+RESULT_TYPES = AUTOCOMPLETE_TYPES
 ADDRESS_TYPES = ("Address", "RoadBlock")
 GROUPS = ("Address", "Place")
 COUNTRY = {"ISO": "AD", "names": {"en": "Andorra", "ca": "Andorra", "es": "Andorra",
