@@ -29,6 +29,7 @@ Environment variables (each gives the keyword of the same meaning):
 ``TOOLKIT_PROGRESS``           ``0`` hides progress bars
 ``TOOLKIT_SANDBOX``            ``1`` forces the sandbox even when endpoints are set
 ``TOOLKIT_SANDBOX_SEED``       seed of the sandbox world (default 7)
+``TOOLKIT_SANDBOX_SECRET``     derive the started sandbox's signing key and maps key from this
 =============================  ===============================================================
 """
 
@@ -338,7 +339,8 @@ def connect(
         from toolkit.sandbox import Sandbox as _Sandbox
 
         seed = int(env.get("TOOLKIT_SANDBOX_SEED", "7"))
-        running = _Sandbox(seed=seed, namespace=namespace, header_prefix=header_prefix).start()
+        running = _Sandbox(seed=seed, namespace=namespace, header_prefix=header_prefix,
+                           secret=env.get("TOOLKIT_SANDBOX_SECRET") or None).start()
         owns = True
         _announce(f"toolkit: no endpoint configured; started the sandbox at {running.url} "
                   "(toolkit.sandbox.catalog() lists its world)")

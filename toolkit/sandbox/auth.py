@@ -44,11 +44,24 @@ def _unb64(text: str) -> bytes:
 
 
 class TokenAuthority:
-    """Mints and verifies the sandbox's tokens."""
+    """Mints and verifies the sandbox's tokens.
 
-    def __init__(self) -> None:
-        self._key = secrets.token_bytes(32)
-        self.maps_key = Secret(secrets.token_urlsafe(32), "maps key")
+    Parameters
+    ----------
+    secret : str or bytes, optional
+        Derive the signing key and the maps key from this secret (so another process that holds
+        it recognises the sandbox's credentials); random when omitted.
+    """
+
+    def __init__(self, secret: str | bytes | None = None) -> None:
+        if secret:
+            seed = secret.encode() if isinstance(secret, str) else secret
+            self._key = hmac.new(seed, b"toolkit sandbox: tokens", hashlib.sha256).digest()
+            maps_key = _b64(hmac.new(seed, b"toolkit sandbox: maps key", hashlib.sha256).digest())
+        else:
+            self._key = secrets.token_bytes(32)
+            maps_key = secrets.token_urlsafe(32)
+        self.maps_key = Secret(maps_key, "maps key")
         self.maps_client_id = "b0c3e7f1-59a2-4d6e-9f3b-7a1c2d3e4f50"
 
     def mint(self, audience: str | Sequence[str], *, expires_in: float = 3600,

@@ -157,6 +157,9 @@ class Sandbox:
     frozen_clock : bool
         Keep the clock at ``epoch`` (time-dependent answers such as traffic and air quality then
         stay the same for the sandbox's whole life, as comparisons across runs need).
+    secret : str, optional
+        Derive the token signing key and the maps key from this secret instead of random bytes
+        (``TOOLKIT_SANDBOX_SECRET`` for the sandbox ``connect()`` starts).
 
     Examples
     --------
@@ -167,7 +170,8 @@ class Sandbox:
     def __init__(self, *, seed: int = 7, port: int = 0, host: str = "127.0.0.1",
                  namespace: str = "Vendor", header_prefix: str = "x-vendor-", tls: bool = False,
                  lro_polls: int = 2, lro_retry_after: int = 1,
-                 epoch: datetime | None = None, frozen_clock: bool = False) -> None:
+                 epoch: datetime | None = None, frozen_clock: bool = False,
+                 secret: str | None = None) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the sandbox listens on loopback only")
         self.seed = seed
@@ -181,7 +185,7 @@ class Sandbox:
         self.lro_retry_after = lro_retry_after
         self.epoch = epoch or DEFAULT_EPOCH
         self.frozen_clock = frozen_clock
-        self.authority = TokenAuthority()
+        self.authority = TokenAuthority(secret)
         self.faults = FaultPlan(seed)
         self.log: deque[LoggedRequest] = deque(maxlen=200_000)
         self.state: dict[str, Any] = {}
