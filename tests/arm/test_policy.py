@@ -549,3 +549,17 @@ def test_interpreter_settings_are_restored(conn, scope) -> None:
     with pytest.raises(toolkit.ApiError):
         toolkit.policy_states(sub, rg, filter="nosuch eq 1", connection=conn)
     assert sys.getswitchinterval() == interval and gc.get_threshold() == threshold
+
+
+def test_a_failing_page_leaves_the_rows_read_and_the_next_link(sandbox) -> None:
+    conn = toolkit.connect(sandbox=sandbox, progress=False, max_retries=1)
+    conn.sleep = lambda s: None
+    sub = sandbox.catalog().query("kind == 'subscription' and name == 'retail-prod'")
+    end = pd.Timestamp("2026-11-20T09:00:00Z")
+    sandbox.inject("503", path="policyStates.*skiptoken")
+    with pytest.raises(toolkit.ServiceError) as info:
+        toolkit.policy_states(sub.subscription_id.iloc[0], "rg-web-weu", resource="default",
+                              start=end - pd.Timedelta(days=3), end=end, connection=conn)
+    err = info.value
+    assert len(err.partial) == 1000 and "$skiptoken" in err.next_link
+    assert "err.partial" in str(err) and err.next_link in str(err)

@@ -115,3 +115,16 @@ def test_bad_arguments_name_the_parameter(conn, sandbox, sub, names, param) -> N
     with sandbox.recording() as log, pytest.raises(ValidationError) as info:
         toolkit.check_server_names(sub, names, connection=conn)
     assert info.value.parameter == param and log == []
+
+
+def test_a_page_that_keeps_failing_leaves_the_rows_read_and_where_to_resume(sandbox) -> None:
+    conn = toolkit.connect(sandbox=sandbox, progress=False, max_retries=1)
+    conn.sleep = lambda s: None
+    sandbox.inject("500", path="skiptoken", skip=1)  # the third page, and every retry of it
+    with pytest.raises(toolkit.ServiceError) as info:
+        toolkit.sql_operations(connection=conn)
+    err = info.value
+    whole = sandbox.world.section("sql").operations
+    assert err.partial["name"].tolist() == [op["name"] for op in whole[:2 * OPERATIONS_PAGE_SIZE]]
+    assert "$skiptoken=" in err.next_link and err.next_link in str(err)
+    assert f"{2 * OPERATIONS_PAGE_SIZE} records were read" in str(err)

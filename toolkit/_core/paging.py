@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit._core.errors import ProtocolError, TruncatedResultWarning
+from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWarning
 from toolkit._core.frames import FrameBuilder
 from toolkit._core.pipeline import Pipeline, Response
 from toolkit._core.progress import progress_bar
@@ -94,8 +94,29 @@ def iter_pages(
                                 "stopping instead of looping", url=response.url)
         seen.add(next_link)
         number += 1
-        response = pipeline.send(style.next_method, next_link, operation=operation,
-                                 headers=headers)
+        try:
+            response = pipeline.send(style.next_method, next_link, operation=operation,
+                                     headers=headers)
+        except ToolkitError as err:
+            err.next_link = next_link  # type: ignore[attr-defined]
+            raise
+
+
+def _resumable(pages: Iterator[Page], builder: FrameBuilder, operation: str,
+               api_version: str | None, request_ids: list[str]) -> Iterator[Page]:
+    """The pages, with any failure given the rows read so far and the link to resume from."""
+    try:
+        yield from pages
+    except ToolkitError as err:
+        if builder.rows:
+            err.partial = builder.build(  # type: ignore[attr-defined]
+                provenance(operation, api_version, None, request_ids))
+            link = getattr(err, "next_link", None)
+            note = (f"\n{builder.rows} records were read before the failure (err.partial)"
+                    + (f"; the remaining pages start at err.next_link ({link})" if link else "")
+                    + ".")
+            err.args = (f"{err.args[0] if err.args else err}{note}", *err.args[1:])
+        raise
 
 
 def collect_frame(
@@ -119,13 +140,21 @@ def collect_frame(
     max_items : int, optional
         Keep at most this many rows; when more exist, warn with TruncatedResultWarning and set
         ``df.attrs["truncated"] = True``.
+
+    Raises
+    ------
+    ToolkitError
+        When a page fails after its retries, the error carries what was read: ``err.partial``
+        (the frame of the records before the failure) and, when a next page failed,
+        ``err.next_link`` (where the remaining pages start), both named in its message.
     """
     request_ids: list[str] = []
     truncated = False
     endpoint = None
     bar = progress_bar(connection, desc=operation, unit="page")
     try:
-        for page in pages:
+        yield_pages = _resumable(pages, builder, operation, api_version, request_ids)
+        for page in yield_pages:
             endpoint = endpoint or page.response.url
             if page.response.request_id:
                 request_ids.append(page.response.request_id)

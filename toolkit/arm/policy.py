@@ -27,7 +27,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from toolkit._core.errors import ProtocolError, ValidationError
+from toolkit._core.errors import ProtocolError, ToolkitError, ValidationError
 from toolkit._core.frames import _as_text, build_frame, convert_column, empty_frame
 from toolkit._core.paging import ODATA, Page, collect_frame, iter_pages
 from toolkit._core.provenance import provenance
@@ -413,8 +413,8 @@ class _Fetcher:
                 if not self._put(("page", response, guess)):
                     return
                 url, params = guess, None  # type: ignore[assignment]
-        except BaseException as err:  # handed to the consumer
-            self._put(("error", err, None))
+        except BaseException as err:  # handed to the consumer, with the page that failed
+            self._put(("error", err, url))
             return
         self._put(("end", None, None))
 
@@ -441,6 +441,8 @@ def _pages(pipeline: Pipeline, path: str, params: Mapping[str, Any]) -> Iterator
             if kind == "end":
                 return
             if kind == "error":
+                if number and isinstance(response, ToolkitError):
+                    response.next_link = guess  # type: ignore[attr-defined]
                 raise response
             try:
                 body = response.json()
