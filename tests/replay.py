@@ -48,6 +48,7 @@ def replay_server() -> Iterator[Replay]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body leave at once, no delayed ACK
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -18,6 +18,7 @@ Five error body shapes reach the toolkit:
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -349,9 +350,10 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     if value is None:
         return None
     try:
-        return float(value)
+        wait = float(value)
     except ValueError:
         return None
+    return max(0.0, wait) if math.isfinite(wait) else None
 
 
 def error_from_response(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,9 +25,21 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FrameBuilder", "build_frame", "convert_column", "empty_frame", "getter", "to_geoframe"]
+__all__ = ["FrameBuilder", "as_dict", "as_list", "build_frame", "convert_column", "empty_frame",
+           "getter", "to_geoframe"]
 
 _MISSING = object()
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty list (a hostile or missing field)."""
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty dict (a hostile or missing field)."""
+    return value if isinstance(value, dict) else {}
 
 
 def getter(path: tuple[str, ...]) -> Callable[[Any], Any]:
@@ -57,7 +70,12 @@ def _as_text(value: Any) -> Any:
     if isinstance(value, dict | list):
         import orjson
 
-        return orjson.dumps(value).decode()
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # integers beyond 64 bits, keys that are not strings...
+            import json
+
+            return json.dumps(value, default=str)
     return str(value)
 
 
@@ -65,12 +83,16 @@ def _to_datetime(values: Sequence[Any]) -> pd.Series:
     clean = [v if isinstance(v, str | dt.datetime | pd.Timestamp) else None for v in values]
     out = pd.to_datetime(pd.Series(clean, dtype=object), utc=True, errors="coerce",
                          format="ISO8601")
+    if out.dtype != "datetime64[ns, UTC]":
+        # dates outside the nanosecond range (years before 1677 or after 2262) are missing
+        low, high = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
+        out = out.where(out.isna() | ((out >= low) & (out <= high)))
     return out.astype("datetime64[ns, UTC]")
 
 
 def _to_numeric(values: Sequence[Any]) -> pd.Series:
-    clean = [v if isinstance(v, int | float | str) and not isinstance(v, bool) else None
-             for v in values]
+    clean = [v if isinstance(v, int | float | str) and not isinstance(v, bool)
+             and not (isinstance(v, int) and abs(v) >= 2**1023) else None for v in values]
     return pd.to_numeric(pd.Series(clean, dtype=object), errors="coerce")
 
 
@@ -91,7 +113,7 @@ def convert_column(values: Sequence[Any], col: Col) -> pd.api.extensions.Extensi
         return _to_datetime(values).array
     if kind == "Int64":
         nums = _to_numeric(values).astype("float64").to_numpy(copy=True)
-        nums[nums != np.floor(nums)] = np.nan
+        nums[(nums != np.floor(nums)) | (nums >= 2.0**63) | (nums < -(2.0**63))] = np.nan
         return pd.array(nums, dtype="Float64").astype("Int64")
     if kind == "exactint":
         out = []
@@ -100,18 +122,24 @@ def convert_column(values: Sequence[Any], col: Col) -> pd.api.extensions.Extensi
                 out.append(None)
             elif isinstance(v, int):
                 out.append(v)
-            elif isinstance(v, str) and v.lstrip("-").isdigit():
+            elif isinstance(v, str) and _INTEGER.fullmatch(v):
                 out.append(int(v))
             else:
                 out.append(None)
+        # beyond 64 bits (either way) an id cannot be held exactly: missing
+        out = [v if v is None or -(2**63) <= v < 2**64 else None for v in out]
         big = any(v is not None and v >= 2**63 for v in out)
+        if big and any(v is not None and v < 0 for v in out):
+            out = [v if v is None or v >= 0 else None for v in out]
         return pd.array(out, dtype="UInt64" if big else "Int64")
     if kind == "float":
         return _to_numeric(values).astype("float64").to_numpy()
     if kind == "boolean":
         return pd.array([v if isinstance(v, bool) else None for v in values], dtype="boolean")
     if kind == "timedelta":
-        return pd.to_timedelta(_to_numeric(values), unit="s").astype("timedelta64[ns]").array
+        seconds = _to_numeric(values).astype("float64")
+        seconds = seconds.where(seconds.abs() < 9.2e9)  # beyond ~290 years: missing
+        return pd.to_timedelta(seconds, unit="s").astype("timedelta64[ns]").array
     if kind == "secret":
         arr = np.empty(len(values), dtype=object)
         arr[:] = [Secret(v, col.secret_label) if isinstance(v, str | bytes) and v else None

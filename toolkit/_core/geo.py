@@ -314,6 +314,12 @@ def check_bbox_size(bbox: Sequence[float], parameter: str = "bbox", *,
                                   f"{max_m:,.0f} m (got {wm:,.0f} m x {hm:,.0f} m)")
 
 
+#: The GeoJSON geometry types (RFC 7946 §3.1).
+GEOMETRY_TYPES = ("Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
+                  "MultiPolygon", "GeometryCollection")
+_GEOMETRY_NAMES = {name.lower(): name for name in GEOMETRY_TYPES}
+
+
 def geojson_geometry(value: Any, *, empty: str | None = None) -> Any:
     """A GeoJSON geometry dict as a shapely geometry.
 
@@ -322,19 +328,22 @@ def geojson_geometry(value: Any, *, empty: str | None = None) -> Any:
     to use when ``value`` is missing altogether (e.g. ``"MultiLineString"`` for a failed route).
     """
     import shapely
+    from shapely.errors import ShapelyError
     from shapely.geometry import shape
 
-    if not isinstance(value, dict):
+    kind = value.get("type") if isinstance(value, dict) else None
+    kind = _GEOMETRY_NAMES.get(kind.lower()) if isinstance(kind, str) else None
+    if kind is None:
         if empty is None:
             return None
         return shapely.from_wkt(f"{empty.upper()} EMPTY")
-    kind = value.get("type")
     coords = value.get("coordinates")
-    if kind and (coords is None or (isinstance(coords, list) and len(coords) == 0)):
-        return shapely.from_wkt(f"{str(kind).upper()} EMPTY")
+    if kind != "GeometryCollection" and (
+            coords is None or (isinstance(coords, list) and len(coords) == 0)):
+        return shapely.from_wkt(f"{kind.upper()} EMPTY")
     try:
         return shape(value)
-    except (ValueError, TypeError, AttributeError, KeyError, IndexError):
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, ShapelyError):
         return None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 import threading
 import time
 import uuid
@@ -108,6 +109,18 @@ class Response:
                 "broken connection or a proxy in the way; try again.",
                 url=self.url, status=self.status) from err
 
+    def json_object(self) -> dict[str, Any]:
+        """The body, which must be a JSON object: an empty body, an array, a string or a number
+        raises ProtocolError saying what came instead."""
+        body = self.json()
+        if isinstance(body, dict):
+            return body
+        got = "an empty body" if body is None else f"a JSON {type(body).__name__}"
+        raise ProtocolError(
+            f"{self.operation or 'request'}: expected a JSON object, the service sent {got} "
+            f"(HTTP {self.status}). Try again; if it persists, the endpoint is not the service "
+            "it should be.", url=self.url, status=self.status)
+
 
 @dataclass
 class Stats:
@@ -185,6 +198,22 @@ class _RetryPolicy(RetryPolicy):
         super().__init__(**kw)
         self.max_retry_wait = max_retry_wait
         self.stats = stats
+
+    def get_retry_after(self, response: Any) -> float | None:
+        """The ``Retry-After`` wait in seconds; a value that cannot be read (not a number nor an
+        HTTP date, or not finite) counts as absent, a negative one as 0."""
+        try:
+            value = super().get_retry_after(response)
+        except (ValueError, TypeError, OverflowError):
+            value = float("nan")
+        if value is None:
+            return None
+        if not math.isfinite(value):
+            logger.info("unreadable Retry-After %r from %s: ignored",
+                        response.http_response.headers.get("Retry-After"),
+                        _short(response.http_request.url))
+            return None
+        return max(0.0, value)
 
     def configure_retries(self, options: dict[str, Any]) -> dict[str, Any]:
         settings = super().configure_retries(options)

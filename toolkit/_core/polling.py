@@ -23,6 +23,7 @@ handle, so the caller can resume.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -50,9 +51,10 @@ def _retry_after(response: Response, default: float) -> float:
     if value is None:
         return default
     try:
-        return max(0.0, float(value))
+        wait = float(value)
     except ValueError:
         return default
+    return max(0.0, wait) if math.isfinite(wait) else default
 
 
 class Operation(Generic[T]):

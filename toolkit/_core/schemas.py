@@ -222,6 +222,7 @@ SCHEMAS.update({s.name: s for s in (ENCRYPTION_PROTECTOR, PROBLEM_CLASSIFICATION
 
 
 #: Policy compliance states, in the order of a roll-up's rank (worst last): a resource's state
+#: over several policies is the highest one (notes §4).
 COMPLIANCE_STATES = ("Unknown", "Exempt", "Conflict", "Compliant", "NonCompliant")
 
 POLICY_STATES = Schema(
@@ -496,6 +497,7 @@ SCHEMAS.update({s.name: s for s in (AUTOCOMPLETE, ROUTE_DIRECTIONS, SNAP_TO_ROAD
 
 AIR_QUALITY_CATEGORIES = ("Excellent", "Fair", "Poor", "Unhealthy", "Very unhealthy",
                           "Dangerous")
+#: Upper limits of the global index of each category but the last (spec 2 §2.5).
 AIR_QUALITY_BANDS = (20.0, 50.0, 100.0, 150.0, 250.0)
 DOMINANT_POLLUTANTS = ("Carbon Monoxide", "Nitrogen Dioxide", "Ozone", "Particulate Matter 2.5",
                        "Particulate Matter 10", "Sulfur Dioxide")

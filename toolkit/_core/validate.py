@@ -17,8 +17,10 @@ __all__ = [
     "RESOURCE_GROUP_RULE",
     "SERVER_NAME_RULE",
     "check_api_version",
+    "check_bool",
     "check_choice",
     "check_int",
+    "check_language",
     "check_name",
     "check_resource_group",
     "check_subscription_id",
@@ -34,6 +36,7 @@ SERVER_NAME_RULE = (
     "server names are 1 to 63 characters of lower-case letters, digits and hyphens, with no "
     "'.' or '_' and no leading or trailing '-'"
 )
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 RESOURCE_GROUP_RE = re.compile(r"^[-\w.()]{1,90}$")
 RESOURCE_GROUP_RULE = (
     "resource group names are 1 to 90 characters of letters, digits, '_', '-', '.', '(' and "
@@ -53,7 +56,7 @@ def server_name_problem(name: str) -> str | None:
         return "the name contains '.' or '_'; " + SERVER_NAME_RULE
     if name.startswith("-") or name.endswith("-"):
         return "the name starts or ends with '-'; " + SERVER_NAME_RULE
-    if not SERVER_NAME_RE.match(name):
+    if not SERVER_NAME_RE.fullmatch(name):
         return "the name has characters other than lower-case letters, digits and '-'; " + \
             SERVER_NAME_RULE
     return None
@@ -65,7 +68,7 @@ def resource_group_problem(name: Any) -> str | None:
         return "must be a string; " + RESOURCE_GROUP_RULE
     if not 1 <= len(name) <= 90:
         return f"has {len(name)} characters; " + RESOURCE_GROUP_RULE
-    if not RESOURCE_GROUP_RE.match(name) or name.endswith("."):
+    if not RESOURCE_GROUP_RE.fullmatch(name) or name.endswith("."):
         return RESOURCE_GROUP_RULE
     return None
 
@@ -84,12 +87,7 @@ def check_uuid(value: Any, parameter: str) -> str:
         return str(value)
     if not isinstance(value, str):
         raise ValidationError(parameter, value, "must be a UUID string")
-    try:
-        uuid.UUID(value)
-    except ValueError as err:
-        raise ValidationError(parameter, value,
-                              "must be a UUID like 00000000-0000-0000-0000-000000000000") from err
-    if len(value) != 36:
+    if not UUID_RE.fullmatch(value):
         raise ValidationError(parameter, value,
                               "must be a UUID like 00000000-0000-0000-0000-000000000000")
     return value
@@ -108,7 +106,7 @@ def check_name(value: Any, parameter: str, *, min_len: int = 1, max_len: int | N
     if len(value) < min_len or (max_len is not None and len(value) > max_len):
         limits = f"{min_len} to {max_len}" if max_len is not None else f"at least {min_len}"
         raise ValidationError(parameter, value, rule or f"must have {limits} characters")
-    if pattern is not None and not pattern.match(value):
+    if pattern is not None and not pattern.fullmatch(value):
         raise ValidationError(parameter, value, rule or f"must match {pattern.pattern}")
     return value
 
@@ -121,6 +119,20 @@ def check_choice(value: Any, parameter: str, choices: Sequence[str], *,
             if value == c or (case_insensitive and value.lower() == c.lower()):
                 return c
     raise ValidationError(parameter, value, f"must be one of {', '.join(choices)}")
+
+
+def check_bool(value: Any, parameter: str) -> bool:
+    """``True`` or ``False`` (numpy booleans too), else ValidationError."""
+    if isinstance(value, bool):
+        return value
+    try:
+        import numpy as np
+
+        if isinstance(value, np.bool_):
+            return bool(value)
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        pass
+    raise ValidationError(parameter, value, "must be True or False")
 
 
 def check_int(value: Any, parameter: str, *, minimum: int | None = None,
@@ -144,6 +156,20 @@ def check_int(value: Any, parameter: str, *, minimum: int | None = None,
         else:
             rule = f"must be at most {maximum}"
         raise ValidationError(parameter, value, rule)
+    return value
+
+
+LANGUAGE_TAG_RE = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
+
+
+def check_language(value: Any, parameter: str = "language") -> str | None:
+    """``None`` or an IETF language tag such as ``en`` or ``fr-FR`` (it travels in the
+    ``Accept-Language`` header, so it must be plain ASCII)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not LANGUAGE_TAG_RE.fullmatch(value):
+        raise ValidationError(parameter, value, "must be a language tag such as 'en' or "
+                              "'fr-FR', or None")
     return value
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.frames import build_frame
+from toolkit._core.frames import as_list, build_frame
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
 from toolkit._core.secrets import Secret
@@ -161,9 +161,9 @@ def cluster_monitoring_credentials(subscription_id: str, resource_group: str, cl
     response = pipe.send("POST", path, params={"api-version": api_version,
                                                "server-fqdn": server_fqdn},
                          operation="cluster_monitoring_credentials")
-    body = response.json()
+    body = response.json_object()
     rows = []
-    for entry in (body.get("kubeconfigs") if isinstance(body, dict) else None) or []:
+    for entry in as_list(body.get("kubeconfigs") if isinstance(body, dict) else None):
         if not isinstance(entry, dict):
             continue
         text = _decode(entry.get("value"))
@@ -213,8 +213,7 @@ def hosted_cluster_credentials(subscription_id: str, resource_group: str, cluste
             f"{conn.namespace}.HostedClusterProvider/hostedClusters/{cluster}/listCredentials")
     response = pipe.send("POST", path, params={"api-version": api_version},
                          operation="hosted_cluster_credentials")
-    body = response.json()
-    record = body if isinstance(body, dict) else {}
+    record = response.json_object()
     ids = [response.request_id] if response.request_id else []
     return build_frame([record], HOSTED_CREDENTIALS,
                        provenance("hosted_cluster_credentials", api_version, pipe.url(path), ids))
@@ -266,9 +265,14 @@ def write_kubeconfig(row_or_frame: Any, path: str | os.PathLike[str], *,
     FileExistsError
         ``path`` exists and ``overwrite`` is false.
     ValidationError
-        ``row_or_frame`` is not one kubeconfig.
+        ``row_or_frame`` is not one kubeconfig, ``path`` is not a path or ``overwrite`` not a
+        flag.
     """
     content = _kubeconfig_of(row_or_frame)
+    if not isinstance(path, str | os.PathLike) or not os.fspath(path):
+        raise ValidationError("path", path, "must be a file path (str or path-like)")
+    if not isinstance(overwrite, bool):
+        raise ValidationError("overwrite", overwrite, "must be True or False")
     data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
     target = Path(path)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from toolkit._core.frames import build_frame
+from toolkit._core.errors import ValidationError
+from toolkit._core.frames import as_list, build_frame
 from toolkit._core.pipeline import Response
 from toolkit._core.polling import Operation, start_arm_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import BACKEND_HEALTH
 from toolkit._core.validate import (
     check_api_version,
+    check_bool,
     check_name,
     check_resource_group,
     check_subscription_id,
@@ -55,15 +57,15 @@ def backend_health_rows(body: Any) -> list[dict[str, Any]]:
     """Flatten an ``ApplicationGatewayBackendHealth`` body to one dict per server."""
     rows: list[dict[str, Any]] = []
     pools = body.get("backendAddressPools") if isinstance(body, dict) else None
-    for pool in pools or []:
+    for pool in as_list(pools):
         if not isinstance(pool, dict):
             continue
         pool_cols = _flat_ref(pool.get("backendAddressPool"), "backendAddressPool")
-        for settings in pool.get("backendHttpSettingsCollection") or []:
+        for settings in as_list(pool.get("backendHttpSettingsCollection")):
             if not isinstance(settings, dict):
                 continue
             settings_cols = _flat_ref(settings.get("backendHttpSettings"), "backendHttpSettings")
-            for server in settings.get("servers") or []:
+            for server in as_list(settings.get("servers")):
                 if not isinstance(server, dict):
                     continue
                 ipc = server.get("ipConfiguration")
@@ -121,6 +123,9 @@ def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
     check_name(gateway, "gateway", max_len=80, pattern=GATEWAY_NAME_RE, rule=GATEWAY_NAME_RULE)
     if expand is not None:
         check_name(expand, "expand", rule="must be a non-empty string or None")
+        if not expand.strip():
+            raise ValidationError("expand", expand, "must be a non-empty string or None")
+    check_bool(wait, "wait")
     check_timeout(timeout)
     check_api_version(api_version)
     conn = get_connection(connection)
@@ -129,7 +134,7 @@ def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
             f"{conn.namespace}.Network/applicationGateways/{gateway}/backendhealth")
 
     def parse(response: Response) -> pd.DataFrame:
-        rows = backend_health_rows(response.json())
+        rows = backend_health_rows(response.json_object())
         ids = [response.request_id] if response.request_id else []
         return build_frame(rows, BACKEND_HEALTH,
                            provenance("backend_health", api_version, pipe.url(path), ids),

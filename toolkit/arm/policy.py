@@ -169,9 +169,15 @@ def _list_key(value: Any) -> Any:
     return tuple(value) if value.__class__ is list else value
 
 
+def _frozen(value: Any) -> Any:
+    """A value that can be a dict key: lists become tuples (all the way down), objects text."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return _as_text(value) if isinstance(value, dict) else value
+
+
 def _hashable(values: Sequence[Any]) -> list[Any]:
-    return [tuple(v) if isinstance(v, list) else (_as_text(v) if isinstance(v, dict) else v)
-            for v in values]
+    return [_frozen(v) for v in values]
 
 
 class _Group:

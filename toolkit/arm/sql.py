@@ -19,6 +19,7 @@ from toolkit._core.provenance import provenance
 from toolkit._core.schemas import ENCRYPTION_PROTECTOR, NAME_AVAILABILITY, SQL_OPERATIONS
 from toolkit._core.validate import (
     check_api_version,
+    check_bool,
     check_choice,
     check_int,
     check_resource_group,
@@ -111,6 +112,7 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
     """
     check_subscription_id(subscription_id)
     items, _ = many_strings(names, "names")
+    check_bool(send_invalid, "send_invalid")
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
@@ -140,9 +142,14 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
     request_ids = []
     for o in outcomes:
         if o.ok:
-            body = o.value.json() or {}
+            body = o.value.json()
             if o.value.request_id:
                 request_ids.append(o.value.request_id)
+            if not isinstance(body, dict):
+                answers[o.item] = {"name": o.item, "answered_by": "service",
+                                   "error": f"the service answered with a JSON "
+                                            f"{type(body).__name__}, not an object"}
+                continue
             answers[o.item] = {**body, "name": body.get("name", o.item), "answered_by": "service"}
         else:
             answers[o.item] = {"name": o.item, "answered_by": "service", "error": str(o.error)}
@@ -183,8 +190,7 @@ def _protector_path(conn: Connection, subscription_id: str, resource_group: str,
 
 def _protector_frame(response: Response, server: str, api_version: str,
                      url: str) -> pd.DataFrame:
-    body = response.json()
-    record = dict(body) if isinstance(body, dict) else {}
+    record = dict(response.json_object())
     record["server"] = server
     ids = [response.request_id] if response.request_id else []
     return build_frame([record], ENCRYPTION_PROTECTOR,
@@ -276,7 +282,7 @@ def update_encryption_protector(
         if server_key_name is None:
             raise ValidationError("server_key_name", server_key_name,
                                   "is required for a VendorKeyVault key; " + VAULT_KEY_NAME_RULE)
-        if not isinstance(server_key_name, str) or not VAULT_KEY_NAME_RE.match(server_key_name):
+        if not isinstance(server_key_name, str) or not VAULT_KEY_NAME_RE.fullmatch(server_key_name):
             raise ValidationError("server_key_name", server_key_name, VAULT_KEY_NAME_RULE)
     if auto_rotation_enabled is not None and not isinstance(auto_rotation_enabled, bool):
         raise ValidationError("auto_rotation_enabled", auto_rotation_enabled,

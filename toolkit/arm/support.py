@@ -39,7 +39,7 @@ _SERVICE_ID_RE = re.compile(r"^/providers/[^/]+\.Support/services/(?P<name>[^/?#
 def _headers(language: str | None) -> dict[str, str] | None:
     if language is None:
         return None
-    if not isinstance(language, str) or not LANGUAGE_RE.match(language):
+    if not isinstance(language, str) or not LANGUAGE_RE.fullmatch(language):
         raise ValidationError("language", language,
                               "must be a language tag such as 'en', 'de-DE' or 'fr-FR'")
     return {"Accept-Language": language}
@@ -52,7 +52,7 @@ def _service_name(service_name: Any) -> str:
         m = _SERVICE_ID_RE.match(service_name)
         if m:
             return m["name"]
-        if SERVICE_NAME_RE.match(service_name):
+        if SERVICE_NAME_RE.fullmatch(service_name):
             return service_name
     raise ValidationError("service_name", service_name,
                           "must be a support service name (the 'name' column of "

@@ -143,7 +143,7 @@ def _label_settings(value: Any, parameter: str) -> dict[str, Any]:
                               "'sensitivityLabelApplyStrategy': 'ApplyOrFail' | 'Ignore'}")
     unknown = set(value) - {"labelId", "sensitivityLabelApplyStrategy"}
     if unknown:
-        raise ValidationError(parameter, sorted(unknown),
+        raise ValidationError(parameter, sorted(map(str, unknown)),
                               "only labelId and sensitivityLabelApplyStrategy are allowed")
     if "labelId" not in value:
         raise ValidationError(f"{parameter}['labelId']", None, "labelId is required (a UUID)")
@@ -188,14 +188,13 @@ def eventstream_request(display_name: Any, *, description: Any = None, definitio
 
 
 def _check_api_version(value: Any) -> str:
-    if not isinstance(value, str) or not _VERSION_RE.match(value):
+    if not isinstance(value, str) or not _VERSION_RE.fullmatch(value):
         raise ValidationError("api_version", value, "the version path, such as 'v1'")
     return value
 
 
 def _item_record(response: Response, operation_id: str | None) -> dict[str, Any]:
-    body = response.json()
-    record = dict(body) if isinstance(body, dict) else {}
+    record = dict(response.json_object())
     record["operation_id"] = operation_id
     return record
 
@@ -334,12 +333,13 @@ def _requests_of(items: Any) -> list[dict[str, Any]]:
             raise ValidationError(f"items[{i}]", rec, "each item must be a dict")
         unknown = set(rec) - {k for names in _FIELDS.values() for k in names}
         if unknown:
-            raise ValidationError(f"items[{i}]", sorted(unknown),
+            raise ValidationError(f"items[{i}]", sorted(map(str, unknown)),
                                   "unknown fields; use " + ", ".join(_FIELDS))
         row: dict[str, Any] = {}
         for name, keys in _FIELDS.items():
             value = next((rec[k] for k in keys if k in rec), None)
-            if value is not None and not isinstance(value, Mapping | str) and pd.isna(value):
+            if value is not None and not isinstance(value, Mapping | str) and \
+                    pd.api.types.is_scalar(value) and pd.isna(value):
                 value = None
             row[name] = value
         out.append(row)

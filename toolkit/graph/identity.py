@@ -56,13 +56,13 @@ REQUIREMENTS = ("mfa", "none")
 
 
 def _check_policy_id(value: Any, parameter: str) -> str:
-    if not isinstance(value, str) or not POLICY_ID_RE.match(value):
+    if not isinstance(value, str) or not POLICY_ID_RE.fullmatch(value):
         raise ValidationError(parameter, value, POLICY_ID_RULE)
     return value
 
 
 def _check_version(value: Any) -> str:
-    if value not in API_VERSIONS:
+    if not isinstance(value, str) or value not in API_VERSIONS:
         raise ValidationError("api_version", value,
                               f"the identity interface version is one of {', '.join(API_VERSIONS)}"
                               " (the usage query is documented under beta)")
@@ -95,6 +95,10 @@ def usage_rows(body: Any, policy_id: str | None = None) -> list[dict[str, Any]]:
             continue
         if isinstance(items, dict | str):
             items = [items]
+        if not isinstance(items, list):
+            logger.warning("usage: %r is a %s, not a list of policies; skipped", requirement,
+                           type(items).__name__)
+            continue
         for item in items:
             if isinstance(item, str):
                 record: dict[str, Any] = ({"id": item} if _looks_like_id(item)
@@ -191,7 +195,7 @@ def authentication_strength_usage(policy_id: str | Sequence[str], *,
         assert resp is not None
         if resp.request_id:
             request_ids.append(resp.request_id)
-        records.extend(usage_rows(resp.json(), pid))
+        records.extend(usage_rows(resp.json_object(), pid))
     logger.debug("authentication_strength_usage: %d rows for %d policies", len(records), len(ids))
     return build_frame(records, STRENGTH_USAGE,
                        provenance("authentication_strength_usage", api_version,

@@ -25,11 +25,11 @@ import pandas as pd
 
 from toolkit._core.concurrency import fan_out
 from toolkit._core.errors import ApiError, ProtocolError, ToolkitError, ValidationError
-from toolkit._core.frames import build_frame, to_geoframe
+from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
 from toolkit._core.geo import geojson_geometry, path_length_m, to_lonlat, to_point
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
-from toolkit._core.validate import check_api_version, check_choice, check_int
+from toolkit._core.validate import check_api_version, check_choice, check_int, check_language
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -82,7 +82,11 @@ def _check_item_features(features: Any, where: str) -> None:
         if not isinstance(geom, Mapping) or geom.get("type") != "Point":
             raise ValidationError(f"{where}.features[{k}]", f, "must be a GeoJSON Point feature")
         to_point(geom.get("coordinates"), f"{where}.features[{k}].coordinates")
-        kind = (f.get("properties") or {}).get("pointType", "waypoint")
+        props = f.get("properties")
+        if props is not None and not isinstance(props, Mapping):
+            raise ValidationError(f"{where}.features[{k}].properties", props,
+                                  "must be a dict (or absent)")
+        kind = (props or {}).get("pointType", "waypoint")
         if kind not in ("waypoint", "viaWaypoint"):
             raise ValidationError(f"{where}.features[{k}].pointType", kind,
                                   "must be waypoint or viaWaypoint")
@@ -101,13 +105,14 @@ def _item_options(item: dict[str, Any], where: str) -> None:
         item["travelMode"] = check_choice(item["travelMode"], f"{where}.travelMode",
                                           TRAVEL_MODES)
     if "maxRouteCount" in item:
-        check_int(item["maxRouteCount"], f"{where}.maxRouteCount", minimum=1, maximum=6)
+        item["maxRouteCount"] = check_int(item["maxRouteCount"], f"{where}.maxRouteCount",
+                                          minimum=1, maximum=6)
     if "avoid" in item and item["avoid"] is not None:
-        avoid = [item["avoid"]] if isinstance(item["avoid"], str) else list(item["avoid"])
+        avoid = _one_or_many(item["avoid"], f"{where}.avoid", AVOID)
         item["avoid"] = [check_choice(a, f"{where}.avoid", AVOID) for a in avoid]
     if "routeOutputOptions" in item and item["routeOutputOptions"] is not None:
-        opts = item["routeOutputOptions"]
-        opts = [opts] if isinstance(opts, str) else list(opts)
+        opts = _one_or_many(item["routeOutputOptions"], f"{where}.routeOutputOptions",
+                            OUTPUT_OPTIONS)
         item["routeOutputOptions"] = [check_choice(o, f"{where}.routeOutputOptions",
                                                    OUTPUT_OPTIONS) for o in opts]
     if "departAt" in item and "arriveAt" in item:
@@ -120,14 +125,29 @@ def _item_options(item: dict[str, Any], where: str) -> None:
         item["optionalId"] = str(item["optionalId"])
 
 
+def _one_or_many(value: Any, parameter: str, allowed: Sequence[str]) -> list[Any]:
+    """One value or a collection of them, as a list (ValidationError for anything else)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping | bytes) or value is None:
+        raise ValidationError(parameter, value, f"must be one or more of {', '.join(allowed)}")
+    try:
+        return list(value)
+    except TypeError:
+        raise ValidationError(parameter, value,
+                              f"must be one or more of {', '.join(allowed)}") from None
+
+
 def _time_text(value: Any, parameter: str) -> str:
     if isinstance(value, datetime | pd.Timestamp):
+        if pd.isna(value):
+            raise ValidationError(parameter, value, "must be a date-time, not NaT")
         ts = pd.Timestamp(value)
         ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
         return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
     if isinstance(value, str):
         try:
-            pd.Timestamp(value)
+            datetime.fromisoformat(value)
         except ValueError:
             raise ValidationError(parameter, value, "must be an ISO 8601 date-time") from None
         return value
@@ -158,10 +178,15 @@ def _query_items(queries: Any) -> list[dict[str, Any]]:
         item = dict(q)
         if "features" not in item:
             if "origin" not in item or "destination" not in item:
-                raise ValidationError(where, sorted(item), "needs 'features' (waypoint Point "
-                                      "features) or 'origin' and 'destination'")
+                raise ValidationError(where, sorted(map(str, item)), "needs 'features' "
+                                      "(waypoint Point features) or 'origin' and 'destination'")
             pts = [_waypoint(item.pop("origin"), f"{where}.origin")]
-            for k, w in enumerate(item.pop("waypoints", None) or []):
+            waypoints = item.pop("waypoints", None)
+            if waypoints is not None and (isinstance(waypoints, str | bytes | Mapping)
+                                          or not hasattr(waypoints, "__iter__")):
+                raise ValidationError(f"{where}.waypoints", waypoints,
+                                      "must be a list of (lon, lat) points")
+            for k, w in enumerate(waypoints or []):
                 pts.append(_waypoint(w, f"{where}.waypoints[{k}]"))
             pts.append(_waypoint(item.pop("destination"), f"{where}.destination"))
             item = {"type": "FeatureCollection", "features": _features(pts), **item}
@@ -226,14 +251,14 @@ def route_rows(index: int, item: dict[str, Any], answer: Any) -> list[dict[str, 
     if isinstance(answer.get("error"), dict):
         return [{**base, "error": answer["error"],
                  "geometry": geojson_geometry(None, empty="MultiLineString")}]
-    collections = [answer] + [a for a in answer.get("alternativeRoutes") or []
+    collections = [answer] + [a for a in as_list(answer.get("alternativeRoutes"))
                               if isinstance(a, dict)]
     rows = []
     for k, fc in enumerate(collections):
-        paths = [f for f in fc.get("features") or [] if isinstance(f, dict) and
-                 (f.get("properties") or {}).get("type", "RoutePath") == "RoutePath"]
+        paths = [f for f in as_list(fc.get("features")) if isinstance(f, dict) and
+                 as_dict(f.get("properties")).get("type", "RoutePath") == "RoutePath"]
         for feat in paths[:1]:
-            props = feat.get("properties") or {}
+            props = as_dict(feat.get("properties"))
             legs = props.get("legs") if isinstance(props.get("legs"), list) else None
             rows.append({**props, **base, "route_index": k, "legs": legs,
                          "leg_count": len(legs) if legs is not None else None,
@@ -281,7 +306,7 @@ def route_directions(queries: Any, *, optimize_route: str = "fastestWithoutTraff
         ``routePath`` (default: the route geometry), ``itinerary``, ``routeSummary`` (summary
         only: the geometry comes back empty), ``regionTravelSummary``.
     depart_at : datetime or str, optional
-        Departure time (default: now).
+        Departure time, a datetime or an ISO 8601 string (default: now).
     language : str, optional
         ``Accept-Language`` of the answers.
     api_version : str
@@ -313,20 +338,18 @@ def route_directions(queries: Any, *, optimize_route: str = "fastestWithoutTraff
     """
     optimize_route = check_choice(optimize_route, "optimize_route", OPTIMIZE)
     travel_mode = check_choice(travel_mode, "travel_mode", TRAVEL_MODES)
-    check_int(max_route_count, "max_route_count", minimum=1, maximum=6)
+    max_route_count = check_int(max_route_count, "max_route_count", minimum=1, maximum=6)
     avoid_list = None
     if avoid is not None:
         avoid_list = [check_choice(a, "avoid", AVOID)
-                      for a in ([avoid] if isinstance(avoid, str) else list(avoid))]
-    opts = [route_output_options] if isinstance(route_output_options, str) else \
-        list(route_output_options)
+                      for a in _one_or_many(avoid, "avoid", AVOID)]
+    opts = _one_or_many(route_output_options, "route_output_options", OUTPUT_OPTIONS)
     if not opts:
         raise ValidationError("route_output_options", route_output_options,
                               f"must name at least one of {', '.join(OUTPUT_OPTIONS)}")
     opts = [check_choice(o, "route_output_options", OUTPUT_OPTIONS) for o in opts]
     depart = _time_text(depart_at, "depart_at") if depart_at is not None else None
-    if language is not None and (not isinstance(language, str) or not language.strip()):
-        raise ValidationError("language", language, "must be a language tag or None")
+    check_language(language)
     check_api_version(api_version)
     items = _query_items(queries)
     defaults: dict[str, Any] = {"optimizeRoute": optimize_route, "travelMode": travel_mode,
@@ -442,7 +465,7 @@ def stitch(features: list[Any], start: int, own_start: int, own_end: int
     for feat in features:
         if not isinstance(feat, dict):
             continue
-        props = dict(feat.get("properties") or {})
+        props = dict(feat["properties"]) if isinstance(feat.get("properties"), dict) else {}
         local = props.get("inputIndex")
         if isinstance(local, int) and not isinstance(local, bool):
             anchor = local + start
@@ -549,8 +572,14 @@ def snap_to_roads(points: Any, *, include_speed_limit: bool = False, interpolate
             return snap(first) + snap(second)
         if response.request_id:
             request_ids.append(response.request_id)
-        answer = response.json() or {}
-        return stitch(answer.get("features") or [], lo, own_lo, own_hi)
+        answer = response.json()
+        features = answer.get("features") if isinstance(answer, dict) else None
+        if not isinstance(answer, dict) or not isinstance(features, list | None):
+            raise ProtocolError(f"snap_to_roads: expected a JSON object with a 'features' list, "
+                                f"got {type(answer).__name__}"
+                                + (f" with 'features' a {type(features).__name__}"
+                                   if isinstance(answer, dict) else ""), url=response.url)
+        return stitch(features or [], lo, own_lo, own_hi)
 
     windows = plan_windows(gaps)
     outcomes = fan_out(snap, windows, connection=conn, desc="snap_to_roads", rate=SNAP_QPS,

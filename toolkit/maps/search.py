@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit._core.concurrency import fan_out
 from toolkit._core.errors import ValidationError
-from toolkit._core.frames import build_frame, to_geoframe
+from toolkit._core.frames import as_list, build_frame, to_geoframe
 from toolkit._core.geo import (
     bbox_param,
     check_bbox_size,
@@ -20,7 +20,13 @@ from toolkit._core.geo import (
 )
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import AUTOCOMPLETE, AUTOCOMPLETE_TYPE_GROUPS, AUTOCOMPLETE_TYPES
-from toolkit._core.validate import check_api_version, check_choice, check_int, many_strings
+from toolkit._core.validate import (
+    check_api_version,
+    check_choice,
+    check_int,
+    check_language,
+    many_strings,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -59,7 +65,7 @@ def _iso2(value: Any, parameter: str, *, auto: bool = False) -> str | None:
         return None
     if auto and isinstance(value, str) and value.lower() == "auto":
         return "Auto"
-    if not isinstance(value, str) or not ISO2.match(value):
+    if not isinstance(value, str) or not ISO2.fullmatch(value):
         raise ValidationError(parameter, value, "must be an ISO 3166-1 alpha-2 code such as "
                               "'AD' or 'FR'" + (" (or 'Auto')" if auto else ""))
     return value.upper()
@@ -69,7 +75,7 @@ def autocomplete_rows(body: Any, query: str) -> list[dict[str, Any]]:
     """One record per feature of an autocomplete body, in rank order."""
     rows = []
     features = body.get("features") if isinstance(body, dict) else None
-    for rank, feat in enumerate(features or [], start=1):
+    for rank, feat in enumerate(as_list(features), start=1):
         if not isinstance(feat, dict):
             continue
         props = feat.get("properties") if isinstance(feat.get("properties"), dict) else {}
@@ -165,9 +171,7 @@ def autocomplete(query: str | Sequence[str], *, coordinates: Any = None, bbox: A
     groups = _choices(result_type_groups, "result_type_groups", AUTOCOMPLETE_TYPE_GROUPS)
     types = _choices(result_types, "result_types", AUTOCOMPLETE_TYPES)
     check_int(top, "top", minimum=1, maximum=20)
-    if language is not None and (not isinstance(language, str) or not language.strip()):
-        raise ValidationError("language", language, "must be a language tag such as 'en' or "
-                              "'fr-FR', or None")
+    check_language(language)
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("maps")
@@ -192,10 +196,11 @@ def autocomplete(query: str | Sequence[str], *, coordinates: Any = None, bbox: A
         while True:
             if response.request_id:
                 ids.append(response.request_id)
-            body = response.json() or {}
+            body = response.json_object()
             rows.extend(autocomplete_rows(body, q))
             next_link = body.get("nextLink") if isinstance(body, dict) else None
-            if not next_link or next_link in seen or len(rows) >= top:
+            if not isinstance(next_link, str) or not next_link or next_link in seen \
+                    or len(rows) >= top:
                 break
             seen.add(next_link)
             response = pipe.send("GET", next_link, headers=headers, operation="autocomplete")

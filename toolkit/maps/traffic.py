@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.frames import build_frame, to_geoframe
+from toolkit._core.frames import as_list, build_frame, to_geoframe
 from toolkit._core.geo import bbox_param, check_bbox_size, geojson_geometry, to_bbox
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import INCIDENT_SEVERITIES, INCIDENT_TYPES, TRAFFIC_INCIDENTS
@@ -31,10 +31,10 @@ def incident_rows(body: Any) -> list[dict[str, Any]]:
     """One record per incident feature of a traffic incident body."""
     rows = []
     features = body.get("features") if isinstance(body, dict) else None
-    for feat in features or []:
+    for feat in as_list(features):
         if not isinstance(feat, dict):
             continue
-        props = dict(feat.get("properties") or {})
+        props = dict(feat["properties"]) if isinstance(feat.get("properties"), dict) else {}
         if "lastModifiedTime" not in props and "lastModified" in props:
             props["lastModifiedTime"] = props.pop("lastModified")
         level = props.get("severity")
@@ -99,7 +99,17 @@ def traffic_incidents(bbox: Any, *, incident_types: str | Sequence[str] | None =
     check_bbox_size(box, "bbox", min_m=12, max_m=500_000, max_deg=30)
     kinds = None
     if incident_types is not None:
-        raw = [incident_types] if isinstance(incident_types, str) else list(incident_types)
+        if isinstance(incident_types, str):
+            raw = [incident_types]
+        else:
+            try:
+                raw = list(incident_types) if not isinstance(incident_types, dict | bytes) \
+                    else None
+            except TypeError:
+                raw = None
+            if raw is None:
+                raise ValidationError("incident_types", incident_types,
+                                      "must be an incident type or a list of them")
         if not raw:
             raise ValidationError("incident_types", incident_types,
                                   "must name at least one incident type, or be None")
@@ -115,5 +125,5 @@ def traffic_incidents(bbox: Any, *, incident_types: str | Sequence[str] | None =
                                               if kinds else None},
                          operation="traffic_incidents")
     ids = [response.request_id] if response.request_id else []
-    return incidents_frame(response.json(),
+    return incidents_frame(response.json_object(),
                            provenance("traffic_incidents", api_version, pipe.url(path), ids))

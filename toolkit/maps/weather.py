@@ -120,9 +120,7 @@ def _ask_all(conn: Connection, path: str, points: np.ndarray, params: dict[str, 
         while True:
             if response.request_id:
                 ids.append(response.request_id)
-            body = response.json()
-            if not isinstance(body, dict):
-                body = {}
+            body = response.json_object()
             items = body.get("results")
             results.extend(r for r in (items if isinstance(items, list) else [])
                            if isinstance(r, dict))
