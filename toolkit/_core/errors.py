@@ -188,7 +188,8 @@ class AuthenticationError(ApiError):
 class NotFoundError(ApiError):
     """404: the resource (subscription, resource group, gateway...) does not exist."""
 
-    hint = "Check the identifiers; toolkit.sandbox.catalog() lists what the sandbox holds."
+    hint = ("Check the identifiers (subscription, resource group, name); when connected to the "
+            "sandbox, toolkit.sandbox.catalog() lists what it holds.")
 
 
 class ConflictError(ApiError):

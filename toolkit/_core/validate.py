@@ -19,6 +19,7 @@ __all__ = [
     "check_api_version",
     "check_bool",
     "check_choice",
+    "check_frame",
     "check_int",
     "check_language",
     "check_name",
@@ -211,3 +212,20 @@ def many_strings(value: Any, parameter: str) -> tuple[list[str], bool]:
         if not isinstance(item, str):
             raise ValidationError(f"{parameter}[{i}]", item, "must be a string")
     return items, False
+
+
+def check_frame(df: Any, columns: Sequence[str], helper: str,
+                source: str = "the matching toolkit function") -> Any:
+    """A DataFrame holding ``columns`` (a helper's input); ValidationError names what is
+    missing and which function's frame to pass."""
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise ValidationError("df", type(df).__name__,
+                              f"{helper} needs a DataFrame: pass the frame {source} returned")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValidationError("df", f"columns {list(df.columns)[:8]}",
+                              f"{helper} needs the columns {missing}: pass the frame {source} "
+                              "returned")
+    return df

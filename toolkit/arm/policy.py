@@ -41,6 +41,7 @@ from toolkit._core.schemas import (
 from toolkit._core.validate import (
     check_api_version,
     check_choice,
+    check_frame,
     check_int,
     check_resource_group,
     check_subscription_id,
@@ -755,17 +756,6 @@ _RANK = {s: i for i, s in enumerate(COMPLIANCE_STATES)}
 _KEY = ("resourceId", "policyAssignmentId", "policyDefinitionId", "policyDefinitionReferenceId")
 
 
-def _require(df: Any, columns: Sequence[str], helper: str) -> pd.DataFrame:
-    if not isinstance(df, pd.DataFrame):
-        raise ValidationError("df", type(df).__name__, f"{helper} needs a DataFrame")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValidationError("df", f"columns {list(df.columns)[:8]}",
-                              f"{helper} needs the columns {missing}; pass the frame "
-                              "policy_states returned")
-    return df
-
-
 def _by(by: Any, df: pd.DataFrame, helper: str) -> list[str]:
     if by is None:
         return []
@@ -848,7 +838,7 @@ def compliance_summary(df: pd.DataFrame, by: str | Sequence[str] = "policyAssign
         (float): compliant, exempt and unknown resources over all resources, in percent, the
         way the service's dashboard computes it.
     """
-    _require(df, ["resourceId", "complianceState"], "compliance_summary")
+    check_frame(df, ["resourceId", "complianceState"], "compliance_summary", "policy_states")
     keys = _by(by, df, "compliance_summary")
     latest = _newest(df)
     if latest.empty:
@@ -894,7 +884,8 @@ def compliance_trend(df: pd.DataFrame, by: str | Sequence[str] | None = None, *,
         columns, ``resources``, ``compliant``, ``non_compliant``, ``conflict``, ``exempt``,
         ``unknown``, ``other`` (``Int64``) and ``compliance_pct`` (float).
     """
-    _require(df, ["timestamp", "resourceId", "complianceState"], "compliance_trend")
+    check_frame(df, ["timestamp", "resourceId", "complianceState"], "compliance_trend",
+                "policy_states")
     keys = _by(by, df, "compliance_trend")
     if not isinstance(freq, str) or not freq:
         raise ValidationError("freq", freq, "must be a pandas frequency such as 'D' or 'W'")
@@ -941,7 +932,7 @@ def evaluated_expressions(df: pd.DataFrame) -> pd.DataFrame:
         expression's ``result``, ``expressionKind``, ``expression``, ``path``, ``operator``
         (categories/strings) and ``expressionValue``, ``targetValue`` (objects, as sent).
     """
-    _require(df, ["policyEvaluationDetails"], "evaluated_expressions")
+    check_frame(df, ["policyEvaluationDetails"], "evaluated_expressions", "policy_states")
     carried = [c for c in ("timestamp", "resourceId", "policyAssignmentName",
                            "policyDefinitionName", "policyDefinitionReferenceId",
                            "complianceState") if c in df.columns]

@@ -19,7 +19,7 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder
 from toolkit._core.paging import ARM, collect_frame, iter_pages
 from toolkit._core.schemas import PROBLEM_CLASSIFICATIONS, SUPPORT_SERVICES
-from toolkit._core.validate import check_api_version, check_int
+from toolkit._core.validate import check_api_version, check_frame, check_int
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -169,10 +169,8 @@ def classification_consents(df: pd.DataFrame, *, keep_empty: bool = False) -> pd
         one row per consent; the input's index is kept, so a classification with two consents
         appears twice under its index.
     """
-    if not isinstance(df, pd.DataFrame) or "secondaryConsentEnabled" not in df.columns:
-        raise ValidationError("df", type(df).__name__,
-                              "must be the frame problem_classifications() returns (with a "
-                              "'secondaryConsentEnabled' column)")
+    check_frame(df, ["secondaryConsentEnabled"], "classification_consents",
+                "problem_classifications()")
     positions: list[int] = []
     types: list[Any] = []
     texts: list[Any] = []

@@ -44,7 +44,7 @@ from toolkit._core.schemas import (
     SEVERE_WEATHER_ALERTS,
     Schema,
 )
-from toolkit._core.validate import check_api_version, check_int
+from toolkit._core.validate import check_api_version, check_frame, check_int
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -266,13 +266,7 @@ def air_quality_pollutants(df: pd.DataFrame) -> gpd.GeoDataFrame | pd.DataFrame:
         every column) when the readings were asked with ``pollutants=False``. A plain
         DataFrame when ``df`` has no geometry.
     """
-    if not isinstance(df, pd.DataFrame):
-        raise ValidationError("df", type(df).__name__, "must be the frame air_quality() returned")
-    missing = [c for c in ("location_index", "pollutants") if c not in df.columns]
-    if missing:
-        raise ValidationError("df", f"columns {list(df.columns)[:8]}",
-                              f"needs the columns {missing}: pass the frame air_quality() "
-                              "returned")
+    check_frame(df, ["location_index", "pollutants"], "air_quality_pollutants", "air_quality()")
     rows: list[dict[str, Any]] = []
     has_geometry = "geometry" in df.columns
     for _, reading in df.iterrows():

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit._core.errors import ValidationError
+from toolkit._core.validate import check_frame
 
 __all__ = ["HEALTH_COLORS", "new_axes", "require_columns"]
 
@@ -23,14 +23,7 @@ HEALTH_COLORS = {
 
 def require_columns(df: Any, columns: Iterable[str], helper: str) -> pd.DataFrame:
     """Check that ``df`` is a frame with ``columns``; name the missing ones."""
-    if not isinstance(df, pd.DataFrame):
-        raise ValidationError("df", type(df).__name__, f"{helper} needs a DataFrame")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValidationError("df", f"columns {list(df.columns)[:8]}",
-                              f"{helper} needs the columns {missing}; pass the frame the "
-                              "matching toolkit function returned")
-    return df
+    return check_frame(df, list(columns), helper)
 
 
 def new_axes(ax: Any = None, *, figsize: tuple[float, float] = (8, 4)) -> Any:
