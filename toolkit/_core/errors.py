@@ -153,17 +153,22 @@ class ApiError(ToolkitError):
             self.hint = hint
         super().__init__(self._text())
 
+    def _lead(self) -> str:
+        """What happened, before the service's code and message."""
+        return f"HTTP {self.status}" + (f" {self.code}" if self.code else "")
+
+    def _where(self) -> str:
+        """Where to look further (URLs, ids), after the message."""
+        return f" [request id {self.request_id}]" if self.request_id else ""
+
     def _text(self) -> str:
         head = f"{self.operation}: " if self.operation else ""
-        text = f"{head}HTTP {self.status}"
-        if self.code:
-            text += f" {self.code}"
+        text = head + self._lead()
         if self.message:
             text += f": {self.message}"
         if self.target:
             text += f" (target: {self.target})"
-        if self.request_id:
-            text += f" [request id {self.request_id}]"
+        text += self._where()
         if self.hint:
             text += f"\nWhat to do: {self.hint}"
         return text
@@ -223,20 +228,11 @@ class OperationFailedError(ApiError):
 
     hint = "The operation itself failed on the service; read the code and message above."
 
-    def _text(self) -> str:
-        head = f"{self.operation}: " if self.operation else ""
-        text = f"{head}the long-running operation failed"
-        if self.code:
-            text += f": {self.code}"
-        if self.message:
-            text += f": {self.message}"
-        if self.target:
-            text += f" (target: {self.target})"
-        if self.url:
-            text += f" [operation {self.url}]"
-        if self.request_id:
-            text += f" [request id {self.request_id}]"
-        return text + f"\nWhat to do: {self.hint}"
+    def _lead(self) -> str:
+        return "the long-running operation failed" + (f": {self.code}" if self.code else "")
+
+    def _where(self) -> str:
+        return (f" [operation {self.url}]" if self.url else "") + super()._where()
 
 
 class OperationTimeoutError(ToolkitError, TimeoutError):
