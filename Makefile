@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 report: $(STAMP)
@@ -38,6 +39,7 @@ reliability: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 clean:
-	rm -rf $(VENV) reports .pytest_cache .ruff_cache
+	rm -rf $(VENV) reports .pytest_cache .ruff_cache .mypy_cache
