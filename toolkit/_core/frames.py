@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from toolkit._core.provenance import provenance_of
 from toolkit._core.schemas import Col, Schema
 from toolkit._core.secrets import Secret
 
@@ -116,7 +117,7 @@ def convert_column(values: Sequence[Any], col: Col) -> pd.api.extensions.Extensi
         nums[(nums != np.floor(nums)) | (nums >= 2.0**63) | (nums < -(2.0**63))] = np.nan
         return pd.array(nums, dtype="Float64").astype("Int64")
     if kind == "exactint":
-        out = []
+        out: list[int | None] = []
         for v in values:
             if isinstance(v, bool) or v is None:
                 out.append(None)
@@ -231,7 +232,7 @@ def to_geoframe(df: pd.DataFrame, geometry: str = "geometry") -> gpd.GeoDataFram
     GeoDataFrame."""
     import geopandas as gpd
 
-    attrs = dict(df.attrs)
+    attrs = provenance_of(df)
     gdf = gpd.GeoDataFrame(df, geometry=geometry, crs="EPSG:4326")
     gdf.attrs.update(attrs)
     return gdf

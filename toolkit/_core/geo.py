@@ -12,16 +12,27 @@ raises :class:`~toolkit._core.errors.ValidationError` naming the parameter and t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from toolkit._core.errors import ValidationError
 
+if TYPE_CHECKING:
+    import geopandas as gpd
+    import pandas as pd
+    import shapely
+    from shapely.geometry.base import BaseGeometry
+
 __all__ = [
     "EARTH_RADIUS_M",
+    "BBoxLike",
+    "HasBounds",
     "LocalProjection",
+    "PointLike",
+    "PointsLike",
     "bbox_param",
     "bbox_size_m",
     "check_bbox_size",
@@ -37,35 +48,67 @@ __all__ = [
 
 EARTH_RADIUS_M = 6_371_008.8
 
+
+
+class HasBounds(Protocol):
+    """Anything with a ``bounds`` of four numbers ``(min_lon, min_lat, max_lon, max_lat)``."""
+
+    @property
+    def bounds(self) -> Sequence[float] | NDArray[Any]: ...
+
+
+# The aliases are strings so that importing this module imports neither shapely nor geopandas.
+
+#: One point: a pair of numbers (in the order the function documents: ``(lon, lat)`` for
+#: search and route, ``(lat, lon)`` for weather) or a shapely Point.
+PointLike: TypeAlias = "Sequence[float] | NDArray[Any] | shapely.Point"
+
+#: Any number of points: one point, a sequence of pairs or of shapely Points, a MultiPoint or
+#: LineString, a GeoSeries or GeoDataFrame of Points (EPSG:4326), a DataFrame with longitude and
+#: latitude columns, or an ``(n, 2)`` array.
+PointsLike: TypeAlias = (
+    "Sequence[float] | Sequence[Sequence[float]] | Sequence[shapely.Point] | NDArray[Any]"
+    " | shapely.Point | shapely.MultiPoint | shapely.LineString"
+    " | gpd.GeoSeries | gpd.GeoDataFrame | pd.DataFrame"
+)
+
+#: A bounding box: four numbers ``(min_lon, min_lat, max_lon, max_lat)``, a shapely geometry,
+#: a GeoSeries or GeoDataFrame (its total bounds), or anything with such ``bounds``.
+BBoxLike: TypeAlias = (
+    "Sequence[float] | NDArray[Any] | shapely.Geometry | gpd.GeoSeries | gpd.GeoDataFrame"
+    " | HasBounds"
+)
+
 _LON_NAMES = ("lon", "lng", "long", "longitude", "x")
 _LAT_NAMES = ("lat", "latitude", "y")
 
 
-def _column(df: Any, names: Sequence[str]) -> str | None:
-    lower = {str(c).lower(): c for c in df.columns}
+def _column(df: pd.DataFrame, names: Sequence[str]) -> str | None:
+    lower = {str(c).lower(): str(c) for c in df.columns}
     for n in names:
         if n in lower:
             return lower[n]
     return None
 
 
-def _from_geometries(geoms: Sequence[Any], parameter: str) -> np.ndarray:
-    import shapely
+def _from_geometries(geoms: Sequence[object], parameter: str) -> np.ndarray:
+    from shapely.geometry import Point
+    from shapely.geometry.base import BaseGeometry
 
     out = np.empty((len(geoms), 2), dtype=float)
     for i, g in enumerate(geoms):
         if g is None or (isinstance(g, float) and math.isnan(g)):
             raise ValidationError(f"{parameter}[{i}]", g, "must be a point, not missing")
-        if not isinstance(g, shapely.Geometry):
+        if not isinstance(g, BaseGeometry):
             raise ValidationError(f"{parameter}[{i}]", g, "must be a shapely Point")
-        if g.geom_type != "Point" or g.is_empty:
+        if not isinstance(g, Point) or g.is_empty:
             raise ValidationError(f"{parameter}[{i}]", g.geom_type,
                                   "must be a Point (longitude, latitude)")
         out[i] = (g.x, g.y)
     return out
 
 
-def _crs_check(obj: Any, parameter: str) -> None:
+def _crs_check(obj: object, parameter: str) -> None:
     crs = getattr(obj, "crs", None)
     if crs is None:
         return
@@ -79,7 +122,7 @@ def _crs_check(obj: Any, parameter: str) -> None:
                               ".to_crs(4326) first")
 
 
-def to_lonlat(value: Any, parameter: str, *, order: str = "lonlat",
+def to_lonlat(value: object, parameter: str, *, order: str = "lonlat",
               min_points: int = 1) -> np.ndarray:
     """Any supported input as an ``(n, 2)`` float array of ``(lon, lat)``.
 
@@ -98,21 +141,19 @@ def to_lonlat(value: Any, parameter: str, *, order: str = "lonlat",
         Fewest points accepted.
     """
     import pandas as pd
+    import shapely
+    from shapely.geometry.base import BaseGeometry
 
     if order not in ("lonlat", "latlon"):
         raise ValueError("order must be 'lonlat' or 'latlon'")
     swap = order == "latlon"
     arr: np.ndarray
-    try:
-        import shapely
-    except ImportError:  # pragma: no cover - shapely is a dependency
-        shapely = None  # type: ignore[assignment]
     if value is None or isinstance(value, str | bytes | dict):
         raise ValidationError(parameter, value, "must be (lon, lat) points")
-    if shapely is not None and isinstance(value, shapely.Geometry):
-        if value.geom_type == "Point":
+    if isinstance(value, BaseGeometry):
+        if isinstance(value, shapely.Point):
             arr = _from_geometries([value], parameter)
-        elif value.geom_type in ("MultiPoint", "LineString"):
+        elif isinstance(value, shapely.MultiPoint | shapely.LineString):
             arr = np.asarray(shapely.get_coordinates(value), dtype=float)
         else:
             raise ValidationError(parameter, value.geom_type,
@@ -137,16 +178,16 @@ def to_lonlat(value: Any, parameter: str, *, order: str = "lonlat",
         arr = _from_geometries(list(value), parameter)
         swap = False
     else:
-        items = value if isinstance(value, np.ndarray) else None
-        if items is None:
-            try:
-                items = list(value)
-            except TypeError:
-                raise ValidationError(parameter, value, "must be (lon, lat) points") from None
+        items: np.ndarray | list[object]
+        if isinstance(value, np.ndarray):
+            items = value
+        elif isinstance(value, Iterable):
+            items = list(value)
+        else:
+            raise ValidationError(parameter, value, "must be (lon, lat) points")
         if len(items) == 0:
             arr = np.empty((0, 2))
-        elif shapely is not None and not isinstance(items, np.ndarray) and all(
-                isinstance(g, shapely.Geometry) for g in items):
+        elif isinstance(items, list) and all(isinstance(g, BaseGeometry) for g in items):
             arr = _from_geometries(items, parameter)
             swap = False
         else:
@@ -200,7 +241,7 @@ def _swap_hint(lonlat: np.ndarray, latlon_given: bool) -> str:
             f"({given[1]:g}, {given[0]:g}) instead")
 
 
-def to_point(value: Any, parameter: str, *, order: str = "lonlat") -> tuple[float, float]:
+def to_point(value: object, parameter: str, *, order: str = "lonlat") -> tuple[float, float]:
     """Exactly one point as ``(lon, lat)``."""
     arr = to_lonlat(value, parameter, order=order)
     if len(arr) != 1:
@@ -218,18 +259,18 @@ def latlon_param(lon: float, lat: float) -> str:
     return f"{lat:.7g},{lon:.7g}"
 
 
-def to_bbox(value: Any, parameter: str = "bbox") -> tuple[float, float, float, float]:
+def to_bbox(value: object, parameter: str = "bbox") -> tuple[float, float, float, float]:
     """A bounding box ``(min_lon, min_lat, max_lon, max_lat)``.
 
     Accepts a 4-sequence, a shapely geometry (``.bounds``), a GeoSeries/GeoDataFrame
     (``.total_bounds``) or anything whose ``bounds`` is a 4-sequence. Checks ranges and order.
     """
-    raw: Any = value
-    if hasattr(value, "total_bounds"):
-        _crs_check(value, parameter)
-        raw = value.total_bounds
-    elif hasattr(value, "bounds") and not isinstance(value, list | tuple | np.ndarray):
-        raw = value.bounds
+    raw: Any = value  # duck-typed: total bounds, bounds or the four numbers themselves
+    if hasattr(raw, "total_bounds"):
+        _crs_check(raw, parameter)
+        raw = raw.total_bounds
+    elif hasattr(raw, "bounds") and not isinstance(raw, list | tuple | np.ndarray):
+        raw = raw.bounds
     if isinstance(raw, str) or raw is None:
         raise ValidationError(parameter, value, "must be (min_lon, min_lat, max_lon, max_lat) or "
                               "an object with bounds")
@@ -261,8 +302,13 @@ def bbox_param(bbox: Sequence[float]) -> str:
     return ",".join(f"{v:.7g}" for v in bbox)
 
 
-def haversine_m(lon1: Any, lat1: Any, lon2: Any, lat2: Any) -> Any:
-    """Great-circle distance in metres (scalars or arrays)."""
+@overload
+def haversine_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float: ...
+@overload
+def haversine_m(lon1: ArrayLike, lat1: ArrayLike, lon2: ArrayLike, lat2: ArrayLike
+                ) -> NDArray[np.float64]: ...
+def haversine_m(lon1: ArrayLike, lat1: ArrayLike, lon2: ArrayLike, lat2: ArrayLike) -> Any:
+    """Great-circle distance in metres (scalars give a float, arrays an array)."""
     p1, p2 = np.radians(lat1), np.radians(lat2)
     dp, dl = p2 - p1, np.radians(np.asarray(lon2) - np.asarray(lon1))
     h = np.sin(dp / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
@@ -320,7 +366,7 @@ GEOMETRY_TYPES = ("Point", "MultiPoint", "LineString", "MultiLineString", "Polyg
 _GEOMETRY_NAMES = {name.lower(): name for name in GEOMETRY_TYPES}
 
 
-def geojson_geometry(value: Any, *, empty: str | None = None) -> Any:
+def geojson_geometry(value: object, *, empty: str | None = None) -> BaseGeometry | None:
     """A GeoJSON geometry dict as a shapely geometry.
 
     ``None`` (the service sends ``null`` for geometries it does not have) stays ``None``; a
@@ -331,9 +377,9 @@ def geojson_geometry(value: Any, *, empty: str | None = None) -> Any:
     from shapely.errors import ShapelyError
     from shapely.geometry import shape
 
-    kind = value.get("type") if isinstance(value, dict) else None
-    kind = _GEOMETRY_NAMES.get(kind.lower()) if isinstance(kind, str) else None
-    if kind is None:
+    raw = value.get("type") if isinstance(value, dict) else None
+    kind = _GEOMETRY_NAMES.get(raw.lower()) if isinstance(raw, str) else None
+    if kind is None or not isinstance(value, dict):
         if empty is None:
             return None
         return shapely.from_wkt(f"{empty.upper()} EMPTY")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,13 @@ import pandas as pd
 from toolkit._core.concurrency import fan_out
 from toolkit._core.errors import ApiError, ProtocolError, ToolkitError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
-from toolkit._core.geo import geojson_geometry, path_length_m, to_lonlat, to_point
+from toolkit._core.geo import (
+    PointsLike,
+    geojson_geometry,
+    path_length_m,
+    to_lonlat,
+    to_point,
+)
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
 from toolkit._core.validate import check_api_version, check_choice, check_int, check_language
@@ -61,7 +67,7 @@ SNAP_OVERLAP = 40
 
 
 # ---------------------------------------------------------------------- route directions
-def _waypoint(value: Any, parameter: str) -> list[float]:
+def _waypoint(value: object, parameter: str) -> list[float]:
     lon, lat = to_point(value, parameter)
     return [lon, lat]
 
@@ -154,18 +160,17 @@ def _time_text(value: Any, parameter: str) -> str:
     raise ValidationError(parameter, value, "must be a datetime or an ISO 8601 string")
 
 
-def _query_items(queries: Any) -> list[dict[str, Any]]:
+def _query_items(queries: object) -> list[dict[str, Any]]:
     """The caller's queries as batch items (validated, copies)."""
     if isinstance(queries, pd.DataFrame):
         return _frame_items(queries)
     if isinstance(queries, Mapping | str | bytes) or queries is None:
         raise ValidationError("queries", type(queries).__name__, "must be a list of query dicts "
                               "or a DataFrame of origin and destination points")
-    try:
-        raw = list(queries)
-    except TypeError:
+    if not isinstance(queries, Iterable):
         raise ValidationError("queries", queries, "must be a list of query dicts or a "
-                              "DataFrame") from None
+                              "DataFrame")
+    raw = list(queries)
     if not raw:
         raise ValidationError("queries", queries, "must hold at least one query")
     items = []
@@ -273,11 +278,16 @@ def routes_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
     return to_geoframe(build_frame(rows, ROUTE_DIRECTIONS, attrs))
 
 
-def route_directions(queries: Any, *, optimize_route: str = "fastestWithoutTraffic",
+#: One directions query: the batch item's fields, or ``origin``/``destination``/``waypoints``.
+RouteQuery = Mapping[str, Any]
+
+
+def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
+                     optimize_route: str = "fastestWithoutTraffic",
                      travel_mode: str = "driving", max_route_count: int = 1,
                      avoid: str | Sequence[str] | None = None,
                      route_output_options: str | Sequence[str] = ("routePath",),
-                     depart_at: Any = None, language: str | None = None,
+                     depart_at: datetime | str | None = None, language: str | None = None,
                      api_version: str = API_VERSION,
                      connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Directions for any number of queries, sent in concurrent batches of at most 100.
@@ -487,7 +497,8 @@ def snap_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
     return to_geoframe(build_frame(rows, SNAP_TO_ROADS, attrs))
 
 
-def snap_to_roads(points: Any, *, include_speed_limit: bool = False, interpolate: bool = False,
+def snap_to_roads(points: PointsLike, *, include_speed_limit: bool = False,
+                  interpolate: bool = False,
                   travel_mode: str = "driving", api_version: str = API_VERSION,
                   connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Snap GPS points to the roads they were recorded on.

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit._core.concurrency import fan_out
 from toolkit._core.errors import ValidationError
-from toolkit._core.frames import as_list, build_frame, to_geoframe
+from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
 from toolkit._core.geo import (
+    BBoxLike,
+    PointLike,
     bbox_param,
     check_bbox_size,
     geojson_geometry,
@@ -78,8 +80,8 @@ def autocomplete_rows(body: Any, query: str) -> list[dict[str, Any]]:
     for rank, feat in enumerate(as_list(features), start=1):
         if not isinstance(feat, dict):
             continue
-        props = feat.get("properties") if isinstance(feat.get("properties"), dict) else {}
-        address = props.get("address") if isinstance(props.get("address"), dict) else {}
+        props = as_dict(feat.get("properties"))
+        address = as_dict(props.get("address"))
         districts = address.get("adminDistricts")
         names = [d.get("name") for d in districts if isinstance(d, dict)] \
             if isinstance(districts, list) else []
@@ -96,7 +98,8 @@ def autocomplete_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None 
     return to_geoframe(build_frame(rows, AUTOCOMPLETE, attrs))
 
 
-def autocomplete(query: str | Sequence[str], *, coordinates: Any = None, bbox: Any = None,
+def autocomplete(query: str | Sequence[str], *, coordinates: PointLike | None = None,
+                 bbox: BBoxLike | None = None,
                  country_region: str | None = None,
                  result_type_groups: str | Sequence[str] | None = None,
                  result_types: str | Sequence[str] | None = None, top: int = 5,
@@ -198,7 +201,7 @@ def autocomplete(query: str | Sequence[str], *, coordinates: Any = None, bbox: A
                 ids.append(response.request_id)
             body = response.json_object()
             rows.extend(autocomplete_rows(body, q))
-            next_link = body.get("nextLink") if isinstance(body, dict) else None
+            next_link = body.get("nextLink")
             if not isinstance(next_link, str) or not next_link or next_link in seen \
                     or len(rows) >= top:
                 break

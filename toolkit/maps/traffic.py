@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame, to_geoframe
-from toolkit._core.geo import bbox_param, check_bbox_size, geojson_geometry, to_bbox
+from toolkit._core.geo import BBoxLike, bbox_param, check_bbox_size, geojson_geometry, to_bbox
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import INCIDENT_SEVERITIES, INCIDENT_TYPES, TRAFFIC_INCIDENTS
 from toolkit._core.validate import check_api_version, check_choice
@@ -58,7 +58,7 @@ def incidents_frame(body: Any, attrs: dict[str, Any]) -> gpd.GeoDataFrame:
     return df
 
 
-def traffic_incidents(bbox: Any, *, incident_types: str | Sequence[str] | None = None,
+def traffic_incidents(bbox: BBoxLike, *, incident_types: str | Sequence[str] | None = None,
                       api_version: str = API_VERSION,
                       connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Traffic incidents inside a bounding box.
@@ -99,6 +99,7 @@ def traffic_incidents(bbox: Any, *, incident_types: str | Sequence[str] | None =
     check_bbox_size(box, "bbox", min_m=12, max_m=500_000, max_deg=30)
     kinds = None
     if incident_types is not None:
+        raw: list[object] | None
         if isinstance(incident_types, str):
             raw = [incident_types]
         else:

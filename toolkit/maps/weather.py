@@ -35,8 +35,8 @@ import pandas as pd
 from toolkit._core.concurrency import fan_out
 from toolkit._core.errors import ApiError, AuthenticationError, ToolkitError, ValidationError
 from toolkit._core.frames import build_frame, to_geoframe
-from toolkit._core.geo import latlon_param, to_lonlat
-from toolkit._core.provenance import provenance
+from toolkit._core.geo import PointsLike, latlon_param, to_lonlat
+from toolkit._core.provenance import provenance, provenance_of
 from toolkit._core.schemas import (
     AIR_QUALITY,
     AIR_QUALITY_FORECAST,
@@ -84,7 +84,7 @@ DOMINANT_TYPES = {"Carbon Monoxide": "CO", "Nitrogen Dioxide": "NO2", "Ozone": "
 # ------------------------------------------------------------------------------ shared steps
 
 
-def _points(locations: Any) -> np.ndarray:
+def _points(locations: object) -> np.ndarray:
     """The places as an ``(n, 2)`` array of (lon, lat), checked."""
     return to_lonlat(locations, "locations", order="latlon", min_points=1)
 
@@ -160,7 +160,7 @@ def _error_fields(err: ToolkitError) -> dict[str, Any]:
 def _point_geometry(points: np.ndarray) -> list[Any]:
     import shapely
 
-    return list(shapely.points(points))
+    return list(np.asarray(shapely.points(points)))
 
 
 def _frame(rows: list[dict[str, Any]], schema: Schema, operation: str, api_version: str,
@@ -191,7 +191,7 @@ def _rows(answers: list[Any], geoms: list[Any],
 # ------------------------------------------------------------------------------ current
 
 
-def air_quality(locations: Any, *, language: str | None = None, pollutants: bool = True,
+def air_quality(locations: PointsLike, *, language: str | None = None, pollutants: bool = True,
                 api_version: str = API_VERSION,
                 connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Current air quality at one place or many.
@@ -293,7 +293,7 @@ def air_quality_pollutants(df: pd.DataFrame) -> gpd.GeoDataFrame | pd.DataFrame:
                 "is_dominant": is_dominant,
                 "geometry": reading["geometry"] if has_geometry else None,
             })
-    out = build_frame(rows, AIR_QUALITY_POLLUTANTS, dict(df.attrs))
+    out = build_frame(rows, AIR_QUALITY_POLLUTANTS, provenance_of(df))
     out.attrs["operation"] = "air_quality_pollutants"
     if has_geometry:
         return to_geoframe(out)
@@ -303,7 +303,7 @@ def air_quality_pollutants(df: pd.DataFrame) -> gpd.GeoDataFrame | pd.DataFrame:
 # ------------------------------------------------------------------------------ forecast
 
 
-def air_quality_forecast(locations: Any, *, duration: int = 1, language: str | None = None,
+def air_quality_forecast(locations: PointsLike, *, duration: int = 1, language: str | None = None,
                          api_version: str = API_VERSION,
                          connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Daily air-quality forecasts for one place or many.
@@ -381,7 +381,8 @@ def _alert_rows(i: int, rank: int, alert: dict[str, Any]) -> list[dict[str, Any]
     return out
 
 
-def severe_weather_alerts(locations: Any, *, language: str | None = None, details: bool = True,
+def severe_weather_alerts(locations: PointsLike, *, language: str | None = None,
+                          details: bool = True,
                           api_version: str = API_VERSION,
                           connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Severe weather alerts in force at one place or many.
