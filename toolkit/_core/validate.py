@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit._core.errors import ValidationError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "RESOURCE_GROUP_RULE",
@@ -77,8 +80,8 @@ def resource_group_problem(name: Any) -> str | None:
 def check_resource_group(value: Any, parameter: str = "resource_group") -> str:
     """A valid resource group name, else ValidationError."""
     problem = resource_group_problem(value)
-    if problem:
-        raise ValidationError(parameter, value, problem)
+    if problem or not isinstance(value, str):
+        raise ValidationError(parameter, value, problem or RESOURCE_GROUP_RULE)
     return value
 
 
@@ -139,16 +142,16 @@ def check_bool(value: Any, parameter: str) -> bool:
 def check_int(value: Any, parameter: str, *, minimum: int | None = None,
               maximum: int | None = None) -> int:
     """An integer (not a bool) within bounds."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            import numpy as np
+    import numpy as np
 
-            if isinstance(value, np.integer):
-                value = int(value)
-            else:
-                raise TypeError
-        except TypeError:
-            raise ValidationError(parameter, value, "must be an integer") from None
+    number: int
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, np.integer):
+        number = int(value)
+    else:
+        raise ValidationError(parameter, value, "must be an integer")
+    value = number
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
         if minimum is not None and maximum is not None:
             rule = f"must be between {minimum} and {maximum}"
@@ -157,7 +160,7 @@ def check_int(value: Any, parameter: str, *, minimum: int | None = None,
         else:
             rule = f"must be at most {maximum}"
         raise ValidationError(parameter, value, rule)
-    return value
+    return number
 
 
 LANGUAGE_TAG_RE = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
@@ -214,8 +217,8 @@ def many_strings(value: Any, parameter: str) -> tuple[list[str], bool]:
     return items, False
 
 
-def check_frame(df: Any, columns: Sequence[str], helper: str,
-                source: str = "the matching toolkit function") -> Any:
+def check_frame(df: object, columns: Sequence[str], helper: str,
+                source: str = "the matching toolkit function") -> pd.DataFrame:
     """A DataFrame holding ``columns`` (a helper's input); ValidationError names what is
     missing and which function's frame to pass."""
     import pandas as pd

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.frames import as_list, build_frame
+from toolkit._core.frames import as_dict, as_list, build_frame
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
 from toolkit._core.secrets import Secret
@@ -89,13 +89,11 @@ def kubeconfig_summary(text: str | bytes | None) -> dict[str, Any]:
 
     context_name = config.get("current-context")
     context_entry = named("contexts", context_name)
-    context = context_entry.get("context") if isinstance(context_entry.get("context"), dict) \
-        else {}
+    context = as_dict(context_entry.get("context"))
     cluster_entry = named("clusters", context.get("cluster"))
-    cluster = cluster_entry.get("cluster") if isinstance(cluster_entry.get("cluster"), dict) \
-        else {}
+    cluster = as_dict(cluster_entry.get("cluster"))
     user_entry = named("users", context.get("user"))
-    user = user_entry.get("user") if isinstance(user_entry.get("user"), dict) else {}
+    user = as_dict(user_entry.get("user"))
     if "exec" in user:
         auth = "exec"
     elif "auth-provider" in user:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 
@@ -38,8 +38,9 @@ GATEWAY_NAME_RULE = ("gateway names are 1 to 80 characters of letters, digits, '
 
 
 def _name_of(ref: dict[str, Any]) -> str | None:
-    if ref.get("name"):
-        return ref["name"]
+    name = ref.get("name")
+    if name:
+        return str(name)
     rid = ref.get("id")
     return rid.rstrip("/").rsplit("/", 1)[-1] if isinstance(rid, str) and rid else None
 
@@ -77,10 +78,27 @@ def backend_health_rows(body: Any) -> list[dict[str, Any]]:
     return rows
 
 
+@overload
+def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
+                   expand: str | None = ..., wait: Literal[True] = ...,
+                   timeout: float | None = ..., api_version: str = ...,
+                   connection: Connection | None = ...) -> pd.DataFrame: ...
+@overload
+def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
+                   expand: str | None = ..., wait: Literal[False],
+                   timeout: float | None = ..., api_version: str = ...,
+                   connection: Connection | None = ...) -> Operation[pd.DataFrame]: ...
+@overload
+def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
+                   expand: str | None = ..., wait: bool,
+                   timeout: float | None = ..., api_version: str = ...,
+                   connection: Connection | None = ...
+                   ) -> pd.DataFrame | Operation[pd.DataFrame]: ...
 def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
                    expand: str | None = None, wait: bool = True, timeout: float | None = None,
                    api_version: str = API_VERSION,
-                   connection: Connection | None = None) -> pd.DataFrame | Operation:
+                   connection: Connection | None = None
+                   ) -> pd.DataFrame | Operation[pd.DataFrame]:
     """Health of every backend server of an application gateway.
 
     The service answers 202 and gathers probe results; the toolkit polls ``Location`` (waiting

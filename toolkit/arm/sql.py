@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 
@@ -129,7 +129,7 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
         else:
             to_send.append(name)
 
-    def check(name: str) -> Any:
+    def check(name: str) -> Response:
         return pipe.send("POST", path, params={"api-version": api_version},
                          json={"name": name, "type": f"{conn.namespace}.Sql/servers"},
                          operation="check_server_names")
@@ -197,6 +197,48 @@ def _protector_frame(response: Response, server: str, api_version: str,
                        provenance("update_encryption_protector", api_version, url, ids))
 
 
+@overload
+def update_encryption_protector(
+    subscription_id: str,
+    resource_group: str,
+    server: str,
+    *,
+    server_key_type: str,
+    server_key_name: str | None = ...,
+    auto_rotation_enabled: bool | None = ...,
+    wait: Literal[True] = ...,
+    timeout: float | None = ...,
+    api_version: str = ...,
+    connection: Connection | None = ...,
+) -> pd.DataFrame: ...
+@overload
+def update_encryption_protector(
+    subscription_id: str,
+    resource_group: str,
+    server: str,
+    *,
+    server_key_type: str,
+    server_key_name: str | None = ...,
+    auto_rotation_enabled: bool | None = ...,
+    wait: Literal[False],
+    timeout: float | None = ...,
+    api_version: str = ...,
+    connection: Connection | None = ...,
+) -> Operation[pd.DataFrame]: ...
+@overload
+def update_encryption_protector(
+    subscription_id: str,
+    resource_group: str,
+    server: str,
+    *,
+    server_key_type: str,
+    server_key_name: str | None = ...,
+    auto_rotation_enabled: bool | None = ...,
+    wait: bool,
+    timeout: float | None = ...,
+    api_version: str = ...,
+    connection: Connection | None = ...,
+) -> pd.DataFrame | Operation[pd.DataFrame]: ...
 def update_encryption_protector(
     subscription_id: str,
     resource_group: str,

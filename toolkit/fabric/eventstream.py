@@ -12,7 +12,7 @@ import base64
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import orjson
 import pandas as pd
@@ -199,8 +199,8 @@ def _item_record(response: Response, operation_id: str | None) -> dict[str, Any]
     return record
 
 
-def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_version: str, *,
-           wait: bool, timeout: float | None) -> Any:
+def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_version: str
+           ) -> ItemOperation[pd.DataFrame]:
     pipe = conn.pipeline("fabric")
     path = f"/{api_version}/workspaces/{workspace_id}/eventstreams"
     handle: list[ItemOperation[pd.DataFrame]] = []
@@ -222,15 +222,38 @@ def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_versio
         raise
     assert isinstance(op, ItemOperation)
     handle.append(op)
-    return op.result(timeout) if wait else op
+    return op
 
 
+@overload
+def create_eventstream(workspace_id: str, display_name: str, *, description: str | None = ...,
+                       definition: Mapping[str, Any] | None = ..., folder_id: str | None = ...,
+                       sensitivity_label_settings: Mapping[str, Any] | None = ...,
+                       wait: Literal[True] = ..., timeout: float | None = ...,
+                       api_version: str = ...,
+                       connection: Connection | None = ...) -> pd.DataFrame: ...
+@overload
+def create_eventstream(workspace_id: str, display_name: str, *, description: str | None = ...,
+                       definition: Mapping[str, Any] | None = ..., folder_id: str | None = ...,
+                       sensitivity_label_settings: Mapping[str, Any] | None = ...,
+                       wait: Literal[False], timeout: float | None = ...,
+                       api_version: str = ...,
+                       connection: Connection | None = ...) -> ItemOperation[pd.DataFrame]: ...
+@overload
+def create_eventstream(workspace_id: str, display_name: str, *, description: str | None = ...,
+                       definition: Mapping[str, Any] | None = ..., folder_id: str | None = ...,
+                       sensitivity_label_settings: Mapping[str, Any] | None = ...,
+                       wait: bool, timeout: float | None = ...,
+                       api_version: str = ...,
+                       connection: Connection | None = ...
+                       ) -> pd.DataFrame | ItemOperation[pd.DataFrame]: ...
 def create_eventstream(workspace_id: str, display_name: str, *, description: str | None = None,
                        definition: Mapping[str, Any] | None = None, folder_id: str | None = None,
                        sensitivity_label_settings: Mapping[str, Any] | None = None,
                        wait: bool = True, timeout: float | None = None,
                        api_version: str = API_VERSION,
-                       connection: Connection | None = None) -> pd.DataFrame | ItemOperation:
+                       connection: Connection | None = None
+                       ) -> pd.DataFrame | ItemOperation[pd.DataFrame]:
     """Create an eventstream in a workspace.
 
     Without a definition the service usually creates the item at once (201); with one it
@@ -298,7 +321,8 @@ def create_eventstream(workspace_id: str, display_name: str, *, description: str
     check_timeout(timeout)
     _check_api_version(api_version)
     conn = get_connection(connection)
-    return _start(conn, workspace_id, body, api_version, wait=wait, timeout=timeout)
+    op = _start(conn, workspace_id, body, api_version)
+    return op.result(timeout) if wait else op
 
 
 _FIELDS = {
@@ -405,7 +429,7 @@ def create_eventstreams(items: pd.DataFrame | Iterable[Mapping[str, Any]], *,
 
     def create(job: tuple[int, str, dict[str, Any]]) -> pd.DataFrame:
         _, workspace_id, body = job
-        return _start(conn, workspace_id, body, api_version, wait=True, timeout=timeout)
+        return _start(conn, workspace_id, body, api_version).result(timeout)
 
     outcomes = fan_out(create, to_send, connection=conn, desc="create_eventstreams",
                        rate=FAMILY_RATES["fabric"])
@@ -416,22 +440,23 @@ def create_eventstreams(items: pd.DataFrame | Iterable[Mapping[str, Any]], *,
             frame = outcome.value
             assert frame is not None
             request_ids.extend(frame.attrs.get("request_ids", []))
-            record = {k: _plain(v) for k, v in frame.iloc[0].items()}
+            record = {str(k): _plain(v) for k, v in frame.iloc[0].items()}
             rows[i] = {**rows[i], **record, "status": "Succeeded"}
             continue
-        err = outcome.error
-        if isinstance(err, OperationTimeoutError):
-            op = err.operation
+        failure = outcome.error
+        if isinstance(failure, OperationTimeoutError):
+            op = failure.operation
             rows[i].update(status="Running", operation_id=getattr(op, "operation_id", None),
                            error_code="OperationTimeout",
-                           error=f"still provisioning after {err.timeout:g} s; poll "
-                                 f"{err.operation_url}")
-        elif isinstance(err, ApiError | OperationFailedError):
-            rows[i].update(status="Failed", error_code=err.code,
-                           error=str(err).split("\nWhat to do:")[0].removeprefix(
+                           error=f"still provisioning after {failure.timeout:g} s; poll "
+                                 f"{failure.operation_url}")
+        elif isinstance(failure, ApiError | OperationFailedError):
+            rows[i].update(status="Failed", error_code=failure.code,
+                           error=str(failure).split("\nWhat to do:")[0].removeprefix(
                                "create_eventstream: "))
         else:
-            rows[i].update(status="Failed", error_code=type(err).__name__, error=str(err))
+            rows[i].update(status="Failed", error_code=type(failure).__name__,
+                           error=str(failure))
     pipe = conn.pipeline("fabric")
     return build_frame(rows, EVENTSTREAMS,
                        provenance("create_eventstreams", api_version,

@@ -282,9 +282,9 @@ def authentication_strength_audit(policy_ids: str | Sequence[str] | None = None,
         return build_frame([], STRENGTH_AUDIT, attrs)
     usage = authentication_strength_usage(ids if len(ids) > 1 else ids[0],
                                           api_version=api_version, connection=conn)
-    for row in usage.loc[usage["error"].notna(), ["policy_id", "error"]].itertuples():
-        logger.warning("authentication_strength_audit: usage of %s failed: %s", row.policy_id,
-                       row.error)
+    for failed in usage.loc[usage["error"].notna(), ["policy_id", "error"]].itertuples():
+        logger.warning("authentication_strength_audit: usage of %s failed: %s",
+                       failed.policy_id, failed.error)
     usage = usage[usage["error"].isna()]
     info = policies.set_index("id")
     records = []

@@ -83,7 +83,8 @@ def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
     parts = [g for series in geoms for g in series if g is not None and not g.is_empty]
     if not parts:
         return None
-    return tuple(shapely.total_bounds(np.asarray(parts, dtype=object)))  # type: ignore[return-value]
+    w, s, e, n = (float(v) for v in shapely.total_bounds(np.asarray(parts, dtype=object)))
+    return w, s, e, n
 
 
 def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None = None,

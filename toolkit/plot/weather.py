@@ -253,7 +253,7 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
     rows = rows.sort_values("globalIndex")
     ax = new_axes(ax, figsize=(7, 0.45 * len(rows) + 1.8))
     values = rows["globalIndex"].astype(float).to_numpy()
-    colours = [_band_colour(v) for v in values]
+    colours = [_band_colour(float(v)) for v in values]
     y = np.arange(len(rows))
     edge = ["#000000" if bool(d) else "#555555" for d in
             rows.get("is_dominant", pd.Series(False, index=rows.index)).fillna(False)]
@@ -336,7 +336,7 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
                 text += f" {v:.0f}"
             ax.annotate(text, (x, y), xytext=(5, 4), textcoords="offset points", fontsize=7,
                         zorder=4)
-    seen = sorted({_band_name(v) for v in values})
+    seen = sorted({_band_name(float(v)) for v in values})
     _category_legend(ax, seen, loc="upper left", frameon=True, framealpha=0.85)
     w, s, e, n = bounds
     dx, dy = max(e - w, 0.01) * 0.08, max(n - s, 0.01) * 0.08
