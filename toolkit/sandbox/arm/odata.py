@@ -23,6 +23,7 @@ Every problem raises :class:`ODataError` with a message naming it (the service's
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -131,7 +132,11 @@ _TOKEN = re.compile(r"""
   | (?P<punct>[(),/])
 """, re.VERBOSE)
 
-_OPS = {"eq", "ne", "gt", "ge", "lt", "le"}
+#: The comparison operators of ``$filter``.
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": operator.eq, "ne": operator.ne, "gt": operator.gt, "ge": operator.ge,
+    "lt": operator.lt, "le": operator.le}
+_OPS = set(_COMPARE)
 
 
 @dataclass
@@ -323,11 +328,9 @@ def _compare(op: str, series: pd.Series, value: Any, option: str, name: str) -> 
                                      f"not {value!r}")
         series = series.astype("string").str.lower()
         value = str(value).lower()
-    ops = {"eq": series.__eq__, "ne": series.__ne__, "gt": series.__gt__, "ge": series.__ge__,
-           "lt": series.__lt__, "le": series.__le__}
-    out = ops[op](value)
-    out = out.to_numpy(dtype=bool, na_value=False) if hasattr(out, "to_numpy") else \
-        np.asarray(out, dtype=bool)
+    result = _COMPARE[op](series, value)
+    out: np.ndarray = result.to_numpy(dtype=bool, na_value=False) \
+        if hasattr(result, "to_numpy") else np.asarray(result, dtype=bool)
     if op == "ne" and not isinstance(dtype, pd.CategoricalDtype):
         out = out & ~series.isna().to_numpy()
     return out if len(out) == n else np.zeros(n, dtype=bool)
@@ -355,10 +358,8 @@ def evaluate_filter(tree: Any, table: Table, option: str = "$filter") -> np.ndar
             other = table.column(table.resolve(right[1], option))
             a = series.astype("string").str.lower() if _is_text(series) else series
             b = other.astype("string").str.lower() if _is_text(other) else other
-            ops = {"eq": a.__eq__, "ne": a.__ne__, "gt": a.__gt__, "ge": a.__ge__,
-                   "lt": a.__lt__, "le": a.__le__}
             try:
-                return ops[op](b).to_numpy(dtype=bool, na_value=False)
+                return _COMPARE[op](a, b).to_numpy(dtype=bool, na_value=False)
             except TypeError as err:
                 raise ODataError(option, f"'{left[1]}' and '{right[1]}' cannot be compared") \
                     from err
@@ -477,12 +478,12 @@ def parse_apply(text: str) -> list[Apply]:
             steps.append(Apply("aggregate", aggregates=_aggregates(p)))
         else:
             raise p.fail("filter(...), groupby((...)) or aggregate(...)")
-        t = p.peek()
-        if t is None:
+        following = p.peek()
+        if following is None:
             return steps
-        if t.text != "/":
-            raise ODataError(option, f"expected '/' between transformations at position {t.pos},"
-                                     f" found '{t.text}'")
+        if following.text != "/":
+            raise ODataError(option, f"expected '/' between transformations at position "
+                                     f"{following.pos}, found '{following.text}'")
         p.i += 1
 
 

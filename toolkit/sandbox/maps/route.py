@@ -242,7 +242,8 @@ def _snap(request: Request) -> Reply:
     for i, f in enumerate(feats):
         geom = f.get("geometry") if isinstance(f, dict) else None
         c = geom.get("coordinates") if isinstance(geom, dict) else None
-        if not isinstance(c, list) or len(c) < 2 or geom.get("type") != "Point" or not all(
+        if not isinstance(geom, dict) or not isinstance(c, list) or len(c) < 2 \
+                or geom.get("type") != "Point" or not all(
                 isinstance(v, int | float) and not isinstance(v, bool) for v in c[:2]):
             raise SandboxHTTPError(400, "BadRequest", f"Feature {i} must be a Point with "
                                    "[longitude, latitude] coordinates.")

@@ -42,9 +42,10 @@ API_VERSIONS = ("2026-01-01", "2025-06-01-preview")
 RESULT_TYPES = AUTOCOMPLETE_TYPES
 ADDRESS_TYPES = ("Address", "RoadBlock")
 GROUPS = ("Address", "Place")
-COUNTRY = {"ISO": "AD", "names": {"en": "Andorra", "ca": "Andorra", "es": "Andorra",
+COUNTRY_ISO = "AD"
+COUNTRY_NAMES = {"en": "Andorra", "ca": "Andorra", "es": "Andorra",
                                   "fr": "Andorre", "de": "Andorra", "pt": "Andorra",
-                                  "ru": "Андорра"}}
+                                  "ru": "Андорра"}
 ISO2 = re.compile(r"^[A-Za-z]{2}$")
 
 
@@ -136,8 +137,8 @@ def _localized(ent: Entity, lang: str | None) -> str:
 
 
 def _address(ent: Entity, lang: str | None, number: str | None = None) -> dict[str, Any]:
-    country_name = COUNTRY["names"].get(lang or "en", "Andorra")
-    address: dict[str, Any] = {"countryRegion": {"ISO": COUNTRY["ISO"], "name": country_name}}
+    country_name = COUNTRY_NAMES.get(lang or "en", "Andorra")
+    address: dict[str, Any] = {"countryRegion": {"ISO": COUNTRY_ISO, "name": country_name}}
     if ent.type == "CountryRegion":
         address["formattedAddress"] = country_name
         return address
@@ -169,7 +170,7 @@ def suggest(query: str, *, ref: tuple[float, float] | None, bbox: tuple[float, .
             country: str | None, types: set[str] | None, groups: set[str] | None, top: int,
             lang: str | None) -> list[dict[str, Any]]:
     """The ranked features for a query."""
-    if country is not None and country.upper() != COUNTRY["ISO"]:
+    if country is not None and country.upper() != COUNTRY_ISO:
         return []
     text, number = _split_number(_norm(query))
     scored: list[tuple[float, int, dict[str, Any]]] = []
@@ -201,7 +202,7 @@ def suggest(query: str, *, ref: tuple[float, float] | None, bbox: tuple[float, .
         props: dict[str, Any] = {"typeGroup": ent.group, "type": ent.type,
                                  "address": _address(ent, lang)}
         if ent.group == "Place":
-            props["name"] = COUNTRY["names"].get(lang or "", ent.name) \
+            props["name"] = COUNTRY_NAMES.get(lang or "", ent.name) \
                 if ent.type == "CountryRegion" else _localized(ent, lang)
         scored.append((base, order, props))
     scored.sort(key=lambda t: (t[0], t[1]))

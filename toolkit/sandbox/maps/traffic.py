@@ -82,7 +82,7 @@ class Incident:
 
 def _candidates(net: RoadNetwork, *, classes: tuple[str, ...], towns: tuple[str, ...] | None = None,
                 refs: tuple[str, ...] | None = None) -> list[int]:
-    arcs = []
+    arcs: list[int] = []
     for e in range(net.n_edges):
         way = net.way_of(e)
         if net.highway[e] not in classes or net.edge_len[e] < 20:
@@ -336,12 +336,12 @@ def _incidents_cached(seed: int, epoch: datetime, step: datetime) -> tuple[Incid
             pass_arcs = [a for a in _candidates(net, classes=("primary",), refs=("CG-2",))
                          if net.way_of(a >> 1).get("locality") in ("Grau Roig", "Soldeu")]
             if pass_arcs:
-                arcs = _walk(net, sorted(pass_arcs)[0], 3000)
+                walk = _walk(net, sorted(pass_arcs)[0], 3000)
                 day = datetime(local.year, local.month, local.day, tzinfo=LOCAL)
                 start = day + timedelta(hours=rng.randint(0, 6))
                 end = day + timedelta(hours=rng.randint(14, 23))
                 if start <= step < end:
-                    active.append(_make(net, f"{seed}:snow:{local.date()}", "Weather", arcs, 3,
+                    active.append(_make(net, f"{seed}:snow:{local.date()}", "Weather", walk, 3,
                                         start.astimezone(step.tzinfo),
                                         end.astimezone(step.tzinfo), start.astimezone(step.tzinfo),
                                         0.5))
