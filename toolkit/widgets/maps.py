@@ -398,7 +398,7 @@ class RoutePlanner:
         return pd.DataFrame(rows)
 
     def _draw(self) -> None:
-        if self._out is None and self._widget is None:
+        if (self._out is None and self._widget is None) or self.routes is None:
             return
         import matplotlib.pyplot as plt
 

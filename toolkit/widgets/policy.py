@@ -10,6 +10,8 @@ The logic is the plain function :func:`compliance_view` (one query, one summary)
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -142,6 +144,7 @@ class ComplianceExplorer:
 
         from toolkit.connection import get_connection
 
+        self._held = False
         self.connection = get_connection(connection)
         self.end = end
         self.scopes = scopes(self.connection)
@@ -202,20 +205,17 @@ class ComplianceExplorer:
         """The summary shown."""
         return self.view.summary if self.view is not None else pd.DataFrame()
 
-    def _hold(self) -> Any:
-        explorer = self
-
-        class _Hold:
-            def __enter__(self) -> None:
-                explorer._held = True
-
-            def __exit__(self, *exc: object) -> None:
-                explorer._held = False
-
-        return _Hold()
+    @contextmanager
+    def _hold(self) -> Iterator[None]:
+        """Change several controls with one refresh (after the block), not one per change."""
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
 
     def _refresh(self) -> None:
-        if getattr(self, "_held", False):
+        if self._held:
             return
         sub, rg = self._scope.value
         try:

@@ -119,7 +119,7 @@ class PlaceWeather:
     lat: float
     lon: float
     current: gpd.GeoDataFrame
-    pollutants: gpd.GeoDataFrame
+    pollutants: pd.DataFrame
     forecast: gpd.GeoDataFrame
     alerts: gpd.GeoDataFrame
     notes: list[str] = field(default_factory=list)
@@ -324,10 +324,10 @@ class AirQualityExplorer:
                 hits = find_places(query, near=self.near, places=self.places,
                                    language=self.language, connection=self.connection)
             exact = hits[hits["label"].str.casefold() == place.casefold()]
-            row = (exact if len(exact) else hits).head(1)
-            if row.empty:
+            best = (exact if len(exact) else hits).head(1)
+            if best.empty:
                 raise ValidationError("place", place, "no place of that name was suggested")
-            row = row.iloc[0]
+            row = best.iloc[0]
             if pd.isna(row["lat"]):
                 raise ValidationError("place", place, "the service gave no coordinates for this "
                                       "suggestion and the gazetteer does not know it; enter "
