@@ -1,0 +1,74 @@
+"""What type checkers see of the public functions.
+
+mypy checks this file with the package (``make test``); it is never run. Each ``assert_type``
+fails the check when a signature stops saying what the function returns, and each
+``type: ignore[arg-type]`` fails it (as an unused ignore) when a wrong input starts to pass.
+"""
+
+from __future__ import annotations
+
+from typing import assert_type
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from toolkit import (
+    ItemOperation,
+    Operation,
+    air_quality,
+    air_quality_forecast,
+    autocomplete,
+    backend_health,
+    create_eventstream,
+    severe_weather_alerts,
+    snap_to_roads,
+    traffic_incidents,
+    update_encryption_protector,
+)
+
+SUB = "00000000-0000-0000-0000-000000000000"
+
+
+def wait_decides_the_return_type(flag: bool) -> None:
+    assert_type(update_encryption_protector(SUB, "rg", "srv", server_key_type="ServiceManaged"),
+                pd.DataFrame)
+    assert_type(update_encryption_protector(SUB, "rg", "srv", server_key_type="ServiceManaged",
+                                            wait=False), Operation[pd.DataFrame])
+    assert_type(update_encryption_protector(SUB, "rg", "srv", server_key_type="ServiceManaged",
+                                            wait=flag), pd.DataFrame | Operation[pd.DataFrame])
+    assert_type(backend_health(SUB, "rg", "gw"), pd.DataFrame)
+    assert_type(backend_health(SUB, "rg", "gw", wait=False), Operation[pd.DataFrame])
+    assert_type(backend_health(SUB, "rg", "gw", wait=flag),
+                pd.DataFrame | Operation[pd.DataFrame])
+    assert_type(create_eventstream(SUB, "stream"), pd.DataFrame)
+    assert_type(create_eventstream(SUB, "stream", wait=False), ItemOperation[pd.DataFrame])
+    assert_type(create_eventstream(SUB, "stream", wait=flag),
+                pd.DataFrame | ItemOperation[pd.DataFrame])
+    assert_type(update_encryption_protector(SUB, "rg", "srv", server_key_type="ServiceManaged",
+                                            wait=False).result(), pd.DataFrame)
+
+
+def geo_inputs(places: gpd.GeoDataFrame, table: pd.DataFrame) -> None:
+    point = shapely.Point(1.52, 42.51)
+    assert_type(air_quality((42.51, 1.52)), gpd.GeoDataFrame)
+    air_quality([(42.51, 1.52), (42.56, 1.6)])
+    air_quality(np.array([[42.51, 1.52]]))
+    air_quality(point)
+    air_quality([point, shapely.Point(1.6, 42.56)])
+    air_quality(places)
+    air_quality(places.geometry)
+    air_quality(table)
+    air_quality_forecast(places, duration=3)
+    severe_weather_alerts(shapely.MultiPoint([(1.52, 42.51), (1.6, 42.56)]))
+    snap_to_roads(shapely.LineString([(1.52, 42.51), (1.6, 42.56)]))
+    snap_to_roads(places)
+    traffic_incidents((1.4, 42.4, 1.8, 42.7))
+    traffic_incidents(shapely.box(1.4, 42.4, 1.8, 42.7))
+    traffic_incidents(places)
+    autocomplete("Can", coordinates=(1.52, 42.51))
+    autocomplete("Can", coordinates=point, bbox=places)
+    air_quality("Andorra la Vella")  # type: ignore[arg-type]
+    traffic_incidents("1.4,42.4,1.8,42.7")  # type: ignore[arg-type]
+    autocomplete("Can", coordinates={"lat": 42.51})  # type: ignore[arg-type]
