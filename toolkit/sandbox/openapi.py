@@ -130,7 +130,7 @@ _EXTRA_QUERY: dict[str, list[dict[str, Any]]] = {
 #: Headers that carry credentials: described as security schemes, not as parameters.
 _AUTH_HEADERS = {"authorization", "subscription-key", "client-id", "x-vendor-client-id"}
 
-_SECURITY = {
+_SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "arm": [{"bearer": []}],
     "graph": [{"bearer": []}],
     "fabric": [{"bearer": []}],
@@ -330,7 +330,7 @@ def _examples(sandbox: Sandbox) -> dict[str, dict[str, Any]]:
 
     def first(kind: str) -> dict[str, Any]:
         rows = cat[cat["kind"] == kind]
-        return {} if not len(rows) else rows.iloc[0].to_dict()
+        return {} if not len(rows) else {str(k): v for k, v in rows.iloc[0].items()}
 
     def scoped(kind: str, name: str) -> dict[str, Any]:
         row = first(kind)
@@ -442,7 +442,7 @@ def _operation(route: Route, examples: dict[str, dict[str, Any]],
     src = _SOURCES.get(route.name)
     params = _path_parameters(route, examples)
     params.append(_api_version(route))
-    body = None
+    body: dict[str, Any] | None = None
     if file is not None and op is not None:
         for raw in op.get("parameters", []):
             param = _resolve_parameter(raw, file)

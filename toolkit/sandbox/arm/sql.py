@@ -264,7 +264,7 @@ def build_world(world: World) -> SqlWorld:
 
 def catalog_rows(sql: SqlWorld) -> list[dict[str, Any]]:
     """One catalog row per SQL server and per key vault key."""
-    rows = [{"kind": "sql_server", "subscription_id": s.subscription_id,
+    rows: list[dict[str, Any]] = [{"kind": "sql_server", "subscription_id": s.subscription_id,
              "resource_group": s.resource_group, "name": s.name, "location": s.location,
              "detail": "name taken"} for s in sql.servers]
     for key in sql.keys.values():
