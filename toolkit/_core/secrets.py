@@ -43,6 +43,8 @@ class Secret:
     """
 
     __slots__ = ("__weakref__", "_label", "_value")
+    _value: str | bytes
+    _label: str
 
     def __init__(self, value: str | bytes, label: str = "secret") -> None:
         if isinstance(value, Secret):
