@@ -8,12 +8,19 @@ beyond this module's names: the functions load their modules on first use.
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+def _quiet_masked_logger() -> None:
+    # a handler that emits nothing (the library's NullHandler) and masks secrets in every record
+    # of the toolkit's loggers before any other handler sees it
+    from toolkit._core.secrets import install_log_redaction
+
+    install_log_redaction(__name__)
+
+
+_quiet_masked_logger()
 
 # public name -> module that defines it
 _EXPORTS = {
