@@ -585,7 +585,6 @@ class Pipeline:
             pool_maxsize=settings.max_concurrency + 4, max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
-        session.max_redirects = 0
         self._transport = _Transport(
             config.sleep, session=session, session_owner=True,
             connection_verify=config.verify,
