@@ -144,3 +144,62 @@ class Hostile:
 def json_answer(body: Any, status: int = 200, **headers: str) -> Answer:
     """A JSON answer."""
     return Answer(status, body, dict(headers))
+
+
+class Forwarder:
+    """A port forward on 127.0.0.1: every connection is piped to ``target`` as is (the client's
+    ``Host`` names the forward's port, as behind a container's mapped port or a notebook
+    server's proxy)."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        import socket
+
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.sockets: list[Any] = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        import socket
+
+        while not self.stopping.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target, timeout=30)
+            self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: Any, dst: Any) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(2)
+
+    def __enter__(self) -> Forwarder:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stopping.set()
+        self.listener.close()
+        for s in self.sockets:
+            with contextlib.suppress(OSError):
+                s.close()
+        self.thread.join(5)

@@ -18,7 +18,7 @@ import pytest
 
 import toolkit
 from tests.security.conftest import MAPS_KEY, TOKEN, connect_to
-from tests.security.hostile import Answer, Hostile, Seen, json_answer
+from tests.security.hostile import Answer, Forwarder, Hostile, Seen, json_answer
 from toolkit._core.config import Credentials, FamilyConfig, Origin, Settings
 from toolkit._core.errors import UntrustedOriginError, ValidationError
 from toolkit._core.pipeline import Pipeline, Stats
@@ -225,3 +225,20 @@ def test_the_sandbox_builds_links_from_the_host_it_was_reached_at(sandbox: Any) 
         ops = toolkit.sql_operations(connection=conn)
     assert len(log) > 1  # several pages
     assert len(ops) > 0
+
+
+def test_the_sandbox_works_behind_a_port_forward(sandbox: Any) -> None:
+    # paged reads and a long-running operation through a forwarded port: every link the sandbox
+    # hands out names the forward, so the origin rule lets the whole read through
+    with Forwarder(("127.0.0.1", sandbox.port)) as forward:
+        conn = toolkit.connect(base_url=forward.url, credential=sandbox.credential(),
+                               maps_key=sandbox.maps_key, progress=False)
+        conn.sleep = lambda s: None
+        with sandbox.recording() as log:
+            ops = toolkit.sql_operations(connection=conn)
+            gw = sandbox.catalog().query("kind == 'application_gateway'").iloc[0]
+            health = toolkit.backend_health(gw.subscription_id, gw.resource_group, gw["name"],
+                                            connection=conn)
+        conn.close()
+    assert len(ops) > 0 and len(health) > 0
+    assert sum("operationResults" in r.path for r in log) >= 1

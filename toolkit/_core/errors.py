@@ -78,7 +78,13 @@ class ToolkitError(Exception):
 
 
 class ToolkitWarning(UserWarning):
-    """Base class of the toolkit's warnings."""
+    """Base class of the toolkit's warnings (their text never shows a live secret)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
 
 
 class TruncatedResultWarning(ToolkitWarning):

@@ -576,7 +576,8 @@ class Pipeline:
         self.header_prefix = config.header_prefix
         self.stats: Stats = config.stats if config.stats is not None else Stats()
         settings = config.settings
-        config.origin  # noqa: B018 - a base URL without an origin is refused here
+        if Origin.of(config.base_url) is None:
+            raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
         install_log_redaction("azure", "urllib3")
         session = requests.Session()
         adapter = _BoundedBodyAdapter(

@@ -196,13 +196,15 @@ class Operation(Generic[T]):
             return self._parsed()
         spent = 0.0
         settings = self.pipeline.config.settings
+        # the toolkit's own default wait is the user's choice; a longer one the service asks
+        # for is not sat out
+        ceiling = max(settings.max_retry_wait, self._default_wait)
         while self.status == "InProgress":
             asked = self._next_wait
-            if asked > settings.max_retry_wait:
+            if asked > ceiling:
                 # resuming later polls at once: the caller has sat out the wait by then
                 self._next_wait = 0.0
-                raise OperationWaitError(self.name, self.url, asked, settings.max_retry_wait,
-                                         self)
+                raise OperationWaitError(self.name, self.url, asked, ceiling, self)
             wait = max(asked, settings.min_poll_wait)
             if timeout is not None and spent + wait > timeout:
                 raise OperationTimeoutError(self.name, self.url, timeout, self)
