@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import struct
 import time
 import tracemalloc
 import zlib
@@ -96,9 +97,26 @@ def test_an_endless_body_stops_at_the_cap_in_bounded_memory() -> None:
     assert peak < 32 * MiB
 
 
+def _gzip_bomb(mebibytes: int) -> bytes:
+    """A valid gzip member inflating to ``mebibytes`` MiB of zeros: one fully flushed deflate
+    block of 1 MiB repeated, then an empty final block and the trailer."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    block = deflate.compress(b"\0" * MiB) + deflate.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    zeros = b"\0" * MiB
+    for _ in range(mebibytes):
+        crc = zlib.crc32(zeros, crc)
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    trailer = struct.pack("<II", crc, (mebibytes * MiB) & 0xFFFFFFFF)
+    return header + block * mebibytes + b"\x03\x00" + trailer
+
+
+def test_the_gzip_bomb_is_a_valid_gzip_member() -> None:
+    assert len(zlib.decompress(_gzip_bomb(8), 16 + zlib.MAX_WBITS)) == 8 * MiB
+
+
 def test_a_gzip_bomb_stops_at_the_cap_after_decompression() -> None:
-    bomb = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    body = bomb.compress(b"\0" * (256 * MiB)) + bomb.flush()  # 256 MiB inflated
+    body = _gzip_bomb(256)
     assert len(body) < MiB
 
     def script(seen: Seen, server: Hostile) -> Answer:
