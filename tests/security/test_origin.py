@@ -242,3 +242,20 @@ def test_the_sandbox_works_behind_a_port_forward(sandbox: Any) -> None:
         conn.close()
     assert len(ops) > 0 and len(health) > 0
     assert sum("operationResults" in r.path for r in log) >= 1
+
+
+@pytest.mark.parametrize("trick", [
+    "http://127.0.0.2:{foreign}\\@127.0.0.1:{service}/next",  # read apart by two URL parsers
+    "http://127.0.0.1:{service}@127.0.0.2:{foreign}/next",  # user information
+    "http://127.0.0.1:{service} @127.0.0.2:{foreign}/next",
+])
+def test_ambiguous_links_are_refused(foreign: Hostile, trick: str) -> None:
+    def script(seen: Seen, server: Hostile) -> Answer:
+        return json_answer(_ops_page(trick.format(foreign=foreign.port, service=server.port)))
+
+    with Hostile(script) as service:
+        conn = connect_to(service)
+        with pytest.raises(UntrustedOriginError):
+            toolkit.sql_operations(connection=conn)
+        assert service.count() == 1
+    assert foreign.count() == 0

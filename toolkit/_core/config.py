@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
+
 from toolkit import __version__
 from toolkit._core.errors import ValidationError
 from toolkit._core.secrets import Secret
@@ -151,15 +154,29 @@ class Origin:
 
     @classmethod
     def of(cls, url: str) -> Origin | None:
-        """The origin of an absolute http(s) URL, or ``None`` when it has none."""
+        """The origin of an absolute http(s) URL, or ``None`` when it has none or is ambiguous.
+
+        A URL is read both as the standard library reads it and as the transport (urllib3)
+        does; a URL the two read differently (``http://a\\@b/``), one with user information
+        (``user@host``), or one with a backslash, whitespace or control character has no origin,
+        so it is never trusted.
+        """
+        if not isinstance(url, str) or any(c == "\\" or c.isspace() or ord(c) < 0x20
+                                           or ord(c) == 0x7F for c in url):
+            return None
         try:
             parts = urlsplit(url)
             port = parts.port
-        except ValueError:
+            sent = parse_url(url)
+        except (ValueError, LocationParseError):
             return None
         scheme = parts.scheme.lower()
         host = (parts.hostname or "").lower().rstrip(".")
-        if scheme not in ("http", "https") or not host:
+        if scheme not in ("http", "https") or not host or "@" in parts.netloc:
+            return None
+        sent_host = (sent.host or "").lower().strip("[]").rstrip(".")
+        if (sent.scheme or "").lower() != scheme or sent_host != host or sent.port != port \
+                or sent.auth:
             return None
         return cls(scheme, host, port if port is not None else (443 if scheme == "https"
                                                                  else 80))
