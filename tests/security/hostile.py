@@ -40,6 +40,8 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
     pieces: Iterator[bytes] | None = None
     gap: float = 0.0
+    #: the pieces are the whole answer, status line and headers included
+    raw: bool = False
 
     def payload(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -84,6 +86,9 @@ class Hostile:
                 with outer.lock:
                     outer.seen.append(seen)
                 answer = outer.script(seen, outer)
+                if answer.raw:
+                    self._drip(answer)
+                    return
                 self.send_response(answer.status)
                 for k, v in answer.headers.items():
                     self.send_header(k, v)
@@ -98,6 +103,10 @@ class Hostile:
                         self.wfile.write(data)
                     return
                 self.end_headers()
+                self._drip(answer)
+
+            def _drip(self, answer: Answer) -> None:
+                assert answer.pieces is not None
                 end = time.monotonic() + outer.max_seconds
                 try:
                     for piece in answer.pieces:

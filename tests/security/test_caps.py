@@ -157,6 +157,26 @@ def test_a_dripping_body_ends_at_the_request_deadline() -> None:
     assert service.count() == 1
 
 
+def _header_drip() -> Iterator[bytes]:
+    yield b"HTTP/1.1 200 OK\r\n"
+    while True:
+        yield b"X"  # one endless header line, a byte at a time
+
+
+def test_dripping_headers_end_at_the_request_deadline() -> None:
+    def script(seen: Seen, server: Hostile) -> Answer:
+        return Answer(pieces=_header_drip(), gap=0.05, raw=True)
+
+    with Hostile(script) as service:
+        conn = connect_to(service, request_deadline=1.0, read_timeout=30)
+        started = time.monotonic()
+        with pytest.raises(ResponseLimitError, match="request_deadline"):
+            toolkit.sql_operations(connection=conn)
+        took = time.monotonic() - started
+    assert took < 5
+    assert service.count() == 1
+
+
 def _lro(retry_after: str, polls: list[Seen]) -> Any:
     def script(seen: Seen, server: Hostile) -> Answer:
         polls.append(seen)

@@ -192,7 +192,7 @@ class Origin:
 def parse_trusted_host(entry: str) -> tuple[str, int | None]:
     """A ``trusted_hosts`` entry as (host, port or ``None`` for any); a bad one raises
     ValidationError."""
-    if not isinstance(entry, str) or not entry or "/" in entry or "@" in entry:
+    if not isinstance(entry, str) or not entry or any(c in entry for c in "/@\\"):
         raise ValidationError("trusted_hosts", entry,
                               "each entry is a host name or host:port, without scheme or path")
     parts = urlsplit(f"https://{entry}")

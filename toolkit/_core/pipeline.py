@@ -20,8 +20,10 @@ Trust and caps, for every request (first page, next link, operation URL alike):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import socket
 import threading
 import time
 import uuid
@@ -187,6 +189,62 @@ class _BodyDecoder:
                 return bytes(out)
 
 
+#: The monotonic time by which the current thread's attempt must have its answer (set by the
+#: adapter around each attempt; read by the connections while they wait for the headers).
+_attempt_end = threading.local()
+
+
+def _headers_deadline_guard(conn_cls: type) -> type:
+    """A urllib3 connection class whose wait for the status line and headers ends at the
+    attempt's deadline, however slowly the server drips them (each read alone is bounded only by
+    ``read_timeout``): at the deadline the socket is shut down and ResponseLimitError raised."""
+
+    class Guarded(conn_cls):  # type: ignore[valid-type, misc]
+        def getresponse(self, *args: Any, **kw: Any) -> Any:
+            end = getattr(_attempt_end, "value", None)
+            if end is None:
+                return super().getresponse(*args, **kw)
+            expired = threading.Event()
+
+            def expire() -> None:
+                expired.set()
+                sock = getattr(self, "sock", None)
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+            timer = threading.Timer(max(0.0, end - time.monotonic()), expire)
+            timer.daemon = True
+            timer.start()
+            try:
+                return super().getresponse(*args, **kw)
+            except Exception:
+                if expired.is_set():
+                    raise ResponseLimitError(
+                        "the answer's headers took more than request_deadline; stopped "
+                        "waiting for them. A slow or stalled server; try again, or raise "
+                        "request_deadline in toolkit.connect() for a very slow network.",
+                        limit="request_deadline") from None
+                raise
+            finally:
+                timer.cancel()
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Deadline{conn_cls.__name__}"
+    return Guarded
+
+
+def _guarded_pools() -> dict[str, type]:
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    class Pool(HTTPConnectionPool):
+        ConnectionCls = _headers_deadline_guard(HTTPConnectionPool.ConnectionCls)
+
+    class TLSPool(HTTPSConnectionPool):
+        ConnectionCls = _headers_deadline_guard(HTTPSConnectionPool.ConnectionCls)
+
+    return {"http": Pool, "https": TLSPool}
+
+
 class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
     """Reads a body that is not streamed in large reads (pages of several megabytes arrive
     several times faster than in requests' 10 kB chunks), within the caps: at most
@@ -202,9 +260,17 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         self.deadline = deadline
         self.read_timeout = read_timeout
 
+    def init_poolmanager(self, *args: Any, **kw: Any) -> None:
+        super().init_poolmanager(*args, **kw)
+        self.poolmanager.pool_classes_by_scheme = _guarded_pools()
+
     def send(self, request: Any, stream: bool = False, **kw: Any) -> Any:
         started = time.monotonic()
-        response = super().send(request, stream=True, **kw)
+        _attempt_end.value = started + self.deadline
+        try:
+            response = super().send(request, stream=True, **kw)
+        finally:
+            _attempt_end.value = None
         if stream:
             return response
         response._content = self._read(response, started)
