@@ -264,17 +264,21 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         super().init_poolmanager(*args, **kw)
         self.poolmanager.pool_classes_by_scheme = _guarded_pools()
 
-    def send(self, request: Any, stream: bool = False, **kw: Any) -> Any:
+    def send(self, request: requests.PreparedRequest, stream: bool = False,
+             timeout: Any = None, verify: bool | str = True, cert: Any = None,
+             proxies: Mapping[str, str] | None = None) -> requests.Response:
         started = time.monotonic()
         _attempt_end.value = started + self.deadline
         try:
-            response = super().send(request, stream=True, **kw)
+            response = super().send(request, stream=True, timeout=timeout, verify=verify,
+                                    cert=cert, proxies=proxies)
         finally:
             _attempt_end.value = None
         if stream:
             return response
         response._content = self._read(response, started)
-        response._content_consumed = True
+        # what requests itself records once a body is read
+        setattr(response, "_content_consumed", True)  # noqa: B010
         return response
 
     def _over_deadline(self, response: Any) -> ResponseLimitError:
