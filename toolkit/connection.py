@@ -44,6 +44,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +77,7 @@ DEFAULT_SCOPES = {
 }
 
 
-_ENV_SETTINGS = {
+_ENV_SETTINGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "max_retries": ("TOOLKIT_MAX_RETRIES", int),
     "max_retry_wait": ("TOOLKIT_MAX_RETRY_WAIT", float),
     "max_concurrency": ("TOOLKIT_MAX_CONCURRENCY", int),
@@ -331,21 +332,21 @@ def connect(
         owns = True
         _announce(f"toolkit: no endpoint configured; started the sandbox at {running.url} "
                   "(toolkit.sandbox.catalog() lists its world)")
-    elif sandbox not in (None, False):
+    elif sandbox is not None and not isinstance(sandbox, bool):
         running = sandbox
     if running is not None:
         base_url = running.url
         credential = credential or running.credential()
         maps_key = maps_key or running.maps_key
         if running.tls and verify is True:
-            verify = running.ca_file
-    for fam in FAMILIES:
-        urls[fam] = (urls[fam] or base_url or DEFAULT_URLS[fam]).rstrip("/")
-    verify = check_verify(verify, list(urls.values()))
+            verify = running.ca_file or verify
+    resolved = {fam: (urls[fam] or base_url or DEFAULT_URLS[fam]).rstrip("/")
+                for fam in FAMILIES}
+    verify = check_verify(verify, list(resolved.values()))
 
     conn = Connection(
-        arm_url=urls["arm"], maps_url=urls["maps"], graph_url=urls["graph"],
-        fabric_url=urls["fabric"], credential=credential,
+        arm_url=resolved["arm"], maps_url=resolved["maps"], graph_url=resolved["graph"],
+        fabric_url=resolved["fabric"], credential=credential,
         token=_as_secret(token, "token"), maps_key=_as_secret(maps_key, "maps key"),
         maps_sas_token=_as_secret(maps_sas_token, "maps SAS token"),
         maps_client_id=maps_client_id, namespace=namespace, header_prefix=header_prefix,

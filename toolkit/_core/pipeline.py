@@ -52,7 +52,7 @@ from azure.core.pipeline.policies import (
     UserAgentPolicy,
 )
 from azure.core.pipeline.transport import RequestsTransport
-from azure.core.rest import HttpRequest
+from azure.core.rest import HttpRequest, HttpResponse
 
 from toolkit._core.cancel import check_cancelled
 from toolkit._core.config import FamilyConfig, Origin, is_loopback
@@ -199,7 +199,7 @@ def _headers_deadline_guard(conn_cls: type) -> type:
     attempt's deadline, however slowly the server drips them (each read alone is bounded only by
     ``read_timeout``): at the deadline the socket is shut down and ResponseLimitError raised."""
 
-    class Guarded(conn_cls):  # type: ignore[valid-type, misc]
+    class Guarded(conn_cls):
         def getresponse(self, *args: Any, **kw: Any) -> Any:
             end = getattr(_attempt_end, "value", None)
             if end is None:
@@ -360,7 +360,7 @@ class _Transport(RequestsTransport):
         check_cancelled()
 
 
-class _RetryPolicy(RetryPolicy):
+class _RetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
     """azure-core's retry policy, narrowed to the toolkit's rules.
 
     * only 408, 429 and 5xx are retried (a 4xx with a ``Retry-After`` header is not);
@@ -436,7 +436,7 @@ class _RetryPolicy(RetryPolicy):
         transport.sleep(backoff)
 
 
-class _CountingPolicy(SansIOHTTPPolicy):
+class _CountingPolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
     def __init__(self, stats: Stats) -> None:
         self.stats = stats
 
@@ -451,7 +451,7 @@ class _StaticTokenCredential:
         self._token = token
 
     def get_token(self, *scopes: str, **kw: Any) -> AccessToken:
-        return AccessToken(str(self._token.reveal()), int(time.time()) + 365 * 24 * 3600)
+        return AccessToken(_header_text(self._token), int(time.time()) + 365 * 24 * 3600)
 
     def __repr__(self) -> str:
         return "StaticToken(••••••••)"
@@ -500,7 +500,7 @@ class _RegisteredTokens:
         return repr(self._credential)
 
 
-class _OriginGuard(SansIOHTTPPolicy):
+class _OriginGuard(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
     """The last check before a credential is attached: the request's origin must be trusted
     (every request already passed it in :meth:`Pipeline.send`; this holds the rule for any
     request that reaches the pipeline another way)."""
@@ -538,7 +538,13 @@ def _check_origin(config: FamilyConfig, url: str, operation: str | None) -> None
         f"refused and nothing was sent there: {why}.", host=origin.host)
 
 
-class _MapsKeyPolicy(SansIOHTTPPolicy):
+def _header_text(secret: Secret) -> str:
+    """A credential as header text (a bytes value byte for byte, as HTTP headers are Latin-1)."""
+    value = secret.reveal()
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+class _MapsKeyPolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
     """Maps shared key (``subscription-key``) or SAS token (``Authorization: jwt-sas``)."""
 
     def __init__(self, key: Secret | None, sas: Secret | None) -> None:
@@ -548,12 +554,12 @@ class _MapsKeyPolicy(SansIOHTTPPolicy):
     def on_request(self, request: Any) -> None:
         headers = request.http_request.headers
         if self._key:
-            headers["subscription-key"] = str(self._key.reveal())
+            headers["subscription-key"] = _header_text(self._key)
         elif self._sas:
-            headers["Authorization"] = f"jwt-sas {self._sas.reveal()}"
+            headers["Authorization"] = f"jwt-sas {_header_text(self._sas)}"
 
 
-class _ClientIdPolicy(SansIOHTTPPolicy):
+class _ClientIdPolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
     def __init__(self, header: str, client_id: str) -> None:
         self._header = header
         self._client_id = client_id
@@ -562,7 +568,7 @@ class _ClientIdPolicy(SansIOHTTPPolicy):
         request.http_request.headers[self._header] = self._client_id
 
 
-class _RequestIdPolicy(SansIOHTTPPolicy):
+class _RequestIdPolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
     def __init__(self, header: str) -> None:
         self._header = header
 
@@ -689,7 +695,8 @@ class Pipeline:
             *auth,
             logging_policy,
         ]
-        self._client = PipelineClient(self.base_url, policies=policies, transport=self._transport)
+        self._client: PipelineClient[HttpRequest, HttpResponse] = PipelineClient(
+            self.base_url, policies=policies, transport=self._transport)
         # ``enforce_https`` is an option of the bearer-token policy only: never hand it to a
         # pipeline without one (maps with a shared key), whose transport would refuse it. Over
         # http (loopback only: the origin rule refuses it elsewhere) the bearer policy is told

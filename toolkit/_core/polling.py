@@ -32,7 +32,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from toolkit._core.errors import (
     ErrorInfo,
@@ -117,11 +117,12 @@ class Operation(Generic[T]):
         self._async_url = initial.headers.get(async_header)
         self._location = initial.headers.get("location")
         self._next_wait = _retry_after(initial, default_wait)
-        if not self._async_url and not self._location:
+        url = self._async_url or self._location
+        if not url:
             raise ProtocolError(f"{name}: the service answered 202 without a Location header, "
                                 "so the operation cannot be followed", url=initial.url,
                                 status=initial.status)
-        self.url = self._async_url or self._location
+        self.url = url
 
     def __repr__(self) -> str:
         return f"<Operation {self.name} {self.status} polls={self.polls} url={self.url}>"
@@ -162,11 +163,12 @@ class Operation(Generic[T]):
                                              expected=(200, 201, 204))
             self.status = "Succeeded"
             return
-        response = self.pipeline.send("GET", self._location, operation=self.name,
+        # without the async header, the URL polled is the Location
+        response = self.pipeline.send("GET", self.url, operation=self.name,
                                       expected=(200, 201, 202, 204))
         if response.status == 202:
-            self._location = response.headers.get("location") or self._location
-            self.url = self._location
+            self.url = response.headers.get("location") or self.url
+            self._location = self.url
             self._next_wait = _retry_after(response, self._default_wait)
             return
         if not response.content.strip() and self._method in ("PUT", "PATCH"):
@@ -224,6 +226,48 @@ class Operation(Generic[T]):
         return self._result
 
 
+@overload
+def start_arm_operation(
+    pipeline: Pipeline,
+    method: str,
+    path: str,
+    *,
+    name: str,
+    parse: Callable[[Response], T],
+    params: dict[str, Any] | None = ...,
+    json: Any = ...,
+    wait: Literal[True] = ...,
+    timeout: float | None = ...,
+    idempotent: bool = ...,
+) -> T: ...
+@overload
+def start_arm_operation(
+    pipeline: Pipeline,
+    method: str,
+    path: str,
+    *,
+    name: str,
+    parse: Callable[[Response], T],
+    params: dict[str, Any] | None = ...,
+    json: Any = ...,
+    wait: Literal[False],
+    timeout: float | None = ...,
+    idempotent: bool = ...,
+) -> Operation[T]: ...
+@overload
+def start_arm_operation(
+    pipeline: Pipeline,
+    method: str,
+    path: str,
+    *,
+    name: str,
+    parse: Callable[[Response], T],
+    params: dict[str, Any] | None = ...,
+    json: Any = ...,
+    wait: bool,
+    timeout: float | None = ...,
+    idempotent: bool = ...,
+) -> T | Operation[T]: ...
 def start_arm_operation(
     pipeline: Pipeline,
     method: str,
@@ -361,6 +405,48 @@ class ItemOperation(Operation[T]):
         self._next_wait = _retry_after(response, self._default_wait)
 
 
+@overload
+def start_item_operation(
+    pipeline: Pipeline,
+    method: str,
+    path: str,
+    *,
+    name: str,
+    parse: Callable[[Response], T],
+    params: dict[str, Any] | None = ...,
+    json: Any = ...,
+    wait: Literal[True] = ...,
+    timeout: float | None = ...,
+    idempotent: bool = ...,
+) -> T: ...
+@overload
+def start_item_operation(
+    pipeline: Pipeline,
+    method: str,
+    path: str,
+    *,
+    name: str,
+    parse: Callable[[Response], T],
+    params: dict[str, Any] | None = ...,
+    json: Any = ...,
+    wait: Literal[False],
+    timeout: float | None = ...,
+    idempotent: bool = ...,
+) -> ItemOperation[T]: ...
+@overload
+def start_item_operation(
+    pipeline: Pipeline,
+    method: str,
+    path: str,
+    *,
+    name: str,
+    parse: Callable[[Response], T],
+    params: dict[str, Any] | None = ...,
+    json: Any = ...,
+    wait: bool,
+    timeout: float | None = ...,
+    idempotent: bool = ...,
+) -> T | ItemOperation[T]: ...
 def start_item_operation(
     pipeline: Pipeline,
     method: str,

@@ -220,7 +220,6 @@ def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_versio
                         "workspace, whatever the case); choose another display name.")
             err.args = (err._text(),)
         raise
-    assert isinstance(op, ItemOperation)
     handle.append(op)
     return op
 
