@@ -55,6 +55,8 @@ class Request:
     request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     #: set by the ``lro_fail`` fault: the operation this request starts must end Failed
     fail_operation: bool = False
+    #: the verified token's claims (empty for public routes and key-authenticated ones)
+    claims: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.target)

@@ -316,10 +316,14 @@ class Sandbox:
               roles: Sequence[str] = ALL_ROLES, audience: str | None = None) -> str:
         """A raw token for a family, or for all four with ``family=None`` (tests use it to make
         expired or wrong-audience tokens)."""
-        if audience is None:
-            audience = [a[0] for a in AUDIENCES.values()] if family is None else \
-                AUDIENCES[family][0]
-        return self.authority.mint(audience, expires_in=expires_in, roles=roles)
+        audiences: str | list[str]
+        if audience is not None:
+            audiences = audience
+        elif family is None:
+            audiences = [a[0] for a in AUDIENCES.values()]
+        else:
+            audiences = AUDIENCES[family][0]
+        return self.authority.mint(audiences, expires_in=expires_in, roles=roles)
 
     @property
     def maps_key(self) -> Any:
@@ -386,7 +390,7 @@ class Sandbox:
             # which holds no data; every other route authenticates
             public = route is not None and route.name == "openapi" and request.method == "GET"
             claims = {} if public else self._authenticate(request)
-            request.claims = claims  # type: ignore[attr-defined]
+            request.claims = claims
             if route is None:
                 if path_exists:
                     raise SandboxHTTPError(405, "MethodNotAllowed",

@@ -250,7 +250,7 @@ def _operations(namespace: str) -> list[dict[str, Any]]:
 def build_world(world: World) -> SqlWorld:
     """The SQL servers, the taken names and the operations catalogue."""
     subs = {s.name: s for s in world.subscriptions}
-    servers = []
+    servers: list[SqlServer] = []
     for sub_name, rg_name, names in _SERVERS:
         sub = subs[sub_name]
         group = sub.group(rg_name)
@@ -535,8 +535,7 @@ def _put_protector(request: Request) -> Reply:
     sql, server = _find_server(request)
     sandbox = request.sandbox
     new = _check_key(sql, request.json())
-    by = str(request.claims.get("sub") or "analyst@contoso.example") \
-        if isinstance(getattr(request, "claims", None), dict) else "analyst@contoso.example"
+    by = str(request.claims.get("sub") or "analyst@contoso.example")
     with sandbox.state_lock:
         state = _protector_state(sandbox, server)
         if state["pending"] is not None:

@@ -228,7 +228,7 @@ def _workspace(request: Request) -> Workspace:
 
 def _create(request: Request) -> Reply:
     sandbox = request.sandbox
-    claims = getattr(request, "claims", {}) or {}
+    claims = request.claims
     caller = str(claims.get("oid") or claims.get("sub") or "anonymous")
     wait = limits(sandbox).take(caller)
     if wait is not None:

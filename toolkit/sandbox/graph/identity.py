@@ -248,7 +248,7 @@ def _guarded(handler: Handler) -> Handler:
     def serve(request: Request) -> Reply:
         sandbox = request.sandbox
         tenant: Tenant = sandbox.world.section("identity")
-        claims = getattr(request, "claims", {}) or {}
+        claims = request.claims
         if limits(sandbox).take(str(claims.get("tid") or tenant.tenant_id)) is not None:
             raise SandboxHTTPError(429, "TooManyRequests",
                                    "Too many requests to conditional access resources for this "
