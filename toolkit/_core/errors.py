@@ -49,7 +49,20 @@ __all__ = [
 
 
 class ToolkitError(Exception):
-    """Base class of every error the toolkit raises."""
+    """Base class of every error the toolkit raises.
+
+    Attributes
+    ----------
+    partial : DataFrame or None
+        When a collection failed part-way: the records read before the failure, as the frame
+        the function would have returned (``None`` otherwise).
+    next_link : str or None
+        When a collection failed part-way: the link of the page that failed, from which the
+        remaining pages can be read (``None`` otherwise).
+    """
+
+    partial: Any = None
+    next_link: str | None = None
 
 
 class ToolkitWarning(UserWarning):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from toolkit._core.concurrency import FAMILY_RATES, fan_out
+from toolkit._core.concurrency import FAMILY_RATES, fan_out, settle
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import ARM, collect_frame, iter_pages
@@ -136,9 +136,7 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
 
     outcomes = fan_out(check, to_send, connection=conn, desc="check_server_names",
                        rate=FAMILY_RATES["arm"])
-    failures = [o for o in outcomes if not o.ok]
-    if outcomes and len(failures) == len(outcomes):
-        raise failures[0].error  # type: ignore[misc]
+    settle(outcomes)
     request_ids = []
     for o in outcomes:
         if o.ok:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from toolkit._core.concurrency import fan_out
+from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, ProtocolError, ToolkitError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
 from toolkit._core.geo import geojson_geometry, path_length_m, to_lonlat, to_point
@@ -399,14 +399,12 @@ def route_directions(queries: Any, *, optimize_route: str = "fastestWithoutTraff
 
     outcomes = fan_out(send, chunks, connection=conn, desc="route_directions",
                        rate=BATCH_QPS, burst=1)
-    failed = [o for o in outcomes if not o.ok]
-    if failed and len(failed) == len(outcomes) and not isinstance(failed[0].error, ProtocolError):
-        raise failed[0].error  # type: ignore[misc]  # nothing came back (e.g. credentials)
+    settle(outcomes, spared=(ProtocolError,))  # nothing came back (e.g. credentials): raise
     rows: list[dict[str, Any]] = []
     for outcome in outcomes:
         for pos, i in enumerate(outcome.item):
             if outcome.ok:
-                rows.extend(route_rows(i, items[i], outcome.value[pos]))  # type: ignore[index]
+                rows.extend(route_rows(i, items[i], outcome.result()[pos]))
             else:
                 err = outcome.error
                 code = getattr(err, "code", None) or type(err).__name__

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from toolkit._core.concurrency import fan_out
+from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, AuthenticationError, ToolkitError, ValidationError
 from toolkit._core.frames import build_frame, to_geoframe
 from toolkit._core.geo import latlon_param, to_lonlat
@@ -133,18 +133,13 @@ def _ask_all(conn: Connection, path: str, points: np.ndarray, params: dict[str, 
 
     outcomes = fan_out(ask, list(range(len(points))), connection=conn, desc=operation,
                        rate=WEATHER_QPS, burst=WEATHER_BURST)
-    failures = [o for o in outcomes if not o.ok]
-    for o in failures:
-        if isinstance(o.error, AuthenticationError):
-            raise o.error
-    if failures and len(failures) == len(outcomes):
-        raise failures[0].error  # type: ignore[misc]
     answers: list[Any] = []
     request_ids: list[str] = []
-    for o in outcomes:
+    for o in settle(outcomes, fatal=(AuthenticationError,)):
         if o.ok:
-            answers.append(o.value[0])  # type: ignore[index]
-            request_ids.extend(o.value[1])  # type: ignore[index]
+            found, ids = o.result()
+            answers.append(found)
+            request_ids.extend(ids)
         else:
             logger.info("%s: location %d failed: %s", operation, o.index, o.error)
             answers.append(o.error)
