@@ -28,6 +28,7 @@ from toolkit._core.validate import (
     many_strings,
     server_name_problem,
 )
+from toolkit._spec.arm import SQL_API_VERSIONS, VAULT_KEY_NAME_PATTERN
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["check_server_names", "encryption_protector", "sql_operations",
            "update_encryption_protector"]
 
-API_VERSION = "2025-01-01"
+API_VERSION = SQL_API_VERSIONS[0]
 
 
 def sql_operations(*, max_items: int | None = None, api_version: str = API_VERSION,
@@ -162,8 +163,7 @@ SERVER_KEY_TYPES = ("ServiceManaged", "VendorKeyVault")
 #: ``<vault>_<key>_<version>`` or ``<vault>_<key>``: vault names are 3 to 24 letters, digits and
 #: hyphens starting with a letter; key names 1 to 127 letters, digits and hyphens; versions 32
 #: hexadecimal digits.
-VAULT_KEY_NAME_RE = re.compile(r"^(?P<vault>[A-Za-z][-A-Za-z0-9]{1,22}[A-Za-z0-9])_"
-                               r"(?P<key>[-A-Za-z0-9]{1,127})(?:_(?P<version>[0-9A-Fa-f]{32}))?$")
+VAULT_KEY_NAME_RE = re.compile(VAULT_KEY_NAME_PATTERN)
 VAULT_KEY_NAME_RULE = (
     "a VendorKeyVault key name is '<vault>_<key>_<version>' (pinned) or '<vault>_<key>' "
     "(versionless): a vault name of 3 to 24 letters, digits and hyphens starting with a letter, "

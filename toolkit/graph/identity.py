@@ -30,6 +30,7 @@ from toolkit._core.pipeline import Response
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import STRENGTH_AUDIT, STRENGTH_POLICIES, STRENGTH_USAGE
 from toolkit._core.validate import check_int, many_strings
+from toolkit._spec.graph import API_VERSIONS, POLICY_ID_PATTERN, STRENGTH_REQUIREMENTS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -44,15 +45,14 @@ __all__ = [
     "usage_rows",
 ]
 
-API_VERSION = "beta"
-API_VERSIONS = ("beta", "v1.0")
+API_VERSION = API_VERSIONS[0]
 #: Graph collections: items in ``value``, next page by GET on ``@odata.nextLink``.
 GRAPH = PagingStyle(items_key="value", next_key="@odata.nextLink", next_method="GET")
 
-POLICY_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+POLICY_ID_RE = re.compile(POLICY_ID_PATTERN)
 POLICY_ID_RULE = ("an authentication strength policy id: 1 to 128 letters, digits, '.', '_' or "
                   "'-' (built-in ids look like 00000000-0000-0000-0000-000000000002)")
-REQUIREMENTS = ("mfa", "none")
+REQUIREMENTS = STRENGTH_REQUIREMENTS
 
 
 def _check_policy_id(value: Any, parameter: str) -> str:

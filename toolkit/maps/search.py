@@ -27,6 +27,7 @@ from toolkit._core.validate import (
     check_language,
     many_strings,
 )
+from toolkit._spec.maps import COUNTRY_CODE_PATTERN, SEARCH_API_VERSIONS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -38,10 +39,10 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["autocomplete"]
 
-API_VERSION = "2026-01-01"
+API_VERSION = SEARCH_API_VERSIONS[0]
 #: Search (non-batch) allows 500 queries per second per account; stay just under.
 SEARCH_QPS = 450.0
-ISO2 = re.compile(r"^[A-Za-z]{2}$")
+ISO2 = re.compile(COUNTRY_CODE_PATTERN)
 MIN_BBOX_DEG = 0.00001
 
 

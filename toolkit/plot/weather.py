@@ -16,30 +16,24 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.schemas import AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES, ALERT_STATUSES
+from toolkit._spec.maps import (
+    AIR_QUALITY_BANDS,
+    AIR_QUALITY_CATEGORIES,
+    AIR_QUALITY_COLORS,
+    ALERT_STATUSES,
+    POLLUTANT_SHORT_NAMES,
+)
 from toolkit.plot._common import new_axes, require_columns
 
 __all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
            "alert_timeline", "pollutants"]
 
-#: Colour of each category where a frame carries no ``categoryColor`` (Fair is the colour of
-#: the service's own example).
-AIR_QUALITY_COLORS = {
-    "Excellent": "#00E400",
-    "Fair": "#FFC300",
-    "Poor": "#FF7E00",
-    "Unhealthy": "#FF0000",
-    "Very unhealthy": "#8F3F97",
-    "Dangerous": "#7E0023",
-}
 #: Alert status colours: fresh (New) in red, changes in warm tones, winding down in greys.
 STATUS_COLORS = {
     "New": "#d32f2f", "Upgrade": "#7b1fa2", "Update": "#f57c00", "Extend": "#fbc02d",
     "Correct": "#1976d2", "Continue": "#e57373", "Cancel": "#9e9e9e", "Expire": "#616161",
 }
-SHORT_POLLUTANT = {"Carbon Monoxide": "CO", "Nitrogen Dioxide": "NO2", "Ozone": "O3",
-                   "Particulate Matter 2.5": "PM2.5", "Particulate Matter 10": "PM10",
-                   "Sulfur Dioxide": "SO2"}
+SHORT_POLLUTANT = POLLUTANT_SHORT_NAMES
 
 
 def _band_name(value: float) -> str:

@@ -36,6 +36,7 @@ from toolkit.sandbox.http import (
     error_reply,
     family_of,
 )
+from toolkit.sandbox.world import DEFAULT_EPOCH
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,8 +64,6 @@ SERVICE_MODULES = (
     "toolkit.sandbox.openapi",
 )
 
-#: The fixed instant the sandbox clock starts from (the world's "now").
-DEFAULT_EPOCH = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

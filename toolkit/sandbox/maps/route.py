@@ -23,6 +23,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from toolkit._core.geo import path_length_m
+from toolkit._spec.maps import (
+    ROUTE_API_VERSIONS,
+    ROUTE_AVOID,
+    ROUTE_OPTIMIZE,
+    ROUTE_OUTPUT_OPTIONS,
+    ROUTE_TRAVEL_MODES,
+    SNAP_MAX_GAP_M,
+    SNAP_MAX_POINTS,
+)
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
 from toolkit.sandbox.maps.roads import RouteResult, network
@@ -33,16 +42,13 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSIONS", "AVOID", "OPTIMIZE", "OUTPUT_OPTIONS", "TRAVEL_MODES", "register"]
 
-API_VERSIONS = ("2025-01-01",)
-OPTIMIZE = ("fastestWithoutTraffic", "fastestWithTraffic", "shortest")
-TRAVEL_MODES = ("driving", "truck")
-AVOID = ("limitedAccessHighways", "tollRoads", "ferries", "tunnels", "borderCrossings",
-         "lowEmissionZones", "unpavedRoads")
-OUTPUT_OPTIONS = ("routePath", "itinerary", "routeSummary", "regionTravelSummary")
+API_VERSIONS = ROUTE_API_VERSIONS
+OPTIMIZE = ROUTE_OPTIMIZE
+TRAVEL_MODES = ROUTE_TRAVEL_MODES
+AVOID = ROUTE_AVOID
+OUTPUT_OPTIONS = ROUTE_OUTPUT_OPTIONS
 BATCH_TIME_LIMIT = 60.0
 MAX_SNAP_M = 1500.0
-SNAP_MAX_POINTS = 5000
-SNAP_MAX_GAP_M = 6000.0
 SNAP_MAX_ROAD_M = 100_000.0
 
 

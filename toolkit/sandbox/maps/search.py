@@ -26,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from toolkit._core.geo import haversine_m
-from toolkit._core.schemas import AUTOCOMPLETE_TYPES
+from toolkit._spec.maps import (
+    AUTOCOMPLETE_TYPE_GROUPS,
+    AUTOCOMPLETE_TYPES,
+    COUNTRY_CODE_PATTERN,
+    SEARCH_API_VERSIONS,
+)
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
 from toolkit.sandbox.maps.traffic import parse_bbox
@@ -36,16 +41,16 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSIONS", "RESULT_TYPES", "Entity", "entities", "register", "suggest"]
 
-API_VERSIONS = ("2026-01-01", "2025-06-01-preview")
+API_VERSIONS = SEARCH_API_VERSIONS
 
 #: The enumeration the service accepts in ``resultTypes`` (spec 2 §2.1).
 RESULT_TYPES = AUTOCOMPLETE_TYPES
 ADDRESS_TYPES = ("Address", "RoadBlock")
-GROUPS = ("Address", "Place")
+GROUPS = AUTOCOMPLETE_TYPE_GROUPS
 COUNTRY = {"ISO": "AD", "names": {"en": "Andorra", "ca": "Andorra", "es": "Andorra",
                                   "fr": "Andorre", "de": "Andorra", "pt": "Andorra",
                                   "ru": "Андорра"}}
-ISO2 = re.compile(r"^[A-Za-z]{2}$")
+ISO2 = re.compile(COUNTRY_CODE_PATTERN)
 
 
 def _norm(text: str) -> str:

@@ -52,9 +52,16 @@ import numpy as np
 import orjson
 
 from toolkit._core.geo import LocalProjection, haversine_m
-from toolkit._core.schemas import AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES
+from toolkit._spec.maps import (
+    AIR_QUALITY_BANDS,
+    AIR_QUALITY_CATEGORIES,
+    AIR_QUALITY_COLORS,
+    ALERT_STATUSES,
+    WEATHER_API_VERSIONS,
+)
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
+from toolkit.sandbox.world import DEFAULT_EPOCH
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
@@ -76,15 +83,15 @@ __all__ = [
     "register",
 ]
 
-API_VERSIONS = ("1.1",)
+API_VERSIONS = WEATHER_API_VERSIONS
 #: Requests per second the real service allows one account for weather.
 WEATHER_QPS = 50
 LOCAL = ZoneInfo("Europe/Andorra")
 #: How far out at sea the service still answers (about 50 nautical miles).
 COVERAGE_M = 50 * 1852.0
-#: The fixed instant the world's cycles are counted from (independent of a sandbox's epoch, so a
-#: sandbox started at another instant sees the same weather at the same time).
-ANCHOR = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
+#: The instant the cycles are counted from: the default epoch, fixed (not a sandbox's own epoch) so
+#: that a sandbox started at another instant sees the same weather at the same time.
+ANCHOR = DEFAULT_EPOCH
 CYCLE = timedelta(days=10)
 GRID_M = 100.0
 #: Relative size of the towns (their heating and streets), the biggest first.
@@ -92,14 +99,7 @@ TOWN_WEIGHTS = {"Andorra la Vella": 1.0, "les Escaldes": 1.0, "Encamp": 0.55,
                 "Sant Julià de Lòria": 0.5, "La Massana": 0.4, "Santa Coloma": 0.3,
                 "Ordino": 0.22, "Canillo": 0.22, "Soldeu": 0.15}
 
-CATEGORY_COLORS = {
-    "Excellent": "#00E400",
-    "Fair": "#FFC300",
-    "Poor": "#FF7E00",
-    "Unhealthy": "#FF0000",
-    "Very unhealthy": "#8F3F97",
-    "Dangerous": "#7E0023",
-}
+CATEGORY_COLORS = AIR_QUALITY_COLORS
 
 #: Category names and descriptions per language (English is the default and the fallback).
 CATEGORY_TEXT: dict[str, dict[str, tuple[str, str]]] = {
@@ -192,8 +192,6 @@ POLLUTANTS = (
 UNIT = "µg/m³"
 UNIT_TYPE = 31
 
-ALERT_STATUSES = ("New", "Update", "Continue", "Extend", "Upgrade", "Correct", "Cancel",
-                  "Expire")
 STATUS_TEXT = {
     "ca": {"New": "Nou", "Update": "Actualització", "Continue": "Continua", "Extend": "Ampliació",
            "Upgrade": "Augment", "Correct": "Correcció", "Cancel": "Cancel·lació",
