@@ -25,7 +25,8 @@ def _facts() -> dict[str, Any]:
     for module in SPEC_MODULES:
         for name in module.__all__:
             value = getattr(module, name)
-            if (isinstance(value, tuple | frozenset | dict) and len(value) >= 2) or (isinstance(value, str) and name.endswith("PATTERN")):
+            container = isinstance(value, tuple | frozenset | dict) and len(value) >= 2
+            if container or (isinstance(value, str) and name.endswith("PATTERN")):
                 out[f"{module.__name__}.{name}"] = value
     return out
 
