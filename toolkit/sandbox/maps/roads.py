@@ -1,6 +1,6 @@
 """The road network behind the maps sandbox: a real graph of Andorra's drivable roads.
 
-Loaded lazily from the compact file derived from OpenStreetMap (``data/andorra_roads.json.gz``,
+Loaded lazily from the compact file derived from OpenStreetMap (``toolkit/_data``,
 (c) OpenStreetMap contributors, ODbL) on the first maps request and cached per process. It gives:
 
 * nearest roads (a shapely STRtree over the edges in a local metric projection);
@@ -18,26 +18,23 @@ Loaded lazily from the compact file derived from OpenStreetMap (``data/andorra_r
 
 from __future__ import annotations
 
-import gzip
 import heapq
 import logging
 import math
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
-import orjson
 
 from toolkit._core.geo import LocalProjection, haversine_m
+from toolkit._data.andorra import road_records
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ATTRIBUTION",
     "MatchResult",
     "RoadNetwork",
     "RouteResult",
@@ -45,7 +42,6 @@ __all__ = [
     "sample_trace",
 ]
 
-ATTRIBUTION = "© OpenStreetMap contributors, ODbL"
 
 #: Speed limit (km/h) assumed per road class when ``maxspeed`` is not tagged.
 DEFAULT_LIMITS = {
@@ -756,10 +752,7 @@ class RoadNetwork:
 @lru_cache(maxsize=1)
 def network() -> RoadNetwork:
     """The road network, loaded on first use and kept for the process."""
-    raw = resources.files("toolkit.sandbox.maps").joinpath("data/andorra_roads.json.gz")
-    with raw.open("rb") as fh:
-        data = orjson.loads(gzip.decompress(fh.read()))
-    net = RoadNetwork(data)
+    net = RoadNetwork(road_records())
     logger.info("road network loaded: %d nodes, %d edges", len(net.lonlat), net.n_edges)
     return net
 

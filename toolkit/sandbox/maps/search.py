@@ -1,6 +1,6 @@
 """Geocode autocomplete (spec 2 §2.1, §4.1) over Andorra's places, points of interest and streets.
 
-The entities come from the OpenStreetMap extract (``data/andorra_places.json.gz``, (c)
+The entities come from the OpenStreetMap extract (``toolkit/_data/andorra_places.json.gz``, (c)
 OpenStreetMap contributors, ODbL): the country, its towns, villages, hamlets and localities,
 named points of interest (hotels, hospitals, churches, museums, fuel stations...) and the named
 streets. The extract holds almost no house numbers, so each street gets house numbers 1..N (N
@@ -15,17 +15,14 @@ in that language where the data has one (Catalan, the local language, otherwise)
 
 from __future__ import annotations
 
-import gzip
 import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from toolkit._core.geo import haversine_m
+from toolkit._data.andorra import place_records
 from toolkit._spec.maps import (
     AUTOCOMPLETE_TYPE_GROUPS,
     AUTOCOMPLETE_TYPES,
@@ -87,9 +84,7 @@ def _weight(place: str | None, kind: str) -> int:
 @lru_cache(maxsize=1)
 def entities() -> tuple[Entity, ...]:
     """Every suggestible entity (loaded on first use)."""
-    raw = resources.files("toolkit.sandbox.maps").joinpath("data/andorra_places.json.gz")
-    with raw.open("rb") as fh:
-        data = orjson.loads(gzip.decompress(fh.read()))
+    data = place_records()
     out: list[Entity] = []
     for p in data["places"]:
         if p["place"] == "country":

@@ -1,0 +1,99 @@
+"""Map backgrounds: the caller's frame, the bundled roads of Andorra where they overlap the data,
+or none; the credit line only when something was drawn."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import matplotlib
+import pytest
+import shapely
+
+import toolkit
+from toolkit._core.errors import ValidationError
+from toolkit._data.andorra import ATTRIBUTION, roads
+from toolkit.plot.maps import draw_background
+
+matplotlib.use("Agg")
+
+
+def _route_frame(points: list[tuple[float, float]]) -> gpd.GeoDataFrame:
+    line = shapely.MultiLineString([points])
+    return gpd.GeoDataFrame({"query_index": [0], "route_index": [0]}, geometry=[line],
+                            crs="EPSG:4326")
+
+
+IN_ANDORRA = _route_frame([(1.5212, 42.5069), (1.5334, 42.5561)])
+IN_PARIS = _route_frame([(2.35, 48.85), (2.29, 48.86)])
+
+
+def _texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    import matplotlib.pyplot as plt
+
+    yield
+    plt.close("all")
+
+
+def test_bundled_roads_are_drawn_and_credited_where_they_cover_the_data() -> None:
+    ax = toolkit.plot.routes(IN_ANDORRA, labels=False)
+    assert ATTRIBUTION in _texts(ax)
+    drawn = sum(len(c.get_segments()) for c in ax.collections)
+    assert drawn == len(roads())
+
+
+def test_elsewhere_the_bundled_roads_are_not_drawn_nor_credited() -> None:
+    ax = toolkit.plot.routes(IN_PARIS, labels=False)
+    assert ATTRIBUTION not in _texts(ax)
+    assert not ax.collections
+
+
+def test_no_background_no_credit() -> None:
+    ax = toolkit.plot.routes(IN_ANDORRA, background=None, labels=False)
+    assert ATTRIBUTION not in _texts(ax)
+    assert not ax.collections
+
+
+def test_a_background_of_ones_own_with_its_credit() -> None:
+    own = gpd.GeoDataFrame({"highway": ["primary", "residential"]},
+                           geometry=[shapely.LineString([(2.3, 48.8), (2.4, 48.9)]),
+                                     shapely.MultiLineString([[(2.3, 48.9), (2.35, 48.85)],
+                                                              [(2.31, 48.8), (2.32, 48.81)]])])
+    own.attrs["attribution"] = "Paris roads, city open data"
+    ax = toolkit.plot.routes(IN_PARIS, background=own, labels=False)
+    assert "Paris roads, city open data" in _texts(ax)
+    assert ATTRIBUTION not in _texts(ax)
+    assert sum(len(c.get_segments()) for c in ax.collections) == 3
+    own.attrs.clear()
+    ax = toolkit.plot.routes(IN_PARIS, background=own, labels=False)
+    assert not any("roads" in t for t in _texts(ax))
+
+
+def test_draw_background_reports_the_credit_it_owes() -> None:
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    assert draw_background(ax, True, (1.5, 42.5, 1.6, 42.6)) == ATTRIBUTION
+    _, ax = plt.subplots()
+    assert draw_background(ax, True, (2.3, 48.8, 2.4, 48.9)) is None
+    _, ax = plt.subplots()
+    empty = gpd.GeoDataFrame({"geometry": [shapely.LineString()]})
+    empty.attrs["attribution"] = "nothing"
+    assert draw_background(ax, empty) is None
+
+
+@pytest.mark.parametrize("bad", ["roads", 1, [(1.5, 42.5)]])
+def test_a_background_that_is_not_lines_is_refused(bad) -> None:
+    with pytest.raises(ValidationError, match="background"):
+        toolkit.plot.routes(IN_ANDORRA, background=bad)
+
+
+def test_the_bundled_frames_are_copies() -> None:
+    first = roads()
+    first["highway"] = "changed"
+    assert "changed" not in set(roads()["highway"])
+    assert len(roads()) > 2000
+    assert roads().attrs["attribution"] == ATTRIBUTION
