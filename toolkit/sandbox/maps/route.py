@@ -34,7 +34,9 @@ from toolkit._spec.maps import (
 )
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
-from toolkit.sandbox.maps.roads import RouteResult, network
+from toolkit.sandbox.maps.roads.matching import match as match_trace
+from toolkit.sandbox.maps.roads.network import network
+from toolkit.sandbox.maps.roads.routing import RouteResult, routes
 from toolkit.sandbox.maps.traffic import traffic_factors
 
 if TYPE_CHECKING:
@@ -182,7 +184,7 @@ def _route_item(item: Any, sandbox: Sandbox) -> dict[str, Any]:
                             "use.")
         snapped.append(hit[:2])
     traffic = traffic_factors(sandbox)
-    found = net.routes(points, mode=mode, optimize=optimize, avoid=frozenset(avoid),
+    found = routes(net, points, mode=mode, optimize=optimize, avoid=frozenset(avoid),
                        traffic=traffic, count=count, snapped=snapped)
     if not found:
         raise ItemError("NoRouteFound", "No route connects the waypoints for this travel mode "
@@ -273,7 +275,7 @@ def _snap(request: Request) -> Reply:
         raise SandboxHTTPError(400, "BadRequest", "The points span more than 100 km of road; "
                                "send shorter traces.")
     net = network()
-    match = net.match(coords, mode=mode, interpolate=bool(body.get("interpolate")),
+    match = match_trace(net, coords, mode=mode, interpolate=bool(body.get("interpolate")),
                       speed_limit=bool(body.get("includeSpeedLimit")))
     if limits and match.road_distance_m > SNAP_MAX_ROAD_M:
         raise SandboxHTTPError(400, "BadRequest", f"The matched road distance is "

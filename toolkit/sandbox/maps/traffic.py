@@ -30,7 +30,7 @@ from toolkit._core.geo import bbox_size_m
 from toolkit._spec.maps import INCIDENT_TYPES, TRAFFIC_API_VERSIONS
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
-from toolkit.sandbox.maps.roads import RoadNetwork, network
+from toolkit.sandbox.maps.roads.network import RoadNetwork, network
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox

@@ -700,7 +700,7 @@ def _alert_record(alert: Alert, listed: list[tuple[AlertArea, str]], at: datetim
 
 def build_world(world: World) -> WeatherWorld:
     """The weather section: the urban/road intensity grid and the places of the maps world."""
-    from toolkit.sandbox.maps.roads import network
+    from toolkit.sandbox.maps.roads.network import network
     from toolkit.sandbox.maps.search import entities
 
     net = network()
