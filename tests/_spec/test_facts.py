@@ -104,12 +104,12 @@ def test_no_fact_of_the_spec_is_written_twice() -> None:
      maps.AUTOCOMPLETE_TYPES),
     ("toolkit._core.schemas:AUTOCOMPLETE_TYPE_GROUPS", "toolkit.sandbox.maps.search:GROUPS",
      maps.AUTOCOMPLETE_TYPE_GROUPS),
-    ("toolkit.plot.weather:AIR_QUALITY_COLORS", "toolkit.sandbox.maps.weather:CATEGORY_COLORS",
-     maps.AIR_QUALITY_COLORS),
-    ("toolkit._core.schemas:ALERT_STATUSES", "toolkit.sandbox.maps.weather:ALERT_STATUSES",
+    ("toolkit.plot.weather:AIR_QUALITY_COLORS",
+     "toolkit.sandbox.maps.weather.world:CATEGORY_COLORS", maps.AIR_QUALITY_COLORS),
+    ("toolkit._core.schemas:ALERT_STATUSES", "toolkit.sandbox.maps.weather.world:ALERT_STATUSES",
      maps.ALERT_STATUSES),
-    ("toolkit.plot.weather:AIR_QUALITY_BANDS", "toolkit.sandbox.maps.weather:AIR_QUALITY_BANDS",
-     maps.AIR_QUALITY_BANDS),
+    ("toolkit.plot.weather:AIR_QUALITY_BANDS",
+     "toolkit.sandbox.maps.weather.world:AIR_QUALITY_BANDS", maps.AIR_QUALITY_BANDS),
     ("toolkit.graph.identity:API_VERSIONS", "toolkit.sandbox.graph.identity:VERSIONS",
      graph.API_VERSIONS),
     ("toolkit._core.schemas:COMPLIANCE_STATES", "toolkit._spec.arm:COMPLIANCE_STATES",
@@ -133,7 +133,7 @@ def test_client_and_sandbox_tables_are_the_spec(client: str, server: str, fact: 
     ("toolkit.maps.search", "toolkit.sandbox.maps.search", maps, "SEARCH_API_VERSIONS"),
     ("toolkit.maps.route", "toolkit.sandbox.maps.route", maps, "ROUTE_API_VERSIONS"),
     ("toolkit.maps.traffic", "toolkit.sandbox.maps.traffic", maps, "TRAFFIC_API_VERSIONS"),
-    ("toolkit.maps.weather", "toolkit.sandbox.maps.weather", maps, "WEATHER_API_VERSIONS"),
+    ("toolkit.maps.weather", "toolkit.sandbox.maps.weather.world", maps, "WEATHER_API_VERSIONS"),
 ])
 def test_the_client_sends_the_newest_version_the_sandbox_accepts(
         client: str, server: str, family: Any, spec: str) -> None:

@@ -25,7 +25,8 @@ from toolkit._core.schemas import (
     AIR_QUALITY_POLLUTANTS,
     SEVERE_WEATHER_ALERTS,
 )
-from toolkit.sandbox.maps import peak_rate, weather as sw
+from toolkit.sandbox.maps import peak_rate
+from toolkit.sandbox.maps.weather import world as sw
 from toolkit.sandbox.server import Sandbox
 
 #: (lat, lon) as the weather service orders them: town centres and a mountain slope.

@@ -60,7 +60,7 @@ SERVICE_MODULES = (
     "toolkit.sandbox.maps.search",
     "toolkit.sandbox.maps.route",
     "toolkit.sandbox.maps.traffic",
-    "toolkit.sandbox.maps.weather",
+    "toolkit.sandbox.maps.weather.handlers",
     "toolkit.sandbox.openapi",
 )
 

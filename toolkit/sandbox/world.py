@@ -37,7 +37,7 @@ SECTIONS: dict[str, str] = {
     "identity": "toolkit.sandbox.graph.identity:build_world",
     "fabric": "toolkit.sandbox.fabric.eventstream:build_world",
     "maps": "toolkit.sandbox.maps.search:build_world",
-    "weather": "toolkit.sandbox.maps.weather:build_world",
+    "weather": "toolkit.sandbox.maps.weather.world:build_world",
 }
 
 _LOCATIONS = ("westeurope", "northeurope", "francecentral", "swedencentral", "uksouth")
