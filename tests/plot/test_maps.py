@@ -147,11 +147,3 @@ def test_draw_background_reports_the_credit_it_owes() -> None:
 def test_a_background_that_is_not_lines_is_refused(bad) -> None:
     with pytest.raises(ValidationError, match="background"):
         toolkit.plot.routes(IN_ANDORRA, background=bad)
-
-
-def test_the_bundled_frames_are_copies() -> None:
-    first = roads()
-    first["highway"] = "changed"
-    assert "changed" not in set(roads()["highway"])
-    assert len(roads()) > 2000
-    assert roads().attrs["attribution"] == ATTRIBUTION

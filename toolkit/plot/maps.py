@@ -22,7 +22,7 @@ from toolkit._data.andorra import ATTRIBUTION
 from toolkit.plot._common import new_axes, require_columns
 
 __all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "SEVERITY_SIZES", "draw_background", "incidents",
-           "routes", "snapped_trace"]
+           "routes", "snapped_trace", "stamp_credit"]
 
 #: One colour per incident type (warm for what blocks, cool for what slows).
 INCIDENT_COLORS = {

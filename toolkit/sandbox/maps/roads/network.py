@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_LIMITS", "RoadNetwork", "network"]
 
-
+#: Speed limit (km/h) assumed per road class when ``maxspeed`` is not tagged.
 DEFAULT_LIMITS = {
     "motorway": 110, "motorway_link": 60, "trunk": 90, "trunk_link": 50, "primary": 70,
     "primary_link": 40, "secondary": 60, "secondary_link": 40, "tertiary": 50,
@@ -47,7 +47,7 @@ def _number(text: Any) -> float | None:
 
 
 class RoadNetwork:
-    """The drivable road graph (see the module docstring)."""
+    """The drivable road graph (see the package docstring)."""
 
     def __init__(self, data: dict[str, Any]) -> None:
         import shapely
