@@ -7,14 +7,21 @@ beyond this module's names: the functions load their modules on first use.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from toolkit._core.lazy import attach
 
 __version__ = "0.1.0"
 
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+def _quiet_masked_logger() -> None:
+    # a handler that emits nothing (the library's NullHandler) and masks secrets in every record
+    # of the toolkit's loggers before any other handler sees it
+    from toolkit._core.secrets import install_log_redaction
+
+    install_log_redaction(__name__)
+
+
+_quiet_masked_logger()
 
 # The public names, listed once: type checkers read these imports; at run time
 # toolkit._core.lazy reads the same lines and loads a module when one of its names is first used.
@@ -26,12 +33,15 @@ if TYPE_CHECKING:  # pragma: no cover
         NotFoundError as NotFoundError,
         OperationFailedError as OperationFailedError,
         OperationTimeoutError as OperationTimeoutError,
+        OperationWaitError as OperationWaitError,
         ProtocolError as ProtocolError,
         RateLimitError as RateLimitError,
+        ResponseLimitError as ResponseLimitError,
         ServiceError as ServiceError,
         ToolkitError as ToolkitError,
         TransportError as TransportError,
         TruncatedResultWarning as TruncatedResultWarning,
+        UntrustedOriginError as UntrustedOriginError,
         ValidationError as ValidationError,
     )
     from toolkit._core.polling import ItemOperation as ItemOperation, Operation as Operation
