@@ -11,7 +11,6 @@ function that needs them is first touched.
 
 from __future__ import annotations
 
-import ast
 import importlib
 import sys
 from collections.abc import Callable, Iterable
@@ -24,6 +23,8 @@ __all__ = ["attach", "exports_of"]
 @cache
 def exports_of(init_file: str) -> dict[str, str]:
     """The names imported under ``if TYPE_CHECKING:`` in a module's source: name -> module."""
+    import ast  # only when a name is first asked for: ``import toolkit`` stays cheap
+
     with open(init_file, encoding="utf-8") as f:
         tree = ast.parse(f.read(), filename=init_file)
     out: dict[str, str] = {}
