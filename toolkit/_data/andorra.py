@@ -61,7 +61,7 @@ def _roads() -> gpd.GeoDataFrame:
     lines, highway, name = [], [], []
     for u, v, w, _length, inner in data["edges"]:
         coords = np.vstack([nodes[u], np.asarray(inner, dtype=float).reshape(-1, 2), nodes[v]])
-        lines.append(shapely.linestrings(coords))
+        lines.append(shapely.LineString(coords))
         highway.append(ways[w].get("highway", "road"))
         name.append(ways[w].get("name"))
     frame = gpd.GeoDataFrame({"highway": highway, "name": name}, geometry=lines, crs="EPSG:4326")

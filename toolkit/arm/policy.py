@@ -33,7 +33,6 @@ from toolkit._core.paging import ODATA, Page, collect_frame, iter_pages
 from toolkit._core.pipeline import segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import (
-    COMPLIANCE_STATES,
     EVALUATED_EXPRESSIONS,
     POLICY_STATES,
     Col,
@@ -48,6 +47,7 @@ from toolkit._core.validate import (
     check_subscription_id,
 )
 from toolkit._spec.arm import (
+    COMPLIANCE_STATES,
     POLICY_API_VERSIONS,
     POLICY_FIELDS as SPEC_POLICY_FIELDS,
     RESOURCE_FIELDS,

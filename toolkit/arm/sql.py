@@ -142,9 +142,10 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
     request_ids = []
     for o in outcomes:
         if o.ok:
-            body = o.value.json()
-            if o.value.request_id:
-                request_ids.append(o.value.request_id)
+            response = o.result()
+            body = response.json()
+            if response.request_id:
+                request_ids.append(response.request_id)
             if not isinstance(body, dict):
                 answers[o.item] = {"name": o.item, "answered_by": "service",
                                    "error": f"the service answered with a JSON "

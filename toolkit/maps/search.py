@@ -21,7 +21,7 @@ from toolkit._core.geo import (
     to_point,
 )
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import AUTOCOMPLETE, AUTOCOMPLETE_TYPE_GROUPS, AUTOCOMPLETE_TYPES
+from toolkit._core.schemas import AUTOCOMPLETE
 from toolkit._core.validate import (
     check_api_version,
     check_choice,
@@ -29,7 +29,12 @@ from toolkit._core.validate import (
     check_language,
     many_strings,
 )
-from toolkit._spec.maps import COUNTRY_CODE_PATTERN, SEARCH_API_VERSIONS
+from toolkit._spec.maps import (
+    AUTOCOMPLETE_TYPE_GROUPS,
+    AUTOCOMPLETE_TYPES,
+    COUNTRY_CODE_PATTERN,
+    SEARCH_API_VERSIONS,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame, to_geoframe
 from toolkit._core.geo import BBoxLike, bbox_param, check_bbox_size, geojson_geometry, to_bbox
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import INCIDENT_SEVERITIES, INCIDENT_TYPES, TRAFFIC_INCIDENTS
+from toolkit._core.schemas import TRAFFIC_INCIDENTS
 from toolkit._core.validate import check_api_version, check_choice
-from toolkit._spec.maps import TRAFFIC_API_VERSIONS
+from toolkit._spec.maps import INCIDENT_SEVERITIES, INCIDENT_TYPES, TRAFFIC_API_VERSIONS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:

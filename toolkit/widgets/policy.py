@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.schemas import COMPLIANCE_STATES
+from toolkit._spec.arm import COMPLIANCE_STATES
 
 if TYPE_CHECKING:
     from toolkit.connection import Connection

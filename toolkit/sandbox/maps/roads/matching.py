@@ -76,12 +76,12 @@ def match(net: RoadNetwork, lonlat: np.ndarray, *, mode: str = "driving", interp
         return result
     usable = net.usable(mode)
     xy = net.proj.forward(lonlat)
-    pts = shapely.points(xy)
+    pts = np.asarray(shapely.points(xy))  # one Point per row of xy
     pi, ei = net.tree.query(pts, predicate="dwithin", distance=radius_m)
     keep = usable[ei]
     pi, ei = pi[keep], ei[keep]
-    dist = shapely.distance(net.lines[ei], pts[pi])
-    offs = shapely.line_locate_point(net.lines[ei], pts[pi], normalized=True) * \
+    dist = np.asarray(shapely.distance(net.lines[ei], pts[pi]))
+    offs = np.asarray(shapely.line_locate_point(net.lines[ei], pts[pi], normalized=True)) * \
         net.edge_len[ei]
     order = np.lexsort((dist, pi))
     pi, ei, dist, offs = pi[order], ei[order], dist[order], offs[order]

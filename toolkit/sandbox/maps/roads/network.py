@@ -89,7 +89,7 @@ class RoadNetwork:
         self.unpaved = np.array([self.ways[w].get("surface") not in (None, *PAVED)
                                  for w in self.edge_way])
         self.limited = np.array([h in LIMITED_ACCESS for h in self.highway])
-        self.truck_ok = np.array([self._truck_allowed(w, self.highway[i])
+        self.truck_ok = np.array([self._truck_allowed(int(w), self.highway[i])
                                   for i, w in enumerate(self.edge_way)])
         # directed arcs: 2e is u->v, 2e+1 is v->u
         n_nodes = len(nodes)
