@@ -44,6 +44,11 @@ if TYPE_CHECKING:  # pragma: no cover
         UntrustedOriginError as UntrustedOriginError,
         ValidationError as ValidationError,
     )
+    from toolkit._core.geo import (
+        BBoxLike as BBoxLike,
+        PointLike as PointLike,
+        PointsLike as PointsLike,
+    )
     from toolkit._core.polling import ItemOperation as ItemOperation, Operation as Operation
     from toolkit._core.secrets import Secret as Secret
     from toolkit.arm.clusters import (

@@ -15,8 +15,10 @@ import pandas as pd
 import shapely
 
 from toolkit import (
+    BBoxLike,
     ItemOperation,
     Operation,
+    PointsLike,
     air_quality,
     air_quality_forecast,
     autocomplete,
@@ -72,3 +74,10 @@ def geo_inputs(places: gpd.GeoDataFrame, table: pd.DataFrame) -> None:
     air_quality("Andorra la Vella")  # type: ignore[arg-type]
     traffic_incidents("1.4,42.4,1.8,42.7")  # type: ignore[arg-type]
     autocomplete("Can", coordinates={"lat": 42.51})  # type: ignore[arg-type]
+
+
+def aliases_name_the_accepted_shapes(points: PointsLike, box: BBoxLike) -> None:
+    air_quality(points)
+    snap_to_roads(points)
+    traffic_incidents(box)
+    autocomplete("Can", bbox=box)
