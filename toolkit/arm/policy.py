@@ -19,7 +19,7 @@ import queue
 import re
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from toolkit._core.errors import ProtocolError, ToolkitError, ValidationError
 from toolkit._core.frames import _as_text, build_frame, convert_column, empty_frame
 from toolkit._core.paging import ODATA, Page, collect_frame, iter_pages
 from toolkit._core.pipeline import segment
-from toolkit._core.provenance import provenance
+from toolkit._core.provenance import provenance, provenance_of
 from toolkit._core.schemas import (
     EVALUATED_EXPRESSIONS,
     POLICY_STATES,
@@ -114,7 +114,7 @@ def _check_time(value: Any, parameter: str) -> pd.Timestamp | None:
     except (ValueError, TypeError) as err:
         raise ValidationError(parameter, value, "must be a datetime, a pandas Timestamp or an "
                                                 "ISO 8601 string") from err
-    if ts is pd.NaT:
+    if pd.isna(ts):
         raise ValidationError(parameter, value, "must be a date-time, not NaT")
     return ts.tz_localize("UTC") if ts.tz is None else ts.tz_convert("UTC")
 
@@ -142,7 +142,7 @@ def _check_expand(value: Any) -> str | None:
 
 
 # ------------------------------------------------------------------------------ columnar builder
-class _Interner(dict):
+class _Interner(dict[Any, int]):
     """value -> code, assigning the next code to a value not seen yet (``None`` is -1)."""
 
     __slots__ = ()
@@ -331,7 +331,7 @@ class _StatesBuilder:
         return df
 
 
-def _categorical(values: list[Any], codes: np.ndarray, col: Col) -> pd.Categorical:
+def _categorical(values: list[Any], codes: np.ndarray, col: Col) -> pd.Categorical[Any]:
     """Rows whose code is ``i`` hold ``values[i]`` (-1: null), as the column's categorical:
     documented categories first, the others sorted after them."""
     texts = [_as_text(list(v) if isinstance(v, tuple) else v) for v in values]
@@ -355,7 +355,7 @@ def _fast_datetimes(values: list[Any], col: Col) -> np.ndarray:
             return np.array([v[:-1] for v in values], dtype="datetime64[ns]")
     except ValueError:
         pass
-    converted = convert_column(values, col)
+    converted = pd.DatetimeIndex(convert_column(values, col))
     return np.asarray(converted.tz_convert("UTC").tz_localize(None), dtype="datetime64[ns]")
 
 
@@ -431,7 +431,8 @@ class _Fetcher:
         self._thread.join(timeout=10)
 
 
-def _pages(pipeline: Pipeline, path: str, params: Mapping[str, Any]) -> Iterator[Page]:
+def _pages(pipeline: Pipeline, path: str, params: Mapping[str, Any]
+           ) -> Generator[Page, None, None]:
     """Every page of the query, fetched ahead in a background thread, parsed here.
 
     Behaves as :func:`~toolkit._core.paging.iter_pages` with the OData style: a body that is not
@@ -447,7 +448,7 @@ def _pages(pipeline: Pipeline, path: str, params: Mapping[str, Any]) -> Iterator
                 return
             if kind == "error":
                 if number and isinstance(response, ToolkitError):
-                    response.next_link = guess  # type: ignore[attr-defined]
+                    response.next_link = guess
                 raise response
             try:
                 body = response.json()
@@ -949,7 +950,7 @@ def evaluated_expressions(df: pd.DataFrame) -> pd.DataFrame:
                 rows.append({**base, **{k: e.get(k) for k in (
                     "result", "expressionKind", "expression", "path", "operator",
                     "expressionValue", "targetValue")}})
-    out = build_frame(rows, EVALUATED_EXPRESSIONS, dict(df.attrs), flat=True)
+    out = build_frame(rows, EVALUATED_EXPRESSIONS, provenance_of(df), flat=True)
     for c in carried:
         if isinstance(df[c].dtype, pd.CategoricalDtype) and c != "complianceState":
             out[c] = out[c].astype(df[c].dtype)

@@ -528,7 +528,7 @@ def build_world(world: World) -> PolicyWorld:
         if a.target in SETS:
             _display, category, version, members = SETS[a.target]
             set_name = _guid(f"set:{a.target}")
-            set_fields = {
+            set_fields: dict[str, Any] = {
                 "policySetDefinitionId": f"/providers/{auth}/policySetDefinitions/{set_name}",
                 "policySetDefinitionName": set_name,
                 "policySetDefinitionOwner": "tbd",
@@ -540,7 +540,8 @@ def build_world(world: World) -> PolicyWorld:
                      "excludedResourceTypes": {"type": "Array", "defaultValue": []}}).decode(),
                 "policySetDefinitionVersion": version,
             }
-            entries = [(ref, _DEF[d], groups, a.target) for ref, d, groups in members]
+            entries: list[tuple[str | None, Definition, list[str], str | None]] = [
+                (ref, _DEF[d], groups, a.target) for ref, d, groups in members]
         else:
             set_fields = {k: None for k in (
                 "policySetDefinitionId", "policySetDefinitionName", "policySetDefinitionOwner",
@@ -566,7 +567,7 @@ def build_world(world: World) -> PolicyWorld:
             count, weights = _MIX[g.purpose]
             count = max(1, round(count * scale * (0.8 + 0.4 * rng.random())))
             kinds = rng.choices(list(weights), weights=list(weights.values()), k=count)
-            members = by_group.setdefault((sub.id.lower(), g.name.lower()), [])
+            group_members = by_group.setdefault((sub.id.lower(), g.name.lower()), [])
             env = "dev" if sub.name == "retail-dev" else "prod"
             far = g.name in ("rg-analytics-neu", "rg-sandbox-dev", "rg-api-weu")
             servers: list[str] = []
@@ -613,7 +614,7 @@ def build_world(world: World) -> PolicyWorld:
                 }
                 res = Resource(len(resources), sub.name, sub.id, g.name, kind, name, location,
                                tags, created, deleted, fields)
-                members.append(res.index)
+                group_members.append(res.index)
                 resources.append(res)
     return PolicyWorld(ns, tenant, world.epoch, scale, policies, resources, by_group,
                        world.seed)
@@ -643,7 +644,8 @@ def _record_table(pw: PolicyWorld, rec: GroupRecords, rows: np.ndarray) -> Table
         if name == "timestamp":
             return pd.Series(pd.to_datetime(rec.ts[at], unit="s", utc=True))
         if name == "complianceState":
-            return pd.Series(pd.Categorical.from_codes(rec.state[at], STATES))
+            return pd.Series(pd.Categorical.from_codes(rec.state[at],
+                                                       dtype=pd.CategoricalDtype(list(STATES))))
         if name == "isCompliant":
             return pd.Series(rec.state[at] == _C)
         if name in RESOURCE_FIELDS:
@@ -738,7 +740,8 @@ def _query(request: Request) -> Reply:
         select = parse_select(options["$select"]) if options["$select"] else None
     except ODataError as err:
         raise SandboxHTTPError(400, "InvalidQueryParameterValue", err.message) from None
-    total = len(result.rows) if result.rows is not None else len(result.frame)  # type: ignore
+    found = result.rows if result.rows is not None else result.frame
+    total = len(found) if found is not None else 0
     limit = total if top is None else min(total, top)
     stop = min(offset + PAGE_SIZE, limit)
     base = (f"{request.base_url}/subscriptions/{sub.id}/resourcegroups/{group.name}/providers/"
