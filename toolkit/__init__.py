@@ -40,9 +40,9 @@ _EXPORTS = {
     "check_server_names": "toolkit.arm.sql",
     "sql_operations": "toolkit.arm.sql",
     "policy_states": "toolkit.arm.policy",
-    "compliance_summary": "toolkit.arm.policy",
-    "compliance_trend": "toolkit.arm.policy",
-    "evaluated_expressions": "toolkit.arm.policy",
+    "compliance_summary": "toolkit.arm.compliance",
+    "compliance_trend": "toolkit.arm.compliance",
+    "evaluated_expressions": "toolkit.arm.compliance",
     "update_encryption_protector": "toolkit.arm.sql",
     "encryption_protector": "toolkit.arm.sql",
     "problem_classifications": "toolkit.arm.support",
@@ -92,13 +92,13 @@ if TYPE_CHECKING:  # pragma: no cover
         hosted_cluster_credentials,
         write_kubeconfig,
     )
-    from toolkit.arm.network import backend_health  # noqa: F401
-    from toolkit.arm.policy import (  # noqa: F401
+    from toolkit.arm.compliance import (  # noqa: F401
         compliance_summary,
         compliance_trend,
         evaluated_expressions,
-        policy_states,
     )
+    from toolkit.arm.network import backend_health  # noqa: F401
+    from toolkit.arm.policy import policy_states  # noqa: F401
     from toolkit.arm.sql import (  # noqa: F401
         check_server_names,
         encryption_protector,

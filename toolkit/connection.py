@@ -80,6 +80,7 @@ class Settings:
     max_retry_wait: float = 60.0
     backoff: float = 0.8
     max_concurrency: int = 8
+    max_partitions: int = 8
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
     poll_interval: float = 30.0
@@ -93,6 +94,7 @@ class Settings:
             ("max_retries", 0 <= self.max_retries <= 50, "between 0 and 50"),
             ("max_retry_wait", self.max_retry_wait >= 0, "at least 0 seconds"),
             ("max_concurrency", 1 <= self.max_concurrency <= 64, "between 1 and 64"),
+            ("max_partitions", 1 <= self.max_partitions <= 64, "between 1 and 64"),
             ("read_timeout", self.read_timeout > 0, "more than 0 seconds"),
             ("poll_interval", self.poll_interval >= 0, "at least 0 seconds"),
         ]
@@ -106,6 +108,7 @@ _ENV_SETTINGS = {
     "max_retries": ("TOOLKIT_MAX_RETRIES", int),
     "max_retry_wait": ("TOOLKIT_MAX_RETRY_WAIT", float),
     "max_concurrency": ("TOOLKIT_MAX_CONCURRENCY", int),
+    "max_partitions": ("TOOLKIT_MAX_PARTITIONS", int),
     "read_timeout": ("TOOLKIT_TIMEOUT", float),
     "poll_interval": ("TOOLKIT_POLL_INTERVAL", float),
     "progress": ("TOOLKIT_PROGRESS", lambda v: v.strip().lower() not in ("0", "false", "no")),
