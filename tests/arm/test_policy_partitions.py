@@ -72,7 +72,7 @@ def test_slices_give_the_frame_of_one_chain(sandbox, group, kw, monkeypatch) -> 
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)  # the latest sets are a few pages
     one, many, log = _pair(sandbox, group, end=END, **kw)
     assert len(_slices(log)) >= 2, "read as one chain"
-    assert len(one) > 5000
+    assert len(one) > 3000
     pd.testing.assert_frame_equal(many, one)
     assert not many.attrs["truncated"]
     assert len(many.attrs["request_ids"]) == len(set(many.attrs["request_ids"]))
