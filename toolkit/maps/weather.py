@@ -126,7 +126,7 @@ def _ask_all(conn: Connection, path: str, points: np.ndarray, params: dict[str, 
         return results, ids
 
     outcomes = fan_out(ask, list(range(len(points))), connection=conn, desc=operation,
-                       rate=WEATHER_QPS, burst=WEATHER_BURST)
+                       rate=WEATHER_QPS, burst=WEATHER_BURST, service="maps.weather")
     failures = [o for o in outcomes if not o.ok]
     for o in failures:
         if isinstance(o.error, AuthenticationError):
