@@ -48,4 +48,4 @@ def test_two_concurrent_fan_outs_on_one_connection_keep_the_documented_rate(sand
     # together, not each: 90 requests in about two seconds, never more than the rate in any
     # second (the documented 50 a second; the toolkit keeps to 45 with a burst of 2)
     assert peak_rate(sandbox, "air_quality", since=since) <= sw.WEATHER_QPS + sw.WEATHER_BURST
-    assert sw.WEATHER_QPS + sw.WEATHER_BURST <= DOCUMENTED_QPS.get("air_quality", 50)
+    assert DOCUMENTED_QPS.get("air_quality", 50) >= sw.WEATHER_QPS + sw.WEATHER_BURST

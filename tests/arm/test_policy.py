@@ -13,9 +13,9 @@ import pytest
 
 import toolkit
 from tests.conftest import example
+from toolkit._core.columns import InterningBuilder
 from toolkit._core.errors import TruncatedResultWarning, ValidationError
 from toolkit._core.schemas import POLICY_STATES
-from toolkit._core.columns import InterningBuilder
 from toolkit.arm.aggregates import aggregate_frame
 from toolkit.arm.policy import POLICY_FIELDS, RESOURCE_FIELDS
 from toolkit.sandbox.arm.policy import PAGE_SIZE, STATES

@@ -31,9 +31,8 @@ def _slices(log) -> set[str]:
     out = set()
     for r in log:
         query = unquote(r.query)
-        if "timestamp ge" in query or "timestamp lt" in query:
-            if "aggregate(" not in query:
-                out.add(query.split("$filter=")[1].split("&")[0])
+        if ("timestamp ge" in query or "timestamp lt" in query) and "aggregate(" not in query:
+            out.add(query.split("$filter=")[1].split("&")[0])
     return out
 
 
@@ -51,19 +50,19 @@ def _pair(sandbox, group, **kw):
 
 
 CASES = [
-    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=20)}, id="default"),
-    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=20),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=10)}, id="default"),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=40),
                   "filter": "complianceState eq 'NonCompliant' or resourceType eq "
                             "'/Vendor.KeyVault/vaults'"}, id="default-filter"),
-    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=20),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=10),
                   "orderby": "timestamp asc"}, id="default-orderby-asc"),
-    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=20),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=10),
                   "orderby": ["timestamp desc", "resourceId asc"],
                   "select": ["timestamp", "resourceId", "complianceState",
                              "policyDefinitionGroupNames", "isCompliant"]},
                  id="default-orderby-select"),
-    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=20),
-                  "filter": "timestamp ge 2026-11-01T00:00:00Z"}, id="default-filter-time"),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=10),
+                  "filter": "timestamp ge 2026-11-13T00:00:00Z"}, id="default-filter-time"),
 ]
 
 
@@ -72,7 +71,7 @@ def test_slices_give_the_frame_of_one_chain(sandbox, group, kw, monkeypatch) -> 
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)  # the latest sets are a few pages
     one, many, log = _pair(sandbox, group, end=END, **kw)
     assert len(_slices(log)) >= 2, "read as one chain"
-    assert len(one) > 3000
+    assert len(one) > 2500
     pd.testing.assert_frame_equal(many, one)
     assert not many.attrs["truncated"]
     assert len(many.attrs["request_ids"]) == len(set(many.attrs["request_ids"]))
@@ -80,7 +79,7 @@ def test_slices_give_the_frame_of_one_chain(sandbox, group, kw, monkeypatch) -> 
 
 def test_an_order_slices_cannot_keep_reads_one_chain(sandbox, group) -> None:
     one, many, log = _pair(sandbox, group, resource="default", orderby="resourceId asc",
-                           start=END - pd.Timedelta(days=20), end=END)
+                           start=END - pd.Timedelta(days=10), end=END)
     assert not _slices(log)
     pd.testing.assert_frame_equal(many, one)
 
@@ -91,9 +90,9 @@ def test_an_order_slices_cannot_keep_reads_one_chain(sandbox, group) -> None:
     pytest.param({"end": None}, id="open-window"),
 ])
 def test_slices_are_off_where_they_cannot_help(sandbox, group, kw) -> None:
-    args = {"resource": "default", "start": END - pd.Timedelta(days=20), "end": END, **kw}
+    args = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END, **kw}
     with pytest.warns(toolkit.TruncatedResultWarning) if "max_items" in kw else _nothing():
-        _, many, log = _pair(sandbox, group, **args)
+        _, _, log = _pair(sandbox, group, **args)
     assert not _slices(log)
     assert not any("aggregate(" in unquote(r.query) for r in log)
 
@@ -106,23 +105,23 @@ class _nothing:
         return None
 
 
-@pytest.mark.parametrize("kind", ["429", "503"])
-def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, kind, monkeypatch) -> None:
+def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch) -> None:
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
-    kw = {"resource": "default", "start": END - pd.Timedelta(days=20), "end": END}
+    kw = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END}
     sandbox.clear_faults()
     sub, rg = group
     conn = toolkit.connect(sandbox=sandbox, progress=False)
     conn.sleep = lambda s: None
     try:
         one = toolkit.policy_states(sub, rg, partitions=1, connection=conn, **kw)
-        sandbox.inject(kind, path="policyStates", rate=0.25, count=12, retry_after=0)
+        sandbox.inject("429", path="policyStates", rate=0.2, count=8, retry_after=0)
+        sandbox.inject("503", path="policyStates", rate=0.2, count=8, retry_after=0)
         with sandbox.recording() as log:
             many = toolkit.policy_states(sub, rg, partitions=6, connection=conn, **kw)
     finally:
         sandbox.clear_faults()
         conn.close()
-    assert sum(1 for r in log if r.status == int(kind)) > 0
+    assert {r.status for r in log} >= {200, 429, 503}
     assert len(_slices(log)) >= 2
     pd.testing.assert_frame_equal(many, one)
 
@@ -133,7 +132,7 @@ def test_slices_are_bounded_by_the_setting(sandbox, group, monkeypatch) -> None:
     conn = toolkit.connect(sandbox=sandbox, progress=False, max_partitions=3)
     try:
         with sandbox.recording() as log:
-            toolkit.policy_states(sub, rg, resource="default", start=END - pd.Timedelta(days=20),
+            toolkit.policy_states(sub, rg, resource="default", start=END - pd.Timedelta(days=10),
                                   end=END, connection=conn)
     finally:
         conn.close()

@@ -77,3 +77,17 @@ def test_frames_are_the_same_with_and_without_compression_and_the_model() -> Non
     pd.testing.assert_frame_equal(frames[0], frames[1])
     pd.testing.assert_frame_equal(frames[0], frames[2])
     assert sent[1] < sent[0] / 5
+
+
+def test_connections_share_the_link() -> None:
+    now = [0.0]
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    model = NetworkModel(mbit_per_s=80, link_mbit_per_s=8)  # the link is the narrower
+    for _ in range(3):  # three bodies, as if from three connections one after another
+        model.send(lambda b: None, b"x" * 500_000, sleep=sleep, clock=lambda: now[0])
+    assert now[0] == pytest.approx(1.5)
+    with pytest.raises(ValueError):
+        NetworkModel(link_mbit_per_s=0)
