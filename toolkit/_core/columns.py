@@ -8,6 +8,11 @@ repeat together (those of one resource, those of one assignment and definition) 
 as one tuple, one lookup instead of one per column. A page's dicts can be freed as soon as
 :meth:`InterningBuilder.add` returns, so the records never exist all at once.
 
+Records may be dicts (any parser) or the typed structs of :func:`page_decoder`, which decodes a
+page straight from its bytes into one small object per record (msgspec): about half the time of
+parsing into dicts, and less memory. A page whose fields have unexpected types is parsed the
+general way instead, so the frame never depends on which path a page took.
+
 The categories of the finished columns follow :func:`~toolkit._core.frames.category_dtype`, the
 same rule as every other frame.
 """
@@ -15,10 +20,11 @@ same rule as every other frame.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
-from operator import itemgetter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter, itemgetter
 from typing import Any
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -27,7 +33,7 @@ from toolkit._core.schemas import Col
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["InterningBuilder"]
+__all__ = ["InterningBuilder", "page_decoder"]
 
 _INTERNED = ("category", "list", "boolean")
 
@@ -46,12 +52,60 @@ class _Interner(dict[Any, int]):
 
 
 def _has(name: str) -> Any:
-    """``record -> name in record`` (False for what is not a dict)."""
+    """``record -> name in record`` (for a struct: the field is not null)."""
 
     def has(record: Any) -> bool:
-        return isinstance(record, dict) and name in record
+        if isinstance(record, dict):
+            return name in record
+        return getattr(record, name, None) is not None
 
     return has
+
+
+def _get(record: Any, name: str) -> Any:
+    if isinstance(record, dict):
+        return record.get(name)
+    return getattr(record, name, None)
+
+
+#: The type a field is decoded as, by column kind (anything else is taken as it comes).
+_FIELD_TYPES: dict[str, Any] = {"category": str | None, "string": str | None,
+                                "datetime": str | None, "boolean": bool | None}
+
+
+def page_decoder(columns: Sequence[Col], items_key: str, next_key: str
+                 ) -> Callable[[bytes], tuple[dict[str, Any], list[Any]] | None]:
+    """A decoder of a page's bytes into its next link and typed records.
+
+    Parameters
+    ----------
+    columns : sequence of Col
+        The record fields to keep (others are skipped while decoding).
+    items_key, next_key : str
+        Where the envelope holds the records and the next link.
+
+    Returns
+    -------
+    callable
+        ``content -> ({next_key: link}, records)``, or ``None`` when the page does not fit the
+        declared types (then parse it the general way).
+    """
+    fields = [(c.name, _FIELD_TYPES.get(c.kind, Any), None) for c in columns]
+    record = msgspec.defstruct("Record", fields, kw_only=True, gc=False)
+    envelope = msgspec.defstruct(
+        "Envelope", [("items", list[record] | None, msgspec.field(default=None, name=items_key)),
+                     ("link", Any, msgspec.field(default=None, name=next_key))],
+        kw_only=True)
+    decoder = msgspec.json.Decoder(envelope)
+
+    def decode(content: bytes) -> tuple[dict[str, Any], list[Any]] | None:
+        try:
+            page = decoder.decode(content)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        return {next_key: page.link}, page.items if page.items is not None else []
+
+    return decode
 
 
 def _list_key(value: Any) -> Any:
@@ -76,6 +130,7 @@ class _Group:
         self.names = names
         self.parts: list[np.ndarray] = []
         self._full = itemgetter(*names)
+        self._attrs = attrgetter(*names)
         self._interner = _Interner()
 
     @property
@@ -87,11 +142,11 @@ class _Group:
         """Append the codes of one page."""
         lookup = self._interner.__getitem__
         n = len(records)
+        full = self._full if isinstance(records[0], dict) else self._attrs
         try:
-            codes = np.fromiter(map(lookup, map(self._full, records)), np.int32, n)
+            codes = np.fromiter(map(lookup, map(full, records)), np.int32, n)
         except (KeyError, TypeError, AttributeError):
-            rows = [tuple(_hashable([r.get(c) if isinstance(r, dict) else None
-                                     for c in self.names])) for r in records]
+            rows = [tuple(_hashable([_get(r, c) for c in self.names])) for r in records]
             codes = np.fromiter(map(lookup, rows), np.int32, n)
         self.parts.append(codes)
 
@@ -144,14 +199,16 @@ class InterningBuilder:
                           if c.kind in _INTERNED and c.name not in grouped}
         self._parts: dict[str, list[Any]] = {c.name: [] for c in self.columns}
         self._getters = {c.name: itemgetter(c.name) for c in self.columns}
+        self._attrs = {c.name: attrgetter(c.name) for c in self.columns}
 
     def _values(self, records: list[Any], name: str) -> Iterator[Any]:
         """The column's values (fast when every record has the field)."""
-        return map(self._getters[name], records)
+        get = self._getters[name] if isinstance(records[0], dict) else self._attrs[name]
+        return map(get, records)
 
     @staticmethod
     def _safe_values(records: list[Any], name: str) -> list[Any]:
-        return [r.get(name) if isinstance(r, dict) else None for r in records]
+        return [_get(r, name) for r in records]
 
     def add(self, records: Sequence[Any]) -> None:
         """Append one page of records (dicts in the service's shape)."""

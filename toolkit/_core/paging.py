@@ -46,6 +46,10 @@ ODATA = PagingStyle(next_key="@odata.nextLink", next_method="POST")
 MAPS = PagingStyle(items_key="features", next_key="nextLink")
 
 
+#: ``content -> (envelope, items)``, or ``None`` for a page to parse as JSON.
+Decoder = Callable[[bytes], "tuple[dict[str, Any], list[Any]] | None"]
+
+
 @dataclass
 class Page:
     """One page: its items, the whole parsed body, and the response."""
@@ -126,9 +130,11 @@ class _Chain:
     """The checks every chain of pages makes: the body's shape, the next link's type, a link
     seen before (a service loop), and a run of empty pages."""
 
-    def __init__(self, style: PagingStyle, operation: str | None) -> None:
+    def __init__(self, style: PagingStyle, operation: str | None,
+                 decode: Decoder | None = None) -> None:
         self.style = style
         self.operation = operation
+        self.decode = decode
         self.seen: set[str] = set()
         self.empty = 0
         self.number = 0
@@ -136,11 +142,17 @@ class _Chain:
     def page(self, response: Response) -> tuple[Page, str | None]:
         """The page of a response and its next link (checked)."""
         style, operation = self.style, self.operation
-        body = response.json()
+        typed = self.decode(response.content) if self.decode is not None else None
+        if typed is not None:
+            body, items = typed
+        else:
+            body = response.json()
+            items = None
         if not isinstance(body, dict):
             raise ProtocolError(f"{operation}: expected a JSON object with {style.items_key!r}, "
                                 f"got {type(body).__name__}", url=response.url)
-        items = body.get(style.items_key)
+        if typed is None:
+            items = body.get(style.items_key)
         if items is None:
             items = []
         if not isinstance(items, list):
@@ -182,6 +194,7 @@ def iter_pages(
     headers: Mapping[str, str] | None = None,
     prefetch: bool = False,
     first: Response | None = None,
+    decode: Decoder | None = None,
 ) -> Iterator[Page]:
     """Yield every page of a collection, following next links until there are none.
 
@@ -195,14 +208,18 @@ def iter_pages(
     Close the iterator (or exhaust it) to stop the fetching.
 
     ``first`` is the answer to the first request when the caller has already sent it.
+    ``decode`` turns a page's bytes into ``(envelope, items)`` (typed records, e.g.
+    :func:`~toolkit._core.columns.page_decoder`), or ``None`` for a page it cannot type, which
+    is then parsed as JSON; the page's ``body`` then holds the envelope's next link only.
     """
     if prefetch:
         yield from _prefetched(pipeline, method, path, style=style, params=params, json=json,
-                               operation=operation, headers=headers, first=first)
+                               operation=operation, headers=headers, first=first,
+                               decode=decode)
         return
     response = first if first is not None else pipeline.send(
         method, path, params=params, json=json, operation=operation, headers=headers)
-    chain = _Chain(style, operation)
+    chain = _Chain(style, operation, decode)
     while True:
         page, next_link = chain.page(response)
         yield page
@@ -280,11 +297,12 @@ class _Fetcher:
 
 def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyle,
                 params: Mapping[str, Any] | None, json: Any, operation: str | None,
-                headers: Mapping[str, str] | None, first: Response | None) -> Iterator[Page]:
+                headers: Mapping[str, str] | None, first: Response | None,
+                decode: Decoder | None) -> Iterator[Page]:
     """:func:`iter_pages` with the next request sent from a background thread."""
     fetcher = _Fetcher(pipeline, method, path, style=style, params=params, json=json,
                        operation=operation, headers=headers, first=first)
-    chain = _Chain(style, operation)
+    chain = _Chain(style, operation, decode)
     try:
         while True:
             kind, response, ahead = fetcher.get()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from toolkit._core.columns import InterningBuilder
+from toolkit._core.columns import InterningBuilder, page_decoder
 from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
 from toolkit._core.partitions import read_chains
@@ -301,6 +301,8 @@ def policy_states(
     def new_builder() -> InterningBuilder:
         return InterningBuilder(columns, groups=(RESOURCE_FIELDS, POLICY_FIELDS))
 
+    decode = page_decoder(columns, ODATA.items_key, ODATA.next_key)
+
     limit = conn.settings.max_partitions if partitions is None else partitions
     descending = _time_order(orderby_)
     first = None
@@ -313,9 +315,9 @@ def policy_states(
             slices = _time_slices(pipe, path, params, filter_, start_ts, end_ts, limit)
             if len(slices) > 1:
                 return _read_slices(pipe, path, params, filter_, slices, descending, columns,
-                                    new_builder, limit, conn, api_version)
+                                    new_builder, limit, conn, api_version, decode)
     pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION,
-                       prefetch=True, first=first)
+                       prefetch=True, first=first, decode=decode)
     try:
         return collect_frame(pages, new_builder(),  # type: ignore[arg-type]
                              operation=OPERATION, max_items=max_items, connection=conn,
@@ -327,7 +329,7 @@ def policy_states(
 def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
                  slices: list[tuple[pd.Timestamp | None, pd.Timestamp | None]],
                  descending: bool, columns: list[Col], new_builder: Any, limit: int,
-                 conn: Connection, api_version: str) -> pd.DataFrame:
+                 conn: Connection, api_version: str, decode: Any) -> pd.DataFrame:
     """The query read as one chain per time slice, joined newest slice first (or oldest first
     for an ascending ``timestamp`` order), which is the order of one chain."""
     if descending:
@@ -337,7 +339,7 @@ def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
     def chain(bounds: tuple[pd.Timestamp | None, pd.Timestamp | None]) -> Any:
         part = {**params, "$filter": _slice_filter(filter_, *bounds)}
         return lambda: iter_pages(pipe, "POST", path, style=ODATA, params=part,
-                                  operation=OPERATION)
+                                  operation=OPERATION, decode=decode)
 
     df = read_chains([chain(b) for b in slices], new_builder, columns, operation=OPERATION,
                      workers=limit, connection=conn, api_version=api_version)
