@@ -51,6 +51,11 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 # ------------------------------------------------------------------------------ server process
 def serve(records: int, mbit: float | None, compress: bool) -> None:
     """Start a sandbox scaled for ``records`` (behind the modelled link when ``mbit`` is given),
@@ -205,9 +210,11 @@ def child(mode: str, cfg: dict[str, Any], n: int, wan: bool) -> None:
         import toolkit.arm.policy  # noqa: F401
     base = _peak_mb()
     t0 = time.perf_counter()
+    c0 = _cpu_s()
     rows, pages = (WAN_RUNS if wan else RUNS)[mode](cfg, n)
     seconds = time.perf_counter() - t0
     print(json.dumps({"mode": mode, "rows": rows, "pages": pages, "seconds": seconds,
+                      "cpu": _cpu_s() - c0,
                       "peak_mb": _peak_mb(), "baseline_mb": base, "bytes": BYTES[0]}),
           flush=True)
 
@@ -272,7 +279,8 @@ def _contend(server: _Server, modes: list[str], records: int, repeat: int, wan: 
                 break
             got = json.loads(out.stdout.strip().splitlines()[-1])
             got["wire"] = wire
-            print(f"  {mode}: {got['seconds']:.2f} s, peak {got['peak_mb']:,.0f} MB "
+            print(f"  {mode}: {got['seconds']:.2f} s ({got['cpu']:.2f} s CPU), peak "
+                  f"{got['peak_mb']:,.0f} MB "
                   f"({got['rows']:,} rows, {got['pages']} pages, {wire / 1e6:,.1f} MB on the "
                   "wire)", flush=True)
             best = results.get(mode)
@@ -315,16 +323,18 @@ def loopback(args: argparse.Namespace) -> None:
         size = f", {a['wire'] / a['rows'] / 1000:.2f} kB a record ({a['wire'] / 1e9:.2f} GB)"
     print(f"N = {args.records:,} policy state records{size}, 1000 a page, loopback, sandbox in "
           f"its own process; best of {args.repeat} run(s) each, every run in a fresh process")
-    print(f"{'contender':<58}{'wall s':>9}{'peak MB':>10}{'rows':>11}")
+    print(f"{'contender':<58}{'wall s':>9}{'CPU s':>8}{'peak MB':>10}{'rows':>11}")
     for mode, r in results.items():
-        print(f"{LABELS[mode]:<58}{r['seconds']:>9.2f}{r['peak_mb']:>10,.0f}{r['rows']:>11,}")
+        print(f"{LABELS[mode]:<58}{r['seconds']:>9.2f}{r['cpu']:>8.2f}{r['peak_mb']:>10,.0f}"
+              f"{r['rows']:>11,}")
     if "a" in results and "c" in results:
         a, c = results["a"], results["c"]
         t_ratio = c["seconds"] / a["seconds"]
+        c_ratio = c["cpu"] / a["cpu"]
         m_ratio = c["peak_mb"] / a["peak_mb"]
         print()
         print(f"time   (c)/(a) = {t_ratio:.2f}  (target <= 0.25: "
-              f"{'met' if t_ratio <= 0.25 else 'NOT met'})")
+              f"{'met' if t_ratio <= 0.25 else 'NOT met'}); client CPU (c)/(a) = {c_ratio:.2f}")
         print(f"memory (c)/(a) = {m_ratio:.2f}  (target <= 0.10: "
               f"{'met' if m_ratio <= 0.10 else 'NOT met'})")
     if "b" in results and "c" in results:
@@ -353,13 +363,13 @@ def wan(args: argparse.Namespace) -> None:
     print(f"Modelled WAN: {RTT_MS:g} ms round trip, bandwidth per connection = the link's "
           f"(shared by all connections); whole 60-day window of the group; best of "
           f"{args.repeat} run(s), fresh processes")
-    print(f"{'link':<14}{'body':<10}{'contender':<48}{'wall s':>8}{'MB wire':>9}{'floor s':>9}"
-          f"{'x floor':>9}{'rows':>10}")
+    print(f"{'link':<14}{'body':<10}{'contender':<48}{'wall s':>8}{'CPU s':>7}{'MB wire':>9}"
+          f"{'floor s':>9}{'x floor':>9}{'rows':>10}")
     naive: dict[tuple[str, str], float] = {}
     for link, body, mode, r in rows:
         if mode == "n":
             naive[(link, body)] = r["seconds"]
-        print(f"{link:<14}{body:<10}{WAN_LABELS[mode]:<48}{r['seconds']:>8.2f}"
+        print(f"{link:<14}{body:<10}{WAN_LABELS[mode]:<48}{r['seconds']:>8.2f}{r['cpu']:>7.2f}"
               f"{r['wire'] / 1e6:>9.1f}{r['floor']:>9.2f}{r['seconds'] / r['floor']:>9.2f}"
               f"{r['rows']:>10,}")
     print()
