@@ -93,7 +93,8 @@ def page_decoder(columns: Sequence[Col], items_key: str, next_key: str
     fields = [(c.name, _FIELD_TYPES.get(c.kind, Any), None) for c in columns]
     record = msgspec.defstruct("Record", fields, kw_only=True, gc=False)
     envelope = msgspec.defstruct(
-        "Envelope", [("items", list[record] | None, msgspec.field(default=None, name=items_key)),
+        "Envelope", [("items", list[record] | None,  # type: ignore[valid-type]
+                      msgspec.field(default=None, name=items_key)),
                      ("link", Any, msgspec.field(default=None, name=next_key))],
         kw_only=True)
     decoder = msgspec.json.Decoder(envelope)
@@ -103,7 +104,8 @@ def page_decoder(columns: Sequence[Col], items_key: str, next_key: str
             page = decoder.decode(content)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
-        return {next_key: page.link}, page.items if page.items is not None else []
+        items = getattr(page, "items", None)
+        return {next_key: getattr(page, "link", None)}, items if items is not None else []
 
     return decode
 
@@ -168,7 +170,7 @@ def _fast_datetimes(values: list[Any], col: Col) -> np.ndarray:
             return np.array([v[:-1] for v in values], dtype="datetime64[ns]")
     except ValueError:
         pass
-    converted = convert_column(values, col)
+    converted = pd.DatetimeIndex(convert_column(values, col))
     return np.asarray(converted.tz_convert("UTC").tz_localize(None), dtype="datetime64[ns]")
 
 

@@ -323,7 +323,7 @@ def policy_states(
                              operation=OPERATION, max_items=max_items, connection=conn,
                              api_version=api_version)
     finally:
-        pages.close()
+        pages.close()  # type: ignore[attr-defined]
 
 
 def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["NetworkModel"]
 
@@ -84,7 +85,7 @@ class NetworkModel:
         if wait:
             sleep(wait)
 
-    def send(self, write: Callable[[bytes], object], payload: bytes,
+    def send(self, write: Callable[[Any], object], payload: bytes,
              sleep: Callable[[float], None] = time.sleep,
              clock: Callable[[], float] = time.monotonic) -> None:
         """Write ``payload`` no faster than the connection's bandwidth and the link's."""
