@@ -230,7 +230,7 @@ def iter_pages(
             response = pipeline.send(style.next_method, next_link, operation=operation,
                                      headers=headers)
         except ToolkitError as err:
-            err.next_link = next_link  # type: ignore[attr-defined]
+            err.next_link = next_link
             raise
 
 
@@ -308,7 +308,7 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
             kind, response, ahead = fetcher.get()
             if kind == "error":
                 if chain.number and isinstance(response, ToolkitError):
-                    response.next_link = ahead  # type: ignore[attr-defined]
+                    response.next_link = ahead
                 raise response
             try:
                 page, next_link = chain.page(response)
@@ -350,7 +350,7 @@ def _resumable(pages: Iterator[Page], builder: FrameBuilder, operation: str,
         yield from pages
     except ToolkitError as err:
         if builder.rows:
-            err.partial = builder.build(  # type: ignore[attr-defined]
+            err.partial = builder.build(
                 provenance(operation, api_version, None, request_ids))
             link = getattr(err, "next_link", None)
             note = (f"\n{builder.rows} records were read before the failure (err.partial)"

@@ -24,6 +24,7 @@ from toolkit._core.columns import InterningBuilder, page_decoder
 from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
 from toolkit._core.partitions import read_chains
+from toolkit._core.pipeline import segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import POLICY_STATES, Col
 from toolkit._core.validate import (
@@ -254,7 +255,8 @@ def policy_states(
 
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
+    path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
+            f"{segment(resource_group, 'resource_group')}/providers/"
             f"{conn.namespace}.PolicyInsights/policyStates/{resource}/queryResults")
     params = {
         "api-version": api_version,
