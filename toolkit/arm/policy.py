@@ -34,6 +34,11 @@ from toolkit._core.validate import (
     check_resource_group,
     check_subscription_id,
 )
+from toolkit._spec.arm import (
+    POLICY_API_VERSIONS,
+    POLICY_FIELDS as SPEC_POLICY_FIELDS,
+    RESOURCE_FIELDS,
+)
 from toolkit.arm.aggregates import aggregate_frame
 from toolkit.connection import get_connection
 
@@ -45,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["policy_states"]
 
-API_VERSION = "2024-10-01"
+API_VERSION = POLICY_API_VERSIONS[0]
 OPERATION = "policy_states"
 EXPAND_VALUES = ("components", "PolicyEvaluationDetails")
 #: Records a page holds; a time slice is worth a chain of its own from this many pages on.
@@ -56,18 +61,9 @@ PARTITION_MIN_PAGES = 5
 PARTITION_ROUNDS = 24
 
 _BY_LOWER = {c.name.lower(): c for c in POLICY_STATES.columns}
-#: Fields that describe the resource, and the assignment-definition pair, of a record: they
-#: repeat together, so they are interned together.
-RESOURCE_FIELDS = ("resourceId", "subscriptionId", "resourceType", "resourceLocation",
-                   "resourceGroup", "resourceTags", "managementGroupIds")
-POLICY_FIELDS = ("policyAssignmentId", "policyDefinitionId", "effectiveParameters",
-                 "policyAssignmentName", "policyAssignmentOwner", "policyAssignmentParameters",
-                 "policyAssignmentScope", "policyDefinitionName", "policyDefinitionAction",
-                 "policyDefinitionCategory", "policySetDefinitionId", "policySetDefinitionName",
-                 "policySetDefinitionOwner", "policySetDefinitionCategory",
-                 "policySetDefinitionParameters", "policyDefinitionReferenceId",
-                 "policyDefinitionVersion", "policySetDefinitionVersion",
-                 "policyAssignmentVersion")
+#: The fields of a resource (RESOURCE_FIELDS) and of an assignment-definition pair repeat
+#: together, so each set is interned together (the list of group names is read per record).
+POLICY_FIELDS = tuple(f for f in SPEC_POLICY_FIELDS if f != "policyDefinitionGroupNames")
 
 
 # ------------------------------------------------------------------------------ validation

@@ -39,6 +39,7 @@ from toolkit.sandbox.http import (
     family_of,
 )
 from toolkit.sandbox.network import NetworkModel
+from toolkit.sandbox.world import DEFAULT_EPOCH
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +63,7 @@ SERVICE_MODULES = (
     "toolkit.sandbox.maps.search",
     "toolkit.sandbox.maps.route",
     "toolkit.sandbox.maps.traffic",
-    "toolkit.sandbox.maps.weather",
+    "toolkit.sandbox.maps.weather.handlers",
     "toolkit.sandbox.openapi",
 )
 
@@ -80,9 +81,6 @@ def _accepts_gzip(value: str | None) -> bool:
             return not (q.startswith("q=") and q[2:].strip() in ("0", "0.0", "0.00", "0.000"))
     return False
 
-
-#: The fixed instant the sandbox clock starts from (the world's "now").
-DEFAULT_EPOCH = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
