@@ -75,3 +75,17 @@ def test_verify_off_is_refused_for_remote_hosts() -> None:
 def test_connection_argument_must_be_a_connection() -> None:
     with pytest.raises(ValidationError, match="connection"):
         toolkit.sql_operations(connection="http://127.0.0.1")
+
+
+def test_starting_the_sandbox_is_said_in_one_line_when_logging_is_not_configured() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLKIT_")}
+    code = "import toolkit; c = toolkit.connect(); c.close()"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120, check=True)
+    lines = [line for line in done.stderr.splitlines() if "started the sandbox" in line]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("toolkit: no endpoint configured; started the sandbox at http://127.0.0.1:")
