@@ -56,13 +56,13 @@ if TYPE_CHECKING:  # pragma: no cover
         hosted_cluster_credentials as hosted_cluster_credentials,
         write_kubeconfig as write_kubeconfig,
     )
-    from toolkit.arm.network import backend_health as backend_health
-    from toolkit.arm.policy import (
+    from toolkit.arm.compliance import (
         compliance_summary as compliance_summary,
         compliance_trend as compliance_trend,
         evaluated_expressions as evaluated_expressions,
-        policy_states as policy_states,
     )
+    from toolkit.arm.network import backend_health as backend_health
+    from toolkit.arm.policy import policy_states as policy_states
     from toolkit.arm.sql import (
         check_server_names as check_server_names,
         encryption_protector as encryption_protector,

@@ -663,6 +663,12 @@ class _Result:
     rows: np.ndarray | None  # record positions, or
     frame: pd.DataFrame | None  # aggregated rows
 
+    @property
+    def size(self) -> int:
+        """How many rows the result holds."""
+        found = self.rows if self.rows is not None else self.frame
+        return len(found) if found is not None else 0
+
 
 def _parse_time(request: Request, name: str) -> datetime | None:
     raw = request.param(name)
@@ -740,8 +746,7 @@ def _query(request: Request) -> Reply:
         select = parse_select(options["$select"]) if options["$select"] else None
     except ODataError as err:
         raise SandboxHTTPError(400, "InvalidQueryParameterValue", err.message) from None
-    found = result.rows if result.rows is not None else result.frame
-    total = len(found) if found is not None else 0
+    total = result.size
     limit = total if top is None else min(total, top)
     stop = min(offset + PAGE_SIZE, limit)
     base = (f"{request.base_url}/subscriptions/{sub.id}/resourcegroups/{group.name}/providers/"
@@ -803,6 +808,8 @@ def _resolve_select(select: list[str], names: list[str]) -> list[str]:
 
 
 _RESULTS_KEY = "policy_results"
+_RESULTS_MAX = 64
+_RESULTS_MAX_ROWS = 8_000_000
 
 
 def _cached_result(sandbox: Sandbox, pw: PolicyWorld, sub_id: str, group: str, resource: str,
@@ -818,7 +825,9 @@ def _cached_result(sandbox: Sandbox, pw: PolicyWorld, sub_id: str, group: str, r
     result = _evaluate(pw, sub_id, group, resource, start, end, options)
     with sandbox.state_lock:
         cache[key] = result
-        while len(cache) > 6:
+        # a few whole results, or many small ones (the slices of one query read concurrently)
+        while len(cache) > 1 and (len(cache) > _RESULTS_MAX or sum(
+                r.size for r in cache.values()) > _RESULTS_MAX_ROWS):
             cache.popitem(last=False)
     return result
 
