@@ -43,6 +43,12 @@ _EXPORTS = {
     "compliance_summary": "toolkit.arm.policy",
     "compliance_trend": "toolkit.arm.policy",
     "evaluated_expressions": "toolkit.arm.policy",
+    "policy_summary": "toolkit.arm.summary",
+    "management_groups": "toolkit.arm.resources",
+    "subscriptions": "toolkit.arm.resources",
+    "resource_groups": "toolkit.arm.resources",
+    "snapshot_policy_states": "toolkit.arm.history",
+    "read_policy_history": "toolkit.arm.history",
     "update_encryption_protector": "toolkit.arm.sql",
     "encryption_protector": "toolkit.arm.sql",
     "problem_classifications": "toolkit.arm.support",
@@ -99,12 +105,19 @@ if TYPE_CHECKING:  # pragma: no cover
         evaluated_expressions,
         policy_states,
     )
+    from toolkit.arm.history import read_policy_history, snapshot_policy_states  # noqa: F401
+    from toolkit.arm.resources import (  # noqa: F401
+        management_groups,
+        resource_groups,
+        subscriptions,
+    )
     from toolkit.arm.sql import (  # noqa: F401
         check_server_names,
         encryption_protector,
         sql_operations,
         update_encryption_protector,
     )
+    from toolkit.arm.summary import policy_summary  # noqa: F401
     from toolkit.arm.support import (  # noqa: F401
         classification_consents,
         problem_classifications,
