@@ -325,7 +325,7 @@ class PolicyWorld:
             if hit is not None:
                 self._scopes.move_to_end(cache_key)
                 return hit
-        offsets = np.cumsum([0] + [len(p.pair_resource) for p in parts[:-1]])
+        offsets = np.cumsum([0] + [len(p.pair_resource) for p in parts])[:len(parts)]
         joined = GroupRecords(
             np.concatenate([p.pair_resource for p in parts] or [np.empty(0, np.int32)]),
             np.concatenate([p.pair_policy for p in parts] or [np.empty(0, np.int32)]),
