@@ -93,6 +93,14 @@ def _arrow_table(df: pd.DataFrame) -> Any:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def _schema() -> Any:
+    """The stored columns and the partition columns (given, so no file is opened to learn it)."""
+    _, pa, _, _ = _imports()
+    stored = _arrow_table(pd.DataFrame({c.name: pd.Series(dtype=c.dtype()) for c in _STORED}))
+    return stored.schema.append(pa.field("scope", pa.string())).append(
+        pa.field("day", pa.string()))
+
+
 def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:
     """An arrow table of stored columns (and partition columns) to the typed frame."""
     data: dict[str, Any] = {}
@@ -262,7 +270,7 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
                                    flavor="hive")
     from pyarrow.fs import FSSpecHandler, PyFileSystem
 
-    dataset = ds.dataset(root, format="parquet", partitioning=partitioning,
+    dataset = ds.dataset(root, format="parquet", partitioning=partitioning, schema=_schema(),
                          filesystem=PyFileSystem(FSSpecHandler(fs)))
     attrs = {"operation": "read_policy_history", "store": store}
     if engine == "dask":
@@ -290,7 +298,7 @@ def _read_files(store: str, files: list[str], columns: list[str], expr: Any,
 
     partitioning = ds.partitioning(pa.schema([("scope", pa.string()), ("day", pa.string())]),
                                    flavor="hive")
-    dataset = ds.dataset(files, format="parquet", partitioning=partitioning,
+    dataset = ds.dataset(files, format="parquet", partitioning=partitioning, schema=_schema(),
                          partition_base_dir=root, filesystem=PyFileSystem(FSSpecHandler(fs)))
     table = dataset.to_table(columns=[*columns, "scope", "day"], filter=expr)
     return _frame(table, {"operation": "read_policy_history", "store": store})
