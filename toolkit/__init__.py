@@ -98,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover
         hosted_cluster_credentials,
         write_kubeconfig,
     )
+    from toolkit.arm.history import read_policy_history, snapshot_policy_states  # noqa: F401
     from toolkit.arm.network import backend_health  # noqa: F401
     from toolkit.arm.policy import (  # noqa: F401
         compliance_summary,
@@ -105,7 +106,6 @@ if TYPE_CHECKING:  # pragma: no cover
         evaluated_expressions,
         policy_states,
     )
-    from toolkit.arm.history import read_policy_history, snapshot_policy_states  # noqa: F401
     from toolkit.arm.resources import (  # noqa: F401
         management_groups,
         resource_groups,

@@ -143,14 +143,11 @@ def _unify(parts: list[pd.DataFrame]) -> dict[str, list[Any]]:
 
 
 def _on_cluster(client: Any, tasks: list[Any]) -> Any:
-    """Run the tasks on the cluster and keep the partitions there, categories unified."""
-    import dask.dataframe as dd
-
-    futures = client.compute(tasks, retries=3)
-    cats = _merge(client.gather(client.map(_categories_of, futures, retries=3)))
-    fixed = client.map(_set_categories, futures, cats=cats, retries=3)
-    meta = client.submit(_empty, fixed[0]).result()
-    return dd.from_delayed(fixed, meta=meta, verify_meta=False)
+    """Run the tasks on the cluster (a task whose worker dies is run again elsewhere), then
+    unify the categories of the partitions."""
+    parts = client.gather(client.compute(tasks, retries=3))
+    cats = _unify(parts)
+    return _frames([_set_categories(p, cats) for p in parts])
 
 
 def _empty(df: pd.DataFrame) -> pd.DataFrame:
@@ -212,7 +209,6 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     """:func:`~toolkit.arm.policy_states` with ``engine="dask"`` (arguments already checked)."""
     try:
         import dask
-        import dask.dataframe as dd
     except ImportError as err:  # pragma: no cover - the extra is part of dev
         raise ImportError("engine='dask' needs dask: pip install 'toolkit[dask]'") from err
     for name, value in (("apply", apply), ("top", top), ("max_items", max_items),
@@ -239,9 +235,7 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     meta = parts[0].iloc[:0] if parts else _set_categories(
         pd.DataFrame({c.name: pd.Series(dtype=c.dtype()) for c in POLICY_STATES.columns}), {})
     logger.info("policy_states: %d slices read with dask", len(parts))
-    return dd.from_pandas(parts[0], npartitions=1) if len(parts) == 1 else \
-        dd.concat([dd.from_pandas(p, npartitions=1) for p in parts]) if parts else \
-        dd.from_pandas(meta, npartitions=1)
+    return _frames(parts or [meta])
 
 
 def history_dask(store: str, files: list[str], columns: list[str], expr: Any,
@@ -249,7 +243,6 @@ def history_dask(store: str, files: list[str], columns: list[str], expr: Any,
     """:func:`~toolkit.arm.history.read_policy_history` with ``engine="dask"``: one task per
     file, categories unified."""
     import dask
-    import dask.dataframe as dd
 
     from toolkit.arm.history import _read_files
 
@@ -260,8 +253,6 @@ def history_dask(store: str, files: list[str], columns: list[str], expr: Any,
         return _on_cluster(client, tasks)
     parts = list(dask.compute(*tasks, scheduler="threads"))
     if not parts:
-        return dd.from_pandas(_read_files(store, [], columns, expr, storage_options),
-                              npartitions=1)
+        return _frames([_read_files(store, [], columns, expr, storage_options)])
     cats = _unify(parts)
-    parts = [_set_categories(p, cats) for p in parts]
-    return dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
+    return _frames([_set_categories(p, cats) for p in parts])

@@ -28,7 +28,8 @@ GROUP_API_VERSIONS = ("2021-04-01", "2022-09-01")
 def _page(request: Request, items: list[dict[str, Any]]) -> Reply:
     raw = request.param("$skiptoken") or "0"
     if not raw.isdigit():
-        raise SandboxHTTPError(400, "InvalidSkipToken", f"The $skiptoken '{raw[:40]}' is not valid.")
+        raise SandboxHTTPError(400, "InvalidSkipToken",
+                               f"The $skiptoken '{raw[:40]}' is not valid.")
     offset = int(raw)
     stop = offset + PAGE_SIZE
     body: dict[str, Any] = {"value": items[offset:stop]}
