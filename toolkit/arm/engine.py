@@ -150,6 +150,23 @@ def _on_cluster(client: Any, tasks: list[Any]) -> Any:
     return _frames([_set_categories(p, cats) for p in parts])
 
 
+def _as_given() -> Any:
+    """Keep object columns as they are (dask would turn them into pyarrow strings)."""
+    import dask
+
+    return dask.config.set({"dataframe.convert-string": False})
+
+
+def _frames(parts: list[pd.DataFrame]) -> Any:
+    """One dask partition per frame."""
+    import dask.dataframe as dd
+
+    with _as_given():
+        if len(parts) == 1:
+            return dd.from_pandas(parts[0], npartitions=1)
+        return dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
+
+
 def _empty(df: pd.DataFrame) -> pd.DataFrame:
     return df.iloc[:0]
 
