@@ -769,7 +769,9 @@ def register(router: Router, sandbox: Sandbox) -> None:
                        family="arm", api_versions=API_VERSIONS,
                        name=f"{name}_{suffix}" if suffix else name)
         # a resource id has any number of segments: a pattern of its own, tried last
-        route = Route("POST", f"{_RESOURCE_SCOPE}{_INSIGHTS}/{action}",
+        route = Route("POST", "/subscriptions/{subscriptionId}/resourceGroups/"
+                      "{resourceGroupName}/providers/{resourceProvider}/{resourcePath}"
+                      f"{_INSIGHTS.replace('{ns}', router.namespace)}/{action}",
                       _handler(_scope_resource, serve), "arm", API_VERSIONS,
                       f"{'policy_states' if action == 'queryResults' else 'policy_summary'}"
                       "_resource")
