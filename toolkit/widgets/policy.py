@@ -52,24 +52,19 @@ class ComplianceView:
 
 
 def scopes(connection: Connection | None = None) -> pd.DataFrame:
-    """The resource groups to choose from (``label``, ``subscription_id``, ``resource_group``):
-    the sandbox's when the connection uses the sandbox, else an empty frame."""
-    from toolkit.connection import get_connection
+    """The resource groups to choose from (``label``, ``subscription_id``, ``resource_group``),
+    discovered with :func:`~toolkit.arm.resources.subscriptions` and
+    :func:`~toolkit.arm.resources.resource_groups`: the same against the sandbox and a tenant."""
+    from toolkit.arm.resources import resource_groups, subscriptions
 
-    conn = get_connection(connection)
+    subs = subscriptions(connection=connection)
+    rows = []
+    for sub_id, name in zip(subs["subscriptionId"], subs["displayName"], strict=True):
+        for group in resource_groups(sub_id, connection=connection)["name"]:
+            rows.append({"label": f"{name} / {group}", "subscription_id": sub_id,
+                         "resource_group": group})
     cols = ["label", "subscription_id", "resource_group"]
-    if conn.sandbox is None:
-        return pd.DataFrame({c: pd.Series(dtype="string") for c in cols})
-    cat = conn.sandbox.catalog()
-    subs = cat[cat["kind"] == "subscription"].set_index("subscription_id")["name"]
-    groups = cat[cat["kind"] == "resource_group"]
-    out = pd.DataFrame({
-        "label": [f"{subs.get(s, s)} / {g}" for s, g in zip(groups["subscription_id"],
-                                                            groups["resource_group"],
-                                                            strict=True)],
-        "subscription_id": groups["subscription_id"].to_numpy(),
-        "resource_group": groups["resource_group"].to_numpy()})
-    return out.astype("string")
+    return pd.DataFrame(rows, columns=cols).astype("string")
 
 
 def compliance_view(subscription_id: str, resource_group: str, *, window_days: int = 1,
