@@ -111,3 +111,71 @@ def test_bad_store_arguments_are_refused(tmp_path) -> None:
     with pytest.raises(ValidationError) as info:
         toolkit.read_policy_history(str(tmp_path), columns=["nope"])
     assert info.value.parameter == "columns"
+
+
+# ------------------------------------------------------------------------------ a long past
+@pytest.fixture(scope="module")
+def long_past():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TOOLKIT_SANDBOX_POLICY_HISTORY_DAYS", "365")
+    from toolkit.sandbox.server import Sandbox
+
+    with Sandbox(seed=7) as sb:
+        sb.world.section("policy")  # built while the variable is set
+        yield sb
+    mp.undo()
+
+
+def test_a_year_of_history_built_day_by_day(long_past, tmp_path) -> None:
+    sb = long_past
+    conn = toolkit.connect(sandbox=sb, progress=False)
+    sub = sb.world.subscriptions[0]
+    scope = f"/subscriptions/{sub.id}/resourceGroups/rg-data-weu"
+    epoch = pd.Timestamp(sb.world.epoch).normalize()
+    days = [epoch - timedelta(days=n) for n in (330, 250, 180, 120, 45, 10)]
+    # today, the service no longer answers for the old days
+    old = toolkit.policy_states(scope=scope, resource="default", start=days[0],
+                                end=days[0] + timedelta(days=1), connection=conn)
+    assert len(old) == 0
+    written = []
+    try:
+        for day in days:  # the sandbox as it answered the morning after each day
+            sb.hold_clock((day + timedelta(days=1, hours=6)).to_pydatetime())
+            written.append(toolkit.snapshot_policy_states(str(tmp_path), scope, day=day,
+                                                          connection=conn))
+    finally:
+        sb.hold_clock(None)
+    counts = pd.concat(written)["records"].astype(int).tolist()
+    assert all(counts)
+    # beyond 60 days a pair is evaluated one day in seven
+    assert max(counts[:4]) * 4 < min(counts[4:])
+    history = toolkit.read_policy_history(str(tmp_path))
+    assert len(history) == sum(counts)
+    trend = toolkit.compliance_trend(history, by="policyAssignmentName")
+    assert sorted(set(trend["day"].dt.normalize())) == days
+    # the tagging assignment was made 300 days ago: absent on the first day, there later
+    tagging = trend[trend["policyAssignmentName"].astype(str) == "tagging-retail"]
+    assert tagging["day"].min() == days[1]
+
+
+# ------------------------------------------------------------------------------ dask
+def test_dask_read_and_snapshot_equal_the_single_process_ones(conn, tmp_path, world, days
+                                                              ) -> None:
+    pytest.importorskip("dask.dataframe")
+    scope = f"/subscriptions/{world.subscriptions[2].id}"
+    single = tmp_path / "single"
+    parallel = tmp_path / "parallel"
+    for day in days[:2]:
+        toolkit.snapshot_policy_states(str(single), scope, day=day, connection=conn)
+        toolkit.snapshot_policy_states(str(parallel), scope, day=day, engine="dask",
+                                       connection=conn)
+    a = toolkit.read_policy_history(str(single))
+    ddf = toolkit.read_policy_history(str(parallel), engine="dask")
+    assert ddf.npartitions == 2
+    b = ddf.compute()
+    assert (a.dtypes == b.dtypes).all()
+    keys = ["timestamp", "resourceId", "policyAssignmentId", "policyDefinitionId",
+            "policyDefinitionReferenceId"]
+    a = a.astype(str).sort_values(keys).reset_index(drop=True)
+    b = b.astype(str).sort_values(keys).reset_index(drop=True)
+    assert len(a) and a.equals(b)
