@@ -7,8 +7,8 @@ management groups, subscriptions, resource groups; an assignment covers every re
 scope), a couple of thousand resources of 15 types, and one evaluation a day per (resource,
 policy) pair for 60 days.
 ``TOOLKIT_SANDBOX_POLICY_HISTORY_DAYS`` (60 to 400) asks for a longer past: beyond 60 days each pair
-is evaluated one day in seven (daily evaluations at a lower density), so a year of history stays
-small.
+is evaluated on about one day in seven (daily evaluations at a lower density), so a year of
+history stays small.
 The story: a monitoring remediation campaign (deployIfNotExists) lifts compliance between 40 and 22
 days ago; an "allowed locations" assignment made 9 days ago lands non-compliant for the resources
 outside Europe; the sandbox resource group of the dev subscription is exempt from the security
@@ -49,7 +49,7 @@ __all__ = ["FIELDS", "POLICY_FIELDS", "RESOURCE_FIELDS", "STATES", "GroupRecords
 HISTORY_DAYS = 60
 HISTORY_ENV = "TOOLKIT_SANDBOX_POLICY_HISTORY_DAYS"
 MAX_HISTORY_DAYS = 400
-#: Older than this many days, a pair is evaluated one day in SPARSE_EVERY.
+#: Older than this many days, a pair is evaluated on about one day in SPARSE_EVERY.
 DENSE_DAYS = 60
 SPARSE_EVERY = 7
 DAY = 86400
@@ -366,8 +366,11 @@ class PolicyWorld:
         starts = np.repeat(first, counts)
         within = np.arange(len(pair)) - np.repeat(np.cumsum(counts) - counts, counts)
         day = starts - within  # days before now, descending within each pair: oldest first
-        if self.history_days > DENSE_DAYS:  # the long past: one day in SPARSE_EVERY per pair
-            keep = (day < DENSE_DAYS) | ((day + pair) % SPARSE_EVERY == 0)
+        if self.history_days > DENSE_DAYS:  # the long past: about one day in SPARSE_EVERY per pair
+            # which pairs a past day evaluated: spread by a hash, so days a week apart see
+            # different pairs
+            mixed = (pair.astype(np.int64) * 0x9E3779B1 + day * 0x85EBCA77) & 0xFFFFFFFF
+            keep = (day < DENSE_DAYS) | ((mixed >> 7) % SPARSE_EVERY == 0)
             pair, day = pair[keep], day[keep]
         now = int(self.epoch.timestamp())
         ts = now - day * DAY - offset[pair]
