@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-import os
 import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,7 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.schemas import POLICY_STATES
-from toolkit.connection import Connection, Settings, get_connection
+from toolkit.connection import Connection, Settings, environment_credential, get_connection
 
 if TYPE_CHECKING:
     from toolkit.arm.scopes import Scope
@@ -60,35 +59,9 @@ class WorkerSettings:
 
 
 def worker_credential(arm_url: str) -> Any:
-    """The credential a worker process finds for itself (never one sent to it).
-
-    Returns
-    -------
-    object
-        A credential with ``get_token``, or a token string.
-
-    Raises
-    ------
-    ValidationError
-        The worker has no credential source.
-    """
-    from toolkit._core.pipeline import is_loopback
-
-    secret = os.environ.get("TOOLKIT_SANDBOX_SECRET")
-    if secret and is_loopback(arm_url):
-        from toolkit.sandbox.auth import SandboxCredential, TokenAuthority
-
-        return SandboxCredential(TokenAuthority(secret))
-    if os.environ.get("TOOLKIT_TOKEN"):
-        return os.environ["TOOLKIT_TOKEN"]
-    if os.environ.get("TOOLKIT_CREDENTIAL", "").lower() == "default":
-        from azure.identity import DefaultAzureCredential
-
-        return DefaultAzureCredential()
-    raise ValidationError("engine", "dask", "a worker found no credential: set "
-                                           "TOOLKIT_CREDENTIAL=default (environment, workload or "
-                                           "managed identity) or TOOLKIT_TOKEN in the workers' "
-                                           "environment, or TOOLKIT_SANDBOX_SECRET for a sandbox")
+    """The credential a worker process finds for itself (never one sent to it); see
+    :func:`toolkit.connection.environment_credential`."""
+    return environment_credential(arm_url, parameter="engine")
 
 
 _CONNECTIONS: dict[WorkerSettings, Connection] = {}
@@ -192,7 +165,7 @@ def _slices(where: Scope, conn: Connection, resource: str, filter: str | None,
     if where.kind == "subscription":
         from toolkit.arm.resources import resource_groups
 
-        groups = resource_groups(where.subscription_id, connection=conn)["name"].tolist()
+        groups = resource_groups(where.subscription_id or "", connection=conn)["name"].tolist()
         return [(f"{where.path(ns)}/resourceGroups/{g}", {"filter": filter}) for g in groups]
     if resource == "default" and start is not None and end is not None:
         edges = list(pd.date_range(start, end, freq="D"))
@@ -250,7 +223,8 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     cats = _unify(parts)
     parts = [_set_categories(p, cats) for p in parts]
     meta = parts[0].iloc[:0] if parts else _set_categories(
-        pd.DataFrame({c.name: pd.Series(dtype=c.dtype()) for c in POLICY_STATES.columns}), {})
+        pd.DataFrame({c.name: pd.Series(dtype=c.dtype())  # type: ignore[call-overload]
+                      for c in POLICY_STATES.columns}), {})
     logger.info("policy_states: %d slices read with dask", len(parts))
     return _frames(parts or [meta])
 

@@ -74,15 +74,14 @@ def _arrow_table(df: pd.DataFrame) -> Any:
     for col in _STORED:
         s = df[col.name] if col.name in df.columns else pd.Series([None] * len(df))
         if col.kind == "category":
-            values = pa.array(s.astype("string").to_numpy(dtype=object, na_value=None),
-                              type=pa.string()).dictionary_encode()
+            values = pa.array(_nullable(s.astype("string")), type=pa.string()).dictionary_encode()
             typ = pa.dictionary(pa.int32(), pa.string())
         elif col.kind == "datetime":
             values = pa.array(s.dt.tz_convert("UTC").to_numpy(dtype="datetime64[ns]"),
                               type=pa.timestamp("ns", tz="UTC"))
             typ = values.type
         elif col.kind == "boolean":
-            values = pa.array(s.to_numpy(dtype=object, na_value=None), type=pa.bool_())
+            values = pa.array(_nullable(s), type=pa.bool_())
             typ = pa.bool_()
         else:  # list of strings
             values = pa.array([list(v) if isinstance(v, list | tuple | np.ndarray) else None
@@ -96,9 +95,15 @@ def _arrow_table(df: pd.DataFrame) -> Any:
 def _schema() -> Any:
     """The stored columns and the partition columns (given, so no file is opened to learn it)."""
     _, pa, _, _ = _imports()
-    stored = _arrow_table(pd.DataFrame({c.name: pd.Series(dtype=c.dtype()) for c in _STORED}))
+    stored = _arrow_table(pd.DataFrame({c.name: pd.Series(dtype=c.dtype())  # type: ignore
+                                        for c in _STORED}))
     return stored.schema.append(pa.field("scope", pa.string())).append(
         pa.field("day", pa.string()))
+
+
+def _nullable(s: pd.Series) -> list[Any]:
+    """The values, missing ones as None."""
+    return s.astype(object).where(s.notna(), None).tolist()
 
 
 def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:

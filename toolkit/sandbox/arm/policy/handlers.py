@@ -202,7 +202,8 @@ def _record_table(pw: PolicyWorld, rec: GroupRecords, rows: np.ndarray) -> Table
         if name == "timestamp":
             return pd.Series(pd.to_datetime(rec.ts[at], unit="s", utc=True))
         if name == "complianceState":
-            return pd.Series(pd.Categorical.from_codes(rec.state[at], STATES))
+            return pd.Series(pd.Categorical.from_codes(rec.state[at],  # type: ignore[call-overload]
+                                                       list(STATES)))
         if name == "isCompliant":
             return pd.Series(rec.state[at] == _C)
         if name in RESOURCE_FIELDS:
@@ -558,7 +559,7 @@ def _shaped(components: list[dict[str, Any]], exp: _Expand) -> list[dict[str, An
     if exp.apply:
         table = apply_transformations(parse_apply(exp.apply), table)
     frame = table.frame()
-    return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
 
 
 def _components(r: Resource, p: Policy, state: str, stamp: str) -> list[dict[str, Any]]:
@@ -686,7 +687,7 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
 
     assignments = []
     for aid, part in frame.groupby("assignment", sort=True):
-        first = pw.policies[int(part["policy"].iloc[0])]
+        first = pw.policies[int(part["policy"].to_numpy(dtype=np.int64)[0])]
         cond = f"policyAssignmentId eq '{aid}'"
         a_groups = groups[groups["assignment"] == aid]
         definitions = []

@@ -608,7 +608,7 @@ def build_world(world: World) -> PolicyWorld:
     by_group: dict[tuple[str, str], list[int]] = {}
     for sub in world.subscriptions:
         ancestors = world.ancestors(sub.name)
-        groups = frozenset(["root", *ancestors])
+        above = frozenset(["root", *ancestors])
         for g in sub.resource_groups:
             count, weights = _MIX[g.purpose]
             count = max(1, round(count * scale * (0.8 + 0.4 * rng.random())))
@@ -659,7 +659,7 @@ def build_world(world: World) -> PolicyWorld:
                     "managementGroupIds": ",".join(ancestors),
                 }
                 res = Resource(len(resources), sub.name, sub.id, g.name, kind, name, location,
-                               tags, created, deleted, fields, groups)
+                               tags, created, deleted, fields, above)
                 members.append(res.index)
                 resources.append(res)
     return PolicyWorld(ns, tenant, world.epoch, scale, policies, resources, by_group,
