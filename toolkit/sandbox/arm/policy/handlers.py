@@ -691,8 +691,8 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
         cond = f"policyAssignmentId eq '{aid}'"
         a_groups = groups[groups["assignment"] == aid]
         definitions = []
-        for pol, pp in part.groupby("policy", sort=True):
-            p = pw.policies[int(pol)]
+        for _pol, pp in part.groupby("policy", sort=True):
+            p = pw.policies[int(pp["policy"].to_numpy(dtype=np.int64)[0])]
             dcond = f"{cond} and policyDefinitionId eq '{p.fields['policyDefinitionId']}'"
             if p.reference_id:
                 dcond += f" and policyDefinitionReferenceId eq '{p.reference_id}'"
