@@ -662,7 +662,8 @@ def policy_states(
 
         With ``select``, only those columns. With ``apply``, the grouped columns (typed as
         above) and the aggregate aliases (``$count`` aliases ``Int64``). An empty result is an
-        empty frame with the same columns.
+        empty frame with the same columns. With ``engine="dask"``, a ``dask.dataframe``
+        DataFrame with the same columns and dtypes, one partition per slice.
 
     Raises
     ------
