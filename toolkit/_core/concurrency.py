@@ -8,14 +8,15 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
+from toolkit._core.cancel import cancellable, check_cancelled
 from toolkit._core.errors import ToolkitError
 from toolkit._core.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Outcome", "RateLimiter", "fan_out"]
+__all__ = ["Outcome", "RateLimiter", "fan_out", "settle"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,6 +76,12 @@ class Outcome(Generic[T, R]):
     def ok(self) -> bool:
         return self.error is None
 
+    def result(self) -> R:
+        """The value, or raise the error this item ended with."""
+        if self.error is not None:
+            raise self.error
+        return cast(R, self.value)
+
 
 def fan_out(
     func: Callable[[T], R],
@@ -89,7 +96,9 @@ def fan_out(
     """Run ``func`` over ``items`` concurrently; outcomes come back in input order.
 
     Toolkit errors are captured per item (so one failure does not lose the others); anything
-    else (a bug) propagates.
+    else (a bug, or Ctrl-C in the caller) cancels the items still queued, stops the running ones
+    at their next request or retry (nothing is sent after the interrupt reaches the caller), and
+    propagates at once.
 
     Parameters
     ----------
@@ -115,23 +124,72 @@ def fan_out(
     workers = min(max_workers or connection.settings.max_concurrency, len(items))
     bar = progress_bar(connection, desc=desc, total=len(items))
 
+    cancelled = threading.Event()
+
     def run(outcome: Outcome[T, R]) -> None:
-        if limiter is not None:
-            limiter.acquire()
-        try:
-            outcome.value = func(outcome.item)
-        except ToolkitError as err:
-            outcome.error = err
+        with cancellable(cancelled):
+            check_cancelled()
+            if limiter is not None:
+                limiter.acquire()
+            check_cancelled()
+            try:
+                outcome.value = func(outcome.item)
+            except ToolkitError as err:
+                outcome.error = err
         bar.update(1)
 
+    pool = None
     try:
         if workers == 1:
             for o in outcomes:
                 run(o)
         else:
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolkit") as pool:
-                for future in [pool.submit(run, o) for o in outcomes]:
-                    future.result()
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolkit")
+            for future in [pool.submit(run, o) for o in outcomes]:
+                future.result()
+    except BaseException:
+        cancelled.set()
+        raise
     finally:
+        if pool is not None:
+            # on an interrupt, drop what is queued and do not wait for the running ones (they
+            # stop before their next request)
+            pool.shutdown(wait=not cancelled.is_set(), cancel_futures=True)
         bar.close()
+    return outcomes
+
+
+def settle(outcomes: Sequence[Outcome[T, R]], *,
+           fatal: tuple[type[ToolkitError], ...] = (),
+           spared: tuple[type[ToolkitError], ...] = ()) -> Sequence[Outcome[T, R]]:
+    """The one rule of a batch: when every item failed, raise; otherwise keep errors as rows.
+
+    Parameters
+    ----------
+    outcomes : sequence of Outcome
+        What :func:`fan_out` returned.
+    fatal : tuple of exception types
+        Errors that end the whole call even when other items succeeded (bad credentials
+        fail every item alike; ``(ToolkitError,)`` makes any failure end it).
+    spared : tuple of exception types
+        Errors that stay rows even when every item failed (a malformed answer about one batch
+        says nothing about the others).
+
+    Returns
+    -------
+    sequence of Outcome
+        ``outcomes`` unchanged, for the caller to turn into rows (errors included).
+
+    Raises
+    ------
+    ToolkitError
+        The first fatal error, else the first error when every item failed with an error that
+        is not spared.
+    """
+    failed = [o.error for o in outcomes if o.error is not None]
+    for err in failed:
+        if isinstance(err, fatal):
+            raise err
+    if failed and len(failed) == len(outcomes) and not isinstance(failed[0], spared):
+        raise failed[0]
     return outcomes

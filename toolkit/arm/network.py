@@ -10,7 +10,7 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame
-from toolkit._core.pipeline import Response
+from toolkit._core.pipeline import Response, segment
 from toolkit._core.polling import Operation, start_arm_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import BACKEND_HEALTH
@@ -22,6 +22,7 @@ from toolkit._core.validate import (
     check_subscription_id,
     check_timeout,
 )
+from toolkit._spec.arm import NETWORK_API_VERSIONS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["backend_health", "backend_health_rows"]
 
-API_VERSION = "2025-05-01"
+API_VERSION = NETWORK_API_VERSIONS[0]
 GATEWAY_NAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,78}[A-Za-z0-9_])?$")
 GATEWAY_NAME_RULE = ("gateway names are 1 to 80 characters of letters, digits, '_', '.' and '-', "
                      "starting with a letter or digit and ending with a letter, digit or '_'")
@@ -130,8 +131,10 @@ def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
-            f"{conn.namespace}.Network/applicationGateways/{gateway}/backendhealth")
+    path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
+            f"{segment(resource_group, 'resource_group')}/providers/"
+            f"{conn.namespace}.Network/applicationGateways/{segment(gateway, 'gateway')}/"
+            "backendhealth")
 
     def parse(response: Response) -> pd.DataFrame:
         rows = backend_health_rows(response.json_object())

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.pipeline import segment
 from toolkit._core.validate import (
     check_choice,
     check_resource_group,
@@ -106,6 +107,9 @@ def parse_scope(value: Any, parameter: str = "scope") -> Scope:
         if groups.get("ns") is not None:  # the provider word, whichever vocabulary
             start, end = m.span("ns")
             template = text[:start] + "{ns}" + text[end:]
+        # each name is sent as one path segment, percent-encoded
+        template = "/".join(p if not p or "{ns}" in p else segment(p, parameter)
+                            for p in template.split("/"))
         return Scope(kind, template, groups.get("sub"), groups.get("rg"))
     raise ValidationError(parameter, value, _RULE)
 
@@ -130,7 +134,8 @@ def resolve_scope(subscription_id: Any, resource_group: Any, scope: Any) -> Scop
         return Scope("subscription", f"/subscriptions/{subscription_id}", subscription_id)
     check_resource_group(resource_group)
     return Scope("resourceGroup", f"/subscriptions/{subscription_id}/resourceGroups/"
-                                  f"{resource_group}", subscription_id, resource_group)
+                                  f"{segment(resource_group, 'resource_group')}",
+                 subscription_id, resource_group)
 
 
 def _split_top(text: str, sep: str) -> list[str]:

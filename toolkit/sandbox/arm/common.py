@@ -3,11 +3,12 @@ checks, the ARM headers, and long-running operations (202 + ``Location`` polled 
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolkit._core.validate import resource_group_problem
+from toolkit._spec.arm import RESOURCE_GROUP_MAX, RESOURCE_GROUP_PATTERN
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
 if TYPE_CHECKING:
@@ -19,6 +20,19 @@ __all__ = ["arm_reply", "find_group", "find_subscription", "register", "start_op
 #: ARM read quota reported in ``x-vendor-ratelimit-remaining-subscription-reads``.
 READ_BUCKET = 250
 
+
+_RESOURCE_GROUP_RE = re.compile(RESOURCE_GROUP_PATTERN)
+_RESOURCE_GROUP_RULE = (f"resource group names are 1 to {RESOURCE_GROUP_MAX} characters of "
+                        "letters, digits, '_', '-', '.', '(' and ')', not ending in '.'")
+
+
+def _resource_group_problem(name: str) -> str | None:
+    """Why the service refuses a resource group name, or ``None``."""
+    if not 1 <= len(name) <= RESOURCE_GROUP_MAX:
+        return f"has {len(name)} characters; " + _RESOURCE_GROUP_RULE
+    if not _RESOURCE_GROUP_RE.fullmatch(name) or name.endswith("."):
+        return _RESOURCE_GROUP_RULE
+    return None
 
 def find_subscription(request: Request, *, must_be_uuid: bool = True) -> Subscription:
     """The subscription named in the path, else the ARM 400/404."""
@@ -41,7 +55,7 @@ def find_group(request: Request) -> tuple[Subscription, ResourceGroup]:
     """The subscription and resource group named in the path, else the ARM 400/404."""
     sub = find_subscription(request)
     rg = request.path_params.get("resourceGroupName", "")
-    problem = resource_group_problem(rg)
+    problem = _resource_group_problem(rg)
     if problem:
         raise SandboxHTTPError(400, "InvalidResourceGroupName",
                                f"Resource group name '{rg}' is invalid: {problem}.")
@@ -90,7 +104,7 @@ def start_operation(request: Request, provider: str, location: str,
         }
     version = request.param("api-version")
     sub = request.path_params.get("subscriptionId", "")
-    location_url = (f"{sandbox.url}/subscriptions/{sub}/providers/{provider}/locations/"
+    location_url = (f"{request.base_url}/subscriptions/{sub}/providers/{provider}/locations/"
                     f"{location}/operationResults/{op_id}?api-version={version}")
     headers = {"Location": location_url, "Retry-After": str(sandbox.lro_retry_after)}
     if request.fail_operation:
@@ -115,7 +129,7 @@ def _poll(request: Request) -> Reply:
         op = _operation(request)
         if op["remaining"] > 1:
             op["remaining"] -= 1
-            return Reply(202, None, {"Location": f"{sandbox.url}{request.target}",
+            return Reply(202, None, {"Location": f"{request.base_url}{request.target}",
                                      "Retry-After": str(sandbox.lro_retry_after)})
         if op["result"] is None:
             op["result"] = op["finish"]()

@@ -36,7 +36,7 @@ def _page(request: Request, items: list[dict[str, Any]]) -> Reply:
     if stop < len(items):
         params = [(k, v) for k, v in request.query if k.lower() != "$skiptoken"]
         params.append(("$skiptoken", str(stop)))
-        body["nextLink"] = (f"{request.sandbox.url}{request.path}?"
+        body["nextLink"] = (f"{request.base_url}{request.path}?"
                             f"{urlencode(params, quote_via=quote, safe='$')}")
     return arm_reply(request, body, tenant=True)
 

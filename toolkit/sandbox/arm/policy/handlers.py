@@ -38,6 +38,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from toolkit._spec.arm import POLICY_API_VERSIONS
 from toolkit.sandbox.arm.common import arm_reply, find_group, find_subscription
 from toolkit.sandbox.arm.odata import (
     FrameTable,
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSIONS", "PAGE_SIZE", "WINDOW_DAYS", "register"]
 
-API_VERSIONS = ("2024-10-01", "2019-10-01")
+API_VERSIONS = POLICY_API_VERSIONS
 PAGE_SIZE = 1000
 #: How many days of evaluations the service keeps.
 WINDOW_DAYS = 90
@@ -373,12 +374,13 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
     limit = total if top is None else min(total, top)
     stop = min(offset + PAGE_SIZE, limit)
     base = request.path[:request.path.lower().rindex("/policystates/") + len("/policyStates")]
-    context = f"{sandbox.url}{base}/$metadata#{resource}"
+    context = f"{request.base_url}{base}/$metadata#{resource}"
     next_link = None
     if stop < limit:
         params = [(k, v) for k, v in request.query if k.lower() != "$skiptoken"]
         params.append(("$skiptoken", _token(stop, start, end)))
-        next_link = f"{sandbox.url}{request.path}?{urlencode(params, quote_via=quote, safe='$,:')}"
+        query = urlencode(params, quote_via=quote, safe="$,:")
+        next_link = f"{request.base_url}{request.path}?{query}"
     head = orjson.dumps({"@odata.nextLink": next_link, "@odata.context": context,
                          "@odata.count": max(0, stop - offset)})[:-1]
     entity_ctx = orjson.dumps(f"{context}/$entity")
@@ -649,7 +651,6 @@ def _results(frame: pd.DataFrame, uri: str, *, groups: pd.DataFrame | None = Non
 
 
 def _summarize(request: Request, scope: _Scope) -> Reply:
-    sandbox = request.sandbox
     _resource_word(request, ("latest",))
     start, end, _offset, top = _options(request)
     if request.param("$expand"):
@@ -678,7 +679,7 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
     version = request.param("api-version") or API_VERSIONS[0]
 
     def uri(condition: str | None) -> str:
-        text = f"{sandbox.url}{base}/latest/queryResults?api-version={version}&{window}"
+        text = f"{request.base_url}{base}/latest/queryResults?api-version={version}&{window}"
         clauses = [c for c in (flt, condition) if c]
         if clauses:
             text += "&$filter=" + quote(" and ".join(f"({c})" if len(clauses) > 1 else c
@@ -717,7 +718,7 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
                                     a["policyAssignmentId"].lower()))
     if top is not None:
         assignments = assignments[:top]
-    context = f"{sandbox.url}{base}/$metadata#summary"
+    context = f"{request.base_url}{base}/$metadata#summary"
     summary = {"@odata.id": None, "@odata.context": f"{context}/$entity",
                "results": _results(frame, uri(None), groups=groups),
                "policyAssignments": assignments}

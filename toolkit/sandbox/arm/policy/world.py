@@ -40,6 +40,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from toolkit._spec.arm import POLICY_FIELDS, POLICY_STATE_FIELDS, RESOURCE_FIELDS
+
 if TYPE_CHECKING:
     from toolkit.sandbox.world import World
 
@@ -450,27 +452,7 @@ class PolicyWorld:
         return frag
 
 
-RESOURCE_FIELDS = ("resourceId", "subscriptionId", "resourceType", "resourceLocation",
-                   "resourceGroup", "resourceTags", "managementGroupIds")
-POLICY_FIELDS = ("policyAssignmentId", "policyDefinitionId", "effectiveParameters",
-                 "policyAssignmentName", "policyAssignmentOwner", "policyAssignmentParameters",
-                 "policyAssignmentScope", "policyDefinitionName", "policyDefinitionAction",
-                 "policyDefinitionCategory", "policySetDefinitionId", "policySetDefinitionName",
-                 "policySetDefinitionOwner", "policySetDefinitionCategory",
-                 "policySetDefinitionParameters", "policyDefinitionReferenceId",
-                 "policyDefinitionGroupNames", "policyDefinitionVersion",
-                 "policySetDefinitionVersion", "policyAssignmentVersion")
-#: Every field of a record, in the order the service sends them.
-FIELDS = ("timestamp", "resourceId", "policyAssignmentId", "policyDefinitionId",
-          "effectiveParameters", "isCompliant", "subscriptionId", "resourceType",
-          "resourceLocation", "resourceGroup", "resourceTags", "policyAssignmentName",
-          "policyAssignmentOwner", "policyAssignmentParameters", "policyAssignmentScope",
-          "policyDefinitionName", "policyDefinitionAction", "policyDefinitionCategory",
-          "policySetDefinitionId", "policySetDefinitionName", "policySetDefinitionOwner",
-          "policySetDefinitionCategory", "policySetDefinitionParameters", "managementGroupIds",
-          "policyDefinitionReferenceId", "complianceState", "policyDefinitionGroupNames",
-          "policyDefinitionVersion", "policySetDefinitionVersion", "policyAssignmentVersion")
-_EXPANDS = ("components", "policyEvaluationDetails")
+FIELDS = POLICY_STATE_FIELDS
 
 
 def _text(value: Any) -> Any:
