@@ -22,7 +22,8 @@ from toolkit.arm.policy import (
     _guess_next_link,
     _StatesBuilder,
 )
-from toolkit.sandbox.arm.policy import PAGE_SIZE, STATES
+from toolkit.sandbox.arm.policy.handlers import PAGE_SIZE
+from toolkit.sandbox.arm.policy.world import STATES
 from toolkit.sandbox.world import World
 
 FOLDER = "05-policy-states"

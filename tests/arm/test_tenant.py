@@ -12,7 +12,7 @@ import pytest
 import toolkit
 from toolkit._core.errors import ValidationError
 from toolkit.arm.scopes import parse_scope
-from toolkit.sandbox.arm.policy import WINDOW_DAYS
+from toolkit.sandbox.arm.policy.handlers import WINDOW_DAYS
 from toolkit.sandbox.arm.tenant import PAGE_SIZE
 
 KEY = ["timestamp", "resourceId", "policyAssignmentId", "policyDefinitionId",

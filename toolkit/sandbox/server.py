@@ -53,7 +53,7 @@ SERVICE_MODULES = (
     "toolkit.sandbox.arm.common",
     "toolkit.sandbox.arm.network",
     "toolkit.sandbox.arm.sql",
-    "toolkit.sandbox.arm.policy",
+    "toolkit.sandbox.arm.policy.handlers",
     "toolkit.sandbox.arm.tenant",
     "toolkit.sandbox.arm.support",
     "toolkit.sandbox.arm.clusters",

@@ -31,7 +31,7 @@ DEFAULT_EPOCH = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
 SECTIONS: dict[str, str] = {
     "network": "toolkit.sandbox.arm.network:build_world",
     "sql": "toolkit.sandbox.arm.sql:build_world",
-    "policy": "toolkit.sandbox.arm.policy:build_world",
+    "policy": "toolkit.sandbox.arm.policy.world:build_world",
     "support": "toolkit.sandbox.arm.support:build_world",
     "clusters": "toolkit.sandbox.arm.clusters:build_world",
     "identity": "toolkit.sandbox.graph.identity:build_world",
