@@ -51,17 +51,17 @@ if TYPE_CHECKING:  # pragma: no cover
         hosted_cluster_credentials as hosted_cluster_credentials,
         write_kubeconfig as write_kubeconfig,
     )
+    from toolkit.arm.compliance import (
+        compliance_summary as compliance_summary,
+        compliance_trend as compliance_trend,
+        evaluated_expressions as evaluated_expressions,
+    )
     from toolkit.arm.history import (
         read_policy_history as read_policy_history,
         snapshot_policy_states as snapshot_policy_states,
     )
     from toolkit.arm.network import backend_health as backend_health
-    from toolkit.arm.policy import (
-        compliance_summary as compliance_summary,
-        compliance_trend as compliance_trend,
-        evaluated_expressions as evaluated_expressions,
-        policy_states as policy_states,
-    )
+    from toolkit.arm.policy import policy_states as policy_states
     from toolkit.arm.resources import (
         management_groups as management_groups,
         resource_groups as resource_groups,

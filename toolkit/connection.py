@@ -80,6 +80,7 @@ _ENV_SETTINGS = {
     "max_retries": ("TOOLKIT_MAX_RETRIES", int),
     "max_retry_wait": ("TOOLKIT_MAX_RETRY_WAIT", float),
     "max_concurrency": ("TOOLKIT_MAX_CONCURRENCY", int),
+    "max_partitions": ("TOOLKIT_MAX_PARTITIONS", int),
     "read_timeout": ("TOOLKIT_TIMEOUT", float),
     "request_deadline": ("TOOLKIT_REQUEST_DEADLINE", float),
     "max_body_bytes": ("TOOLKIT_MAX_BODY_BYTES", int),

@@ -433,6 +433,8 @@ def _resolve_select(select: list[str], names: list[str]) -> list[str]:
 
 
 _RESULTS_KEY = "policy_results"
+_RESULTS_MAX = 64
+_RESULTS_MAX_ROWS = 8_000_000
 
 
 def _cached_result(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
@@ -447,7 +449,10 @@ def _cached_result(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: s
     result = _evaluate(pw, scope, resource, lo, hi, options)
     with sandbox.state_lock:
         cache[key] = result
-        while len(cache) > 6:
+        # a few whole results, or many small ones (the slices of one query read concurrently)
+        while len(cache) > 1 and (len(cache) > _RESULTS_MAX or sum(
+                len(r.rows) if r.rows is not None else len(r.frame)  # type: ignore[arg-type]
+                for r in cache.values()) > _RESULTS_MAX_ROWS):
             cache.popitem(last=False)
     return result
 
