@@ -18,7 +18,8 @@ from toolkit._core.errors import TruncatedResultWarning, ValidationError
 from toolkit._core.schemas import POLICY_STATES
 from toolkit.arm.aggregates import aggregate_frame
 from toolkit.arm.policy import POLICY_FIELDS, RESOURCE_FIELDS
-from toolkit.sandbox.arm.policy import PAGE_SIZE, STATES
+from toolkit.sandbox.arm.policy.handlers import PAGE_SIZE
+from toolkit.sandbox.arm.policy.world import STATES
 from toolkit.sandbox.world import World
 
 FOLDER = "05-policy-states"
@@ -341,11 +342,18 @@ def test_bad_identifiers_are_refused_before_any_request(conn, sandbox) -> None:
 
 
 # ------------------------------------------------------------------------------ expand
+def _resource_of(conn, sub, rg, kind: str, state: str = "NonCompliant") -> str:
+    df = toolkit.policy_states(sub, rg, filter=f"complianceState eq '{state}'", connection=conn)
+    ids = df.loc[df["resourceType"].astype(str).str.endswith(kind), "resourceId"]
+    return str(ids.value_counts().index[0])
+
+
 def test_expand_evaluation_details_and_the_exploding_helper(conn, scope) -> None:
     sub, rg, _, _ = scope
-    df = toolkit.policy_states(sub, rg, expand="PolicyEvaluationDetails",
-                               filter="complianceState eq 'NonCompliant'", top=60,
-                               connection=conn)
+    rid = _resource_of(conn, sub, rg, "storageAccounts")
+    df = toolkit.policy_states(scope=rid, expand="PolicyEvaluationDetails",
+                               filter="complianceState eq 'NonCompliant'", connection=conn)
+    assert len(df) >= 1 and (df["resourceId"].astype(str) == rid).all()
     assert df["policyEvaluationDetails"].map(lambda v: isinstance(v, dict)).all()
     ex = toolkit.evaluated_expressions(df)
     per_record = df["policyEvaluationDetails"].map(lambda v: len(v["evaluatedExpressions"]))
@@ -359,9 +367,8 @@ def test_expand_evaluation_details_and_the_exploding_helper(conn, scope) -> None
 
 def test_expand_components_for_key_vaults(conn, scope) -> None:
     sub, rg, _, _ = scope
-    df = toolkit.policy_states(sub, rg, expand=["components"],
-                               filter="resourceType eq '/Vendor.KeyVault/vaults'",
-                               connection=conn)
+    rid = _resource_of(conn, sub, rg, "vaults", "Compliant")
+    df = toolkit.policy_states(scope=rid, expand=["components"], connection=conn)
     comps = df["components"].dropna()
     assert len(comps) == len(df) > 0
     some = [c for v in comps for c in v]

@@ -142,7 +142,7 @@ def test_slices_are_bounded_by_the_setting(sandbox, group, monkeypatch) -> None:
 
 
 def test_latest_in_slices_gives_the_frame_of_one_chain(monkeypatch) -> None:
-    from toolkit.sandbox.arm.policy import SCALE_ENV
+    from toolkit.sandbox.arm.policy.world import SCALE_ENV
     from toolkit.sandbox.server import Sandbox
 
     # the newest record per (resource, policy) pair: a few pages in a world six times larger

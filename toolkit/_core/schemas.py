@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
+from pandas.api.extensions import ExtensionDtype
 
 from toolkit._spec.arm import COMPLIANCE_STATES, HEALTH_STATES
 from toolkit._spec.fabric import ITEM_TYPES, PRINCIPAL_TYPES
@@ -66,9 +67,9 @@ class Col:
         """The path of keys to the value inside a record."""
         return tuple((self.path or self.name).split("."))
 
-    def dtype(self) -> object:
+    def dtype(self) -> ExtensionDtype | str:
         """The pandas dtype this column has in a frame."""
-        return {
+        dtypes: dict[str, ExtensionDtype | str] = {
             "string": pd.StringDtype(),
             "category": pd.CategoricalDtype(list(self.categories), ordered=self.ordered),
             "datetime": pd.DatetimeTZDtype("ns", "UTC"),
@@ -77,7 +78,8 @@ class Col:
             "float": "float64",
             "boolean": pd.BooleanDtype(),
             "timedelta": "timedelta64[ns]",
-        }.get(self.kind, "object")
+        }
+        return dtypes.get(self.kind, "object")
 
 
 @dataclass(frozen=True)
@@ -296,6 +298,77 @@ EVALUATED_EXPRESSIONS = Schema(
 )
 
 SCHEMAS.update({s.name: s for s in (POLICY_STATES, EVALUATED_EXPRESSIONS)})
+
+MANAGEMENT_GROUPS = Schema(
+    "management_groups",
+    (
+        Col("id", "string"),
+        Col("name", "string"),
+        Col("type", "string"),
+        Col("displayName", "string", path="properties.displayName"),
+        Col("tenantId", "string", path="properties.tenantId"),
+    ),
+)
+
+SUBSCRIPTIONS = Schema(
+    "subscriptions",
+    (
+        Col("id", "string"),
+        Col("subscriptionId", "string"),
+        Col("displayName", "string"),
+        Col("state", "category", categories=("Enabled", "Warned", "PastDue", "Disabled",
+                                              "Deleted")),
+        Col("tenantId", "string"),
+        Col("authorizationSource", "string"),
+        Col("subscriptionPolicies.quotaId", "string"),
+        Col("subscriptionPolicies.spendingLimit", "category",
+            categories=("On", "Off", "CurrentPeriodOff")),
+    ),
+)
+
+RESOURCE_GROUPS = Schema(
+    "resource_groups",
+    (
+        Col("id", "string"),
+        Col("name", "string"),
+        Col("type", "string"),
+        Col("location", "category"),
+        Col("tags", "object"),
+        Col("provisioningState", "string", path="properties.provisioningState"),
+        Col("managedBy", "string"),
+        Col("subscription_id", "string"),
+    ),
+)
+
+#: Levels of a policy summary, outermost first.
+SUMMARY_LEVELS = ("scope", "assignment", "definition", "group")
+_SUMMARY_COUNTS = tuple(
+    Col(f"{what}_{state}", "Int64")
+    for what in ("resources", "policies")
+    for state in ("compliant", "noncompliant", "conflict", "exempt", "unknown"))
+
+POLICY_SUMMARY = Schema(
+    "policy_summary",
+    (
+        Col("level", "category", categories=SUMMARY_LEVELS, ordered=True),
+        Col("policyAssignmentId", "category"),
+        Col("policyAssignmentName", "category"),
+        Col("policySetDefinitionId", "category"),
+        Col("policyDefinitionId", "category"),
+        Col("policyDefinitionReferenceId", "category"),
+        Col("policyDefinitionGroupNames", "list"),
+        Col("policyGroupName", "category"),
+        Col("effect", "category"),
+        Col("nonCompliantResources", "Int64"),
+        Col("nonCompliantPolicies", "Int64"),
+        *_SUMMARY_COUNTS,
+        Col("queryResultsUri", "string"),
+    ),
+)
+
+SCHEMAS.update({s.name: s for s in (MANAGEMENT_GROUPS, SUBSCRIPTIONS, RESOURCE_GROUPS,
+                                    POLICY_SUMMARY)})
+
 
 
 

@@ -24,15 +24,12 @@ from toolkit._core.columns import InterningBuilder, page_decoder
 from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
 from toolkit._core.partitions import read_chains
-from toolkit._core.pipeline import segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import POLICY_STATES, Col
 from toolkit._core.validate import (
     check_api_version,
     check_choice,
     check_int,
-    check_resource_group,
-    check_subscription_id,
 )
 from toolkit._spec.arm import (
     POLICY_API_VERSIONS,
@@ -40,6 +37,7 @@ from toolkit._spec.arm import (
     RESOURCE_FIELDS,
 )
 from toolkit.arm.aggregates import aggregate_frame
+from toolkit.arm.scopes import check_expand, resolve_scope
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -52,7 +50,6 @@ __all__ = ["policy_states"]
 
 API_VERSION = POLICY_API_VERSIONS[0]
 OPERATION = "policy_states"
-EXPAND_VALUES = ("components", "PolicyEvaluationDetails")
 #: Records a page holds; a time slice is worth a chain of its own from this many pages on.
 PAGE_RECORDS = 1000
 PARTITION_MIN_PAGES = 5
@@ -117,26 +114,11 @@ def _iso(ts: pd.Timestamp) -> str:
     return text + "Z"
 
 
-def _check_expand(value: Any) -> str | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else value
-    if isinstance(items, str | bytes) or not isinstance(items, Sequence) or not items:
-        raise ValidationError("expand", value, f"must be one of {', '.join(EXPAND_VALUES)} or a "
-                                               "list of them")
-    out = []
-    for item in items:
-        for part in (item.split(",") if isinstance(item, str) else [item]):
-            out.append(check_choice(part.strip() if isinstance(part, str) else part, "expand",
-                                    EXPAND_VALUES, case_insensitive=True))
-    return ",".join(dict.fromkeys(out))
-
-
-# ------------------------------------------------------------------------------ the operation
 def policy_states(
-    subscription_id: str,
-    resource_group: str,
+    subscription_id: str | None = None,
+    resource_group: str | None = None,
     *,
+    scope: str | None = None,
     resource: str = "latest",
     filter: str | None = None,
     apply: str | None = None,
@@ -148,20 +130,28 @@ def policy_states(
     expand: str | Sequence[str] | None = None,
     max_items: int | None = None,
     partitions: int | None = None,
+    engine: str = "pandas",
     api_version: str = API_VERSION,
     connection: Connection | None = None,
-) -> pd.DataFrame:
-    """Query the policy compliance states of the resources in a resource group.
+) -> Any:
+    """Query the policy compliance states at a scope (a resource group, a subscription, ...).
 
     Every page is read (1000 records a page, next pages POSTed to ``@odata.nextLink``); the next
     page is fetched while the current one is parsed, and records go straight into typed columns.
 
     Parameters
     ----------
-    subscription_id : str
-        Subscription (UUID).
-    resource_group : str
-        Resource group name (1 to 90 characters).
+    subscription_id : str, optional
+        Subscription (UUID); alone, the subscription is the scope.
+    resource_group : str, optional
+        Resource group name (1 to 90 characters) in that subscription.
+    scope : str, optional
+        Instead of the two above, any scope the service answers for, as the ARM scope string the
+        portal shows, in either vocabulary: a management group
+        (``/providers/Microsoft.Management/managementGroups/<name>``), a subscription, a resource
+        group, a resource id, a policy assignment id (subscription or resource-group level), a
+        policy definition or policy set definition at subscription level
+        (``/subscriptions/<id>/providers/Microsoft.Authorization/policyDefinitions/<name>``).
     resource : {"latest", "default"}
         ``latest``: the newest state per (resource, assignment, definition, reference id) in the
         window; ``default``: every state record in the window (the evaluation history).
@@ -182,7 +172,8 @@ def policy_states(
         The window (``$from``, ``$to``); naive times are UTC. The service defaults ``end`` to the
         time of the request and ``start`` to one day before ``end``.
     expand : {"components", "PolicyEvaluationDetails"} or list, optional
-        Nested details to include (``$expand``).
+        Nested details to include (``$expand``), at resource scope only (the service's rule);
+        ``"components($filter=...;$apply=...)"`` filters or aggregates the components.
     max_items : int, optional
         Stop after this many rows (warns that the result is truncated).
     partitions : int, optional
@@ -191,6 +182,12 @@ def policy_states(
         ``start`` and ``end``, without ``top``, ``max_items`` or ``apply``, in the service's
         order or ordered by ``timestamp`` first, and when every slice holds at least
         ``PARTITION_MIN_PAGES`` pages; the frame is the one a single chain gives.
+    engine : {"pandas", "dask"}
+        ``"dask"`` reads the scope as one task per subscription (a management group's) or per
+        resource group (a subscription's), or per day of a ``default`` window, on the active
+        ``distributed.Client``, else dask's local scheduler, and returns a
+        ``dask.dataframe.DataFrame`` with the same columns and dtypes (see
+        :mod:`toolkit.arm.engine`).
     api_version : str
         The service version (spec 1 §9).
     connection : Connection, optional
@@ -218,19 +215,21 @@ def policy_states(
 
         With ``select``, only those columns. With ``apply``, the grouped columns (typed as
         above) and the aggregate aliases (``$count`` aliases ``Int64``). An empty result is an
-        empty frame with the same columns.
+        empty frame with the same columns. With ``engine="dask"``, a ``dask.dataframe``
+        DataFrame with the same columns and dtypes, one partition per slice.
 
     Raises
     ------
     ValidationError
         Bad arguments (before any request): ``top`` < 0, ``start`` not before ``end``,
-        ``resource`` not latest/default, empty expressions, ...
+        ``resource`` not latest/default, empty expressions, a malformed scope, ``expand`` at
+        another scope than a resource, ...
     ApiError
         ``QueryFailure`` from the service (a bad ``$filter``/``$apply`` names the problem),
         ``NotFoundError`` for an unknown subscription or resource group.
     """
-    check_subscription_id(subscription_id)
-    check_resource_group(resource_group)
+    where = resolve_scope(subscription_id, resource_group, scope)
+    engine = check_choice(engine, "engine", ("pandas", "dask"))
     resource = check_choice(resource, "resource", ("latest", "default"), case_insensitive=True)
     filter_ = _check_text(filter, "filter")
     apply_ = _check_text(apply, "apply")
@@ -246,14 +245,23 @@ def policy_states(
     end_ts = _check_time(end, "end")
     if start_ts is not None and end_ts is not None and not start_ts < end_ts:
         raise ValidationError("start", start, f"must be before end ({_iso(end_ts)})")
-    expand_ = _check_expand(expand)
+    expand_ = check_expand(expand, where)
     check_api_version(api_version)
+    if engine == "dask":
+        if partitions is not None:
+            raise ValidationError("partitions", partitions, "is for engine='pandas'; "
+                                                            "engine='dask' slices the scope itself")
+        from toolkit.arm.engine import policy_states_dask
+
+        return policy_states_dask(where, resource=resource, filter=filter_, apply=apply_,
+                                  select=select_, orderby=orderby_, top=top, start=start_ts,
+                                  end=end_ts, expand=expand_, max_items=max_items,
+                                  api_version=api_version, connection=connection)
 
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
-            f"{segment(resource_group, 'resource_group')}/providers/"
-            f"{conn.namespace}.PolicyInsights/policyStates/{resource}/queryResults")
+    path = (f"{where.path(conn.namespace)}/providers/{conn.namespace}.PolicyInsights/"
+            f"policyStates/{resource}/queryResults")
     params = {
         "api-version": api_version,
         "$top": top,

@@ -55,7 +55,8 @@ SERVICE_MODULES = (
     "toolkit.sandbox.arm.common",
     "toolkit.sandbox.arm.network",
     "toolkit.sandbox.arm.sql",
-    "toolkit.sandbox.arm.policy",
+    "toolkit.sandbox.arm.policy.handlers",
+    "toolkit.sandbox.arm.tenant",
     "toolkit.sandbox.arm.support",
     "toolkit.sandbox.arm.clusters",
     "toolkit.sandbox.graph.identity",
@@ -233,6 +234,7 @@ class Sandbox:
         self.lro_retry_after = lro_retry_after
         self.epoch = epoch or DEFAULT_EPOCH
         self.frozen_clock = frozen_clock
+        self._held_at: datetime | None = None
         self.authority = TokenAuthority(secret)
         if network is not None and not isinstance(network, NetworkModel):
             raise TypeError("network must be a NetworkModel or None")
@@ -348,9 +350,18 @@ class Sandbox:
     def now(self) -> datetime:
         """The sandbox clock: the epoch plus the real time since the sandbox was made (or the
         epoch itself with ``frozen_clock``)."""
+        if self._held_at is not None:
+            return self._held_at
         if self.frozen_clock:
             return self.epoch
         return self.epoch + timedelta(seconds=time.monotonic() - self._started_at)
+
+    def hold_clock(self, when: datetime | None) -> None:
+        """Hold the clock at ``when`` (an aware datetime), for instance a past day, to see the
+        services answer as they did then; ``None`` lets it run again."""
+        if when is not None and when.tzinfo is None:
+            raise ValueError("hold_clock needs an aware datetime (UTC)")
+        self._held_at = when
 
     def catalog(self) -> pd.DataFrame:
         """What the world holds (see :func:`toolkit.sandbox.catalog`)."""
