@@ -8,6 +8,7 @@ log line (and one line on stderr when no logging is configured).
 Environment variables (each gives the keyword of the same meaning):
 
 =============================  ===============================================================
+``TOOLKIT_CLOUD``              ``cloud``: ``public``, ``usgov``, ``china`` or ``neutral``
 ``TOOLKIT_BASE_URL``           ``base_url``: all four families at one address
 ``TOOLKIT_ARM_URL``            ``arm_url`` (resource management)
 ``TOOLKIT_MAPS_URL``           ``maps_url``
@@ -18,8 +19,8 @@ Environment variables (each gives the keyword of the same meaning):
 ``TOOLKIT_MAPS_KEY``           ``maps_key`` (shared key)
 ``TOOLKIT_MAPS_SAS_TOKEN``     ``maps_sas_token``
 ``TOOLKIT_MAPS_CLIENT_ID``     ``maps_client_id`` (account id sent with bearer tokens to maps)
-``TOOLKIT_NAMESPACE``          ``namespace`` (provider namespace word, default ``Vendor``)
-``TOOLKIT_HEADER_PREFIX``      ``header_prefix`` (default ``x-vendor-``)
+``TOOLKIT_NAMESPACE``          ``namespace`` (provider namespace word; the cloud's by default)
+``TOOLKIT_HEADER_PREFIX``      ``header_prefix`` (the cloud's by default)
 ``TOOLKIT_VERIFY``             ``verify``: ``true``, ``false`` or a CA bundle path
 ``TOOLKIT_MAX_RETRIES``        retries per request (default 5)
 ``TOOLKIT_MAX_RETRY_WAIT``     longest ``Retry-After`` waited out, in seconds (default 60)
@@ -40,13 +41,14 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from toolkit import __version__
 from toolkit._core.errors import ValidationError
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
 from toolkit._core.secrets import RedactingFilter, Secret
+from toolkit._spec.clouds import CLOUDS, DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
 
 if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
@@ -55,21 +57,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["Connection", "Settings", "connect", "get_connection"]
 
-#: Real service hosts, used when a credential is given without endpoints.
-DEFAULT_URLS = {
-    "arm": "https://management.vendor.com",
-    "maps": "https://atlas.vendor.com",
-    "graph": "https://graph.vendor.com",
-    "fabric": "https://api.fabric.vendor.com",
-}
-
-#: Token scopes per family (see notes on authentication).
-DEFAULT_SCOPES = {
-    "arm": "https://management.vendor.com/.default",
-    "maps": "https://atlas.vendor.com/.default",
-    "graph": "https://graph.vendor.com/.default",
-    "fabric": "https://api.fabric.vendor.com/.default",
-}
+#: Token scopes per family of the specification's neutral cloud (a Connection built by hand).
+DEFAULT_SCOPES: dict[str, str | None] = dict(NEUTRAL.scopes)
 
 
 @dataclass(frozen=True)
@@ -101,6 +90,9 @@ class Settings:
                 raise ValidationError(name, getattr(self, name), rule)
         return self
 
+
+_FAMILY_NAMES = {"arm": "resource management", "maps": "maps", "graph": "identity (Graph)",
+                 "fabric": "eventstreams (Fabric)"}
 
 _ENV_SETTINGS = {
     "max_retries": ("TOOLKIT_MAX_RETRIES", int),
@@ -159,24 +151,70 @@ class Connection:
     header_prefix: str = "x-vendor-"
     verify: bool | str = True
     settings: Settings = field(default_factory=Settings)
-    scopes: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SCOPES))
+    scopes: dict[str, str | None] = field(default_factory=lambda: dict(DEFAULT_SCOPES))
     sandbox: Sandbox | None = None
     stats: Stats = field(default_factory=Stats)
     sleep: Any = time.sleep
+    cloud: Cloud = NEUTRAL
+    words: Vocabulary = NEUTRAL.words
+    async_header: str = ""
 
     def __post_init__(self) -> None:
         self._pipelines: dict[str, Pipeline] = {}
         self._lock = threading.Lock()
         self._skipped = 0.0
+        if self.words.namespace != self.namespace or \
+                self.words.header_prefix != self.header_prefix:
+            self.words = replace(self.words, namespace=self.namespace,
+                                 header_prefix=self.header_prefix)
+        self.async_header = self.async_header or self.words.async_header
 
     def url_for(self, family: str) -> str:
-        """The base URL of a family."""
-        return {"arm": self.arm_url, "maps": self.maps_url, "graph": self.graph_url,
-                "fabric": self.fabric_url}[family]
+        """The base URL of a family.
+
+        Raises
+        ------
+        ValidationError
+            The connection's cloud does not offer the family and no URL was given for it.
+        """
+        url = {"arm": self.arm_url, "maps": self.maps_url, "graph": self.graph_url,
+               "fabric": self.fabric_url}[family]
+        if not url:
+            raise ValidationError(f"{family}_url", None,
+                                  f"the {self.cloud.name} cloud offers no {_FAMILY_NAMES[family]} "
+                                  f"service; pass {family}_url= (and a token scope in scopes=) "
+                                  "to use one")
+        return url
 
     def scope_for(self, family: str) -> str:
-        """The token scope of a family."""
-        return self.scopes[family]
+        """The token scope of a family.
+
+        Raises
+        ------
+        ValidationError
+            No scope is known for the family (a family the cloud does not offer, reached at a
+            URL given by hand: pass ``scopes={family: ...}``).
+        """
+        scope = self.scopes.get(family)
+        if not scope:
+            raise ValidationError("scopes", family,
+                                  f"the {self.cloud.name} cloud names no token scope for "
+                                  f"{_FAMILY_NAMES[family]}; pass scopes={{'{family}': "
+                                  "'<resource>/.default'}}")
+        return scope
+
+    def check_offered(self, operation: str) -> None:
+        """Refuse, before any request, an operation the connection's cloud does not offer.
+
+        Raises
+        ------
+        ValidationError
+            Naming the ``cloud`` and the operation.
+        """
+        if operation in self.cloud.unavailable:
+            raise ValidationError("cloud", self.cloud.name,
+                                  f"{operation} is not available in the {self.cloud.name} "
+                                  "cloud (the service does not offer it there)")
 
     def sleep_for(self, seconds: float) -> None:
         """Wait (through :attr:`sleep`, so tests can record instead of sleeping)."""
@@ -252,8 +290,10 @@ def connect(
     maps_key: str | Secret | None = None,
     maps_sas_token: str | Secret | None = None,
     maps_client_id: str | None = None,
-    namespace: str = "Vendor",
-    header_prefix: str = "x-vendor-",
+    cloud: str | None = None,
+    scopes: dict[str, str] | None = None,
+    namespace: str | None = None,
+    header_prefix: str | None = None,
     verify: bool | str = True,
     sandbox: bool | Sandbox | None = None,
     **settings: Any,
@@ -273,11 +313,24 @@ def connect(
     maps_key, maps_sas_token : str, optional
         Maps shared key or SAS token (they take precedence over a bearer token for maps).
     maps_client_id : str, optional
-        Maps account id sent as ``x-vendor-client-id`` with bearer tokens.
-    namespace : str
-        Provider namespace word (``Vendor`` as in the spec).
-    header_prefix : str
-        Custom header prefix (``x-vendor-`` as in the spec).
+        Maps account id sent as the ``client-id`` header of the cloud's prefix
+        (``x-ms-client-id``) with bearer tokens.
+    cloud : {"public", "usgov", "china", "neutral"}, optional
+        The cloud whose hosts, token scopes and words every family uses
+        (:mod:`toolkit._spec.clouds`). Default: ``TOOLKIT_CLOUD``, else the sandbox's own
+        cloud when connecting to a sandbox, else the cloud whose hosts the given URLs name,
+        else ``neutral`` when URLs are given (a gateway or a sandbox in another process, in
+        the specification's words) and ``public`` when none are (a credential alone means
+        the public cloud). A family the cloud does not offer (maps and eventstreams in
+        ``china``, eventstreams in ``usgov``) needs its URL given; without one, calling a
+        function of that family raises ValidationError.
+    scopes : dict, optional
+        Token scope per family (``{"fabric": "https://.../.default"}``), over the cloud's.
+    namespace : str, optional
+        Low-level override of the provider namespace word (the cloud's by default:
+        ``Microsoft`` in a real cloud, ``Vendor`` in the neutral one).
+    header_prefix : str, optional
+        Low-level override of the custom header prefix (``x-ms-`` / ``x-vendor-``).
     verify : bool or str
         TLS verification: ``True``, or a CA bundle path (for a sandbox serving HTTPS). ``False``
         is refused for non-loopback addresses.
@@ -321,9 +374,17 @@ def connect(
     maps_key = maps_key or env.get("TOOLKIT_MAPS_KEY") or None
     maps_sas_token = maps_sas_token or env.get("TOOLKIT_MAPS_SAS_TOKEN") or None
     maps_client_id = maps_client_id or env.get("TOOLKIT_MAPS_CLIENT_ID") or None
-    namespace = env.get("TOOLKIT_NAMESPACE", namespace) if namespace == "Vendor" else namespace
-    header_prefix = (env.get("TOOLKIT_HEADER_PREFIX", header_prefix)
-                     if header_prefix == "x-vendor-" else header_prefix)
+    namespace = namespace or env.get("TOOLKIT_NAMESPACE") or None
+    header_prefix = header_prefix or env.get("TOOLKIT_HEADER_PREFIX") or None
+    chosen = _cloud_named(cloud, "cloud") if cloud is not None else None
+    if isinstance(sandbox, bool) or sandbox is None:
+        env_cloud = env.get("TOOLKIT_CLOUD", "").strip()
+        if chosen is None and env_cloud:
+            chosen = _cloud_named(env_cloud, "TOOLKIT_CLOUD")
+    elif chosen is not None and chosen.name != sandbox.cloud.name:
+        raise ValidationError("cloud", cloud, f"the sandbox given speaks the "
+                              f"{sandbox.cloud.name} cloud's vocabulary; start one with "
+                              f"Sandbox(cloud={chosen.name!r})")
     if verify is True and env.get("TOOLKIT_VERIFY"):
         v = env["TOOLKIT_VERIFY"]
         verify = False if v.lower() in ("0", "false", "no") else (True if v.lower() in (
@@ -339,11 +400,14 @@ def connect(
         from toolkit.sandbox import Sandbox as _Sandbox
 
         seed = int(env.get("TOOLKIT_SANDBOX_SEED", "7"))
-        running = _Sandbox(seed=seed, namespace=namespace, header_prefix=header_prefix,
+        running = _Sandbox(seed=seed, cloud=(chosen or NEUTRAL).name, namespace=namespace,
+                           header_prefix=header_prefix,
                            secret=env.get("TOOLKIT_SANDBOX_SECRET") or None).start()
         owns = True
-        _announce(f"toolkit: no endpoint configured; started the sandbox at {running.url} "
-                  "(toolkit.sandbox.catalog() lists its world)")
+        words = "" if running.cloud.name == "neutral" else \
+            f" in the {running.cloud.name} cloud's vocabulary"
+        _announce(f"toolkit: no endpoint configured; started the sandbox at {running.url}"
+                  f"{words} (toolkit.sandbox.catalog() lists its world)")
     elif sandbox not in (None, False):
         running = sandbox
     if running is not None:
@@ -352,9 +416,23 @@ def connect(
         maps_key = maps_key or running.maps_key
         if running.tls and verify is True:
             verify = running.ca_file
+        chosen = chosen or running.cloud
+    if chosen is None:
+        given = [u for u in (*urls.values(), base_url) if u]
+        chosen = _cloud_of(given) if given else get_cloud(DEFAULT_CLOUD)
+    resolved: dict[str, str] = {}
     for fam in FAMILIES:
-        urls[fam] = (urls[fam] or base_url or DEFAULT_URLS[fam]).rstrip("/")
-    if verify is False and not all(_loopback(u) for u in urls.values()):
+        url = urls[fam] or base_url or chosen.host(fam) or ""
+        resolved[fam] = url.rstrip("/")
+    token_scopes: dict[str, str | None] = {
+        fam: (running.scope(fam) if running is not None else chosen.scope(fam))
+        for fam in FAMILIES}
+    for fam, scope in (scopes or {}).items():
+        if fam not in FAMILIES:
+            raise ValidationError("scopes", fam, f"families are {', '.join(FAMILIES)}")
+        token_scopes[fam] = scope
+    urls = resolved
+    if verify is False and not all(_loopback(u) for u in urls.values() if u):
         raise ValidationError("verify", False, "TLS verification may be turned off only for "
                               "loopback addresses; pass a CA bundle path instead")
 
@@ -363,14 +441,35 @@ def connect(
         fabric_url=urls["fabric"], credential=credential,
         token=_as_secret(token, "token"), maps_key=_as_secret(maps_key, "maps key"),
         maps_sas_token=_as_secret(maps_sas_token, "maps SAS token"),
-        maps_client_id=maps_client_id, namespace=namespace, header_prefix=header_prefix,
-        verify=verify, settings=conf, sandbox=running,
+        maps_client_id=maps_client_id, namespace=namespace or chosen.words.namespace,
+        header_prefix=header_prefix or chosen.words.header_prefix,
+        verify=verify, settings=conf, sandbox=running, scopes=token_scopes, cloud=chosen,
+        words=chosen.words,
     )
     conn._owns_sandbox = owns  # type: ignore[attr-defined]
     global _default
     with _default_lock:
         _default = conn
     return conn
+
+
+def _cloud_named(name: str, parameter: str) -> Cloud:
+    try:
+        return get_cloud(name)
+    except KeyError:
+        raise ValidationError(parameter, name, f"clouds are {', '.join(CLOUDS)}") from None
+
+
+def _cloud_of(urls: list[str]) -> Cloud:
+    """The real cloud whose hosts the URLs name (``neutral`` when none does)."""
+    from urllib.parse import urlsplit
+
+    hosts = {(urlsplit(u).hostname or "").lower() for u in urls}
+    for cloud in CLOUDS.values():
+        own = {(urlsplit(h).hostname or "").lower() for h in cloud.hosts.values() if h}
+        if hosts & own:
+            return cloud
+    return NEUTRAL
 
 
 def _loopback(url: str) -> bool:

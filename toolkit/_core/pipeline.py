@@ -83,14 +83,16 @@ class Response:
     url: str
     method: str
     operation: str | None = None
+    header_prefix: str = "x-vendor-"
     _parsed: Any = field(default=None, repr=False)
     _has_parsed: bool = field(default=False, repr=False)
 
     @property
     def request_id(self) -> str | None:
-        """The service's request id header, if any."""
+        """The service's request id header (``<header prefix>request-id``), if any."""
         h = self.headers
-        return h.get("x-vendor-request-id") or h.get("request-id") or h.get("requestid")
+        return (h.get(f"{self.header_prefix}request-id") or h.get("request-id")
+                or h.get("requestid"))
 
     def json(self) -> Any:
         """The body parsed with orjson; a body that is not JSON raises ProtocolError."""
@@ -546,7 +548,8 @@ class Pipeline:
                 f"({type(err).__name__}: {redact(str(err.message))[:200]}). {advice}") from err
         except AzureError as err:
             raise TransportError(f"{operation or method}: {redact(str(err))[:300]}") from err
-        response = Response(raw.status_code, raw.headers, raw.content, url, method, operation)
+        response = Response(raw.status_code, raw.headers, raw.content, url, method, operation,
+                            self.header_prefix)
         if raw.status_code not in expected:
             hint = None
             if not idempotent and raw.status_code >= 500:

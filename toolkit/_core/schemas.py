@@ -16,6 +16,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from toolkit._spec.clouds import NEUTRAL_WORDS, REAL_WORDS
+
+#: SQL server key types, in the neutral and the real clouds' words.
+SERVER_KEY_TYPES = ("ServiceManaged", NEUTRAL_WORDS.key_vault_type, REAL_WORDS.key_vault_type)
+
 __all__ = ["SCHEMAS", "Col", "Schema", "schema_for"]
 
 
@@ -161,7 +166,7 @@ ENCRYPTION_PROTECTOR = Schema(
         Col("keyVersion", "string", path="properties.keyVersion"),
         Col("serverKeyName", "string", path="properties.serverKeyName"),
         Col("serverKeyType", "category", path="properties.serverKeyType",
-            categories=("ServiceManaged", "VendorKeyVault")),
+            categories=SERVER_KEY_TYPES),
         Col("subregion", "string", path="properties.subregion"),
         Col("thumbprint", "string", path="properties.thumbprint"),
         Col("uri", "string", path="properties.uri"),

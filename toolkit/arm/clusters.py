@@ -209,8 +209,10 @@ def hosted_cluster_credentials(subscription_id: str, resource_group: str, cluste
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
+    words = conn.words
     path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
-            f"{conn.namespace}.HostedClusterProvider/hostedClusters/{cluster}/listCredentials")
+            f"{words.hosted_cluster_provider}/{words.hosted_cluster_type}/{cluster}/"
+            "listCredentials")
     response = pipe.send("POST", path, params={"api-version": api_version},
                          operation="hosted_cluster_credentials")
     record = response.json_object()

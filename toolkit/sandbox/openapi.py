@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolkit._spec.clouds import NEUTRAL_WORDS
 from toolkit.sandbox.http import Reply, Request, Route, Router
 
 if TYPE_CHECKING:
@@ -484,7 +485,8 @@ def _operation(route: Route, examples: dict[str, dict[str, Any]],
 
 def _routes(sandbox: Sandbox) -> Iterator[Route]:
     for route in sandbox.router.routes:
-        if route.pattern != OPENAPI_PATH:
+        # a function's call spelling (``usage()``) is the same operation as ``usage``
+        if route.pattern != OPENAPI_PATH and not route.pattern.endswith("()"):
             yield route
 
 
@@ -513,6 +515,11 @@ def build_document(sandbox: Sandbox) -> dict[str, Any]:
     for stem in sorted({s.file for s in _SOURCES.values()}):
         schemas.update(_definitions(stem))
     text = json.dumps({"paths": paths, "schemas": schemas})
+    neutral = NEUTRAL_WORDS
+    words = sandbox.words
+    text = text.replace(f"{neutral.hosted_cluster_provider}/{neutral.hosted_cluster_type}",
+                        f"{words.hosted_cluster_provider}/{words.hosted_cluster_type}")
+    text = text.replace(neutral.key_vault_type, words.key_vault_type)
     if sandbox.namespace != "Vendor":
         text = text.replace("Vendor.", f"{sandbox.namespace}.")
     if sandbox.header_prefix != "x-vendor-":
