@@ -14,7 +14,9 @@ from toolkit.sandbox.server import Sandbox
 
 @pytest.fixture(scope="session")
 def cloud_sandbox() -> Any:
-    with Sandbox(cloud="public", tls=True, lro_polls=2, lro_retry_after=0) as sb:
+    # Retry-After: 1 (not 0): the eventstream client's poller ignores polling_interval and
+    # waits its own 30 s default whenever the service names no positive wait
+    with Sandbox(cloud="public", tls=True, lro_polls=2, lro_retry_after=1) as sb:
         yield sb
 
 
