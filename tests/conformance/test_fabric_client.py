@@ -59,7 +59,7 @@ def test_create_with_definition_follows_the_operation_to_the_item(fabric, worksp
             workspace, models.CreateEventstreamRequest(display_name="conformance-flow",
                                                        definition=_definition()),
             polling_interval=0)
-    assert [r.status for r in log][0] == 202
+    assert log[0].status == 202
     assert log[-1].route == "fabric_operation_result"
     assert item.display_name == "conformance-flow" and item.type == "Eventstream"
     assert item.id and item.workspace_id == workspace
