@@ -3,7 +3,6 @@ frames as against the neutral sandbox: the same rows, with the real words in ids
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 import pandas as pd
@@ -11,34 +10,15 @@ import pytest
 
 import toolkit
 from tests.reliability.cases import CASES, canonical
-from toolkit._spec.clouds import NEUTRAL, PUBLIC
+from tests.replay import in_words
+from toolkit._spec.clouds import PUBLIC
 from toolkit.sandbox.server import Sandbox
 
-
-def _word_pairs() -> list[tuple[str, str]]:
-    """(neutral, real) words from the clouds' facts, longest first (a namespace word inside a
-    longer word is replaced with it)."""
-    pairs = {(getattr(NEUTRAL.words, f.name), getattr(PUBLIC.words, f.name))
-             for f in fields(NEUTRAL.words)}
-    pairs |= {(NEUTRAL.vault_suffix, PUBLIC.vault_suffix), (NEUTRAL.k8s_suffix, PUBLIC.k8s_suffix),
-              (NEUTRAL.environment, PUBLIC.environment)}
-    pairs |= {(NEUTRAL.words.async_header.replace("-", ""),
-               PUBLIC.words.async_header.replace("-", ""))}
-    return sorted(pairs, key=lambda p: -len(p[0]))
-
-
-PAIRS = _word_pairs()
 NEUTRAL_ONLY = ("Vendor", "vendor.graph", "vault.vendor.net", "vendork8s.io", "x-vendor-")
 
 
 def _real(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return tuple(_real(v) for v in value)
-    if isinstance(value, str):
-        for neutral, real in PAIRS:
-            value = value.replace(neutral, real).replace(neutral.upper(), real.upper())
-        return value
-    return value
+    return in_words(value, PUBLIC)
 
 
 def _strings(rows: list[tuple[Any, ...]]) -> list[str]:
