@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
                       cloud=args.cloud)
     sandbox.start()
     out = sys.stdout
-    out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}, the {args.cloud} cloud's "
-              "vocabulary); Ctrl-C stops it\n")
-    out.write(f"connect with TOOLKIT_BASE_URL={sandbox.url} TOOLKIT_CLOUD={args.cloud}\n")
+    out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}; the {args.cloud} cloud's "
+              f"words: connect with cloud={args.cloud!r} or TOOLKIT_CLOUD={args.cloud}); "
+              "Ctrl-C stops it\n")
     if sandbox.ca_file:
         out.write(f"CA certificate: {sandbox.ca_file} (pass verify= this path)\n")
     if args.show_credentials:

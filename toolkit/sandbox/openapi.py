@@ -465,9 +465,10 @@ def _operation(route: Route, examples: dict[str, dict[str, Any]],
         for media in body["content"].values():
             media["example"] = bodies[route.name]
     out: dict[str, Any] = {
+        # a function's call spelling (``usage()``) is the same operation under its own id
         "operationId": route.name + ("_" + route.pattern.split("/")[1]
                                      if route.pattern.startswith(("/beta", "/v1.0", "/v1/"))
-                                     else ""),
+                                     else "") + ("_call" if route.pattern.endswith("()") else ""),
         "tags": [route.family],
         "summary": (op or {}).get("summary") or (op or {}).get("description", "")[:200]
         or route.name.replace("_", " "),
@@ -485,8 +486,7 @@ def _operation(route: Route, examples: dict[str, dict[str, Any]],
 
 def _routes(sandbox: Sandbox) -> Iterator[Route]:
     for route in sandbox.router.routes:
-        # a function's call spelling (``usage()``) is the same operation as ``usage``
-        if route.pattern != OPENAPI_PATH and not route.pattern.endswith("()"):
+        if route.pattern != OPENAPI_PATH:
             yield route
 
 

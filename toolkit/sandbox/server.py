@@ -326,10 +326,14 @@ class Sandbox:
               roles: Sequence[str] = ALL_ROLES, audience: str | None = None) -> str:
         """A raw token for a family, or for all four with ``family=None`` (tests use it to make
         expired or wrong-audience tokens)."""
-        if audience is None:
-            audience = [self.audiences(f)[0] for f in self.cloud.hosts] if family is None \
-                else self.audiences(family)[0]
-        return self.authority.mint(audience, expires_in=expires_in, roles=roles)
+        aud: str | list[str]
+        if audience is not None:
+            aud = audience
+        elif family is None:
+            aud = [self.audiences(f)[0] for f in self.cloud.hosts]
+        else:
+            aud = self.audiences(family)[0]
+        return self.authority.mint(aud, expires_in=expires_in, roles=roles)
 
     def audiences(self, family: str) -> tuple[str, ...]:
         """The token audiences the sandbox accepts for a family: its cloud's (the public
