@@ -8,12 +8,19 @@ beyond this module's names: the functions load their modules on first use.
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+def _quiet_masked_logger() -> None:
+    # a handler that emits nothing (the library's NullHandler) and masks secrets in every record
+    # of the toolkit's loggers before any other handler sees it
+    from toolkit._core.secrets import install_log_redaction
+
+    install_log_redaction(__name__)
+
+
+_quiet_masked_logger()
 
 # public name -> module that defines it
 _EXPORTS = {
@@ -35,6 +42,9 @@ _EXPORTS = {
     "ProtocolError": "toolkit._core.errors",
     "OperationFailedError": "toolkit._core.errors",
     "OperationTimeoutError": "toolkit._core.errors",
+    "OperationWaitError": "toolkit._core.errors",
+    "UntrustedOriginError": "toolkit._core.errors",
+    "ResponseLimitError": "toolkit._core.errors",
     "TruncatedResultWarning": "toolkit._core.errors",
     "backend_health": "toolkit.arm.network",
     "check_server_names": "toolkit.arm.sql",
@@ -77,12 +87,15 @@ if TYPE_CHECKING:  # pragma: no cover
         NotFoundError,
         OperationFailedError,
         OperationTimeoutError,
+        OperationWaitError,
         ProtocolError,
         RateLimitError,
+        ResponseLimitError,
         ServiceError,
         ToolkitError,
         TransportError,
         TruncatedResultWarning,
+        UntrustedOriginError,
         ValidationError,
     )
     from toolkit._core.polling import ItemOperation, Operation  # noqa: F401

@@ -21,12 +21,16 @@ Environment variables (each gives the keyword of the same meaning):
 ``TOOLKIT_MAPS_CLIENT_ID``     ``maps_client_id`` (account id sent with bearer tokens to maps)
 ``TOOLKIT_NAMESPACE``          ``namespace`` (provider namespace word; the cloud's by default)
 ``TOOLKIT_HEADER_PREFIX``      ``header_prefix`` (the cloud's by default)
-``TOOLKIT_VERIFY``             ``verify``: ``true``, ``false`` or a CA bundle path
+``TOOLKIT_VERIFY``             ``verify``: ``true``, ``false`` (loopback only) or a CA bundle path
+``TOOLKIT_TRUSTED_HOSTS``      ``trusted_hosts``: comma-separated extra hosts links may name
 ``TOOLKIT_MAX_RETRIES``        retries per request (default 5)
 ``TOOLKIT_MAX_RETRY_WAIT``     longest ``Retry-After`` waited out, in seconds (default 60)
 ``TOOLKIT_MAX_CONCURRENCY``    concurrent requests of a fan-out (default 8)
 ``TOOLKIT_TIMEOUT``            read timeout of one request, seconds (default 120)
+``TOOLKIT_REQUEST_DEADLINE``   overall seconds one request may take (default 600)
+``TOOLKIT_MAX_BODY_BYTES``     largest response body, after decompression (default 256 MiB)
 ``TOOLKIT_POLL_INTERVAL``      wait between polls when the service names none (default 30)
+``TOOLKIT_MIN_POLL_WAIT``      shortest wait between polls (default 1)
 ``TOOLKIT_PROGRESS``           ``0`` hides progress bars
 ``TOOLKIT_SANDBOX``            ``1`` forces the sandbox even when endpoints are set
 ``TOOLKIT_SANDBOX_SEED``       seed of the sandbox world (default 7)
@@ -44,10 +48,10 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from toolkit import __version__
+from toolkit._core.config import Credentials, FamilyConfig, Settings, check_verify
 from toolkit._core.errors import ValidationError
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
-from toolkit._core.secrets import RedactingFilter, Secret
+from toolkit._core.secrets import Secret, install_log_redaction
 from toolkit._spec.clouds import CLOUDS, DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
 
 if TYPE_CHECKING:
@@ -60,37 +64,6 @@ __all__ = ["Connection", "Settings", "connect", "get_connection"]
 #: Token scopes per family of the specification's neutral cloud (a Connection built by hand).
 DEFAULT_SCOPES: dict[str, str | None] = dict(NEUTRAL.scopes)
 
-
-@dataclass(frozen=True)
-class Settings:
-    """Behaviour settings of a connection (all have ``TOOLKIT_*`` variables)."""
-
-    max_retries: int = 5
-    max_retry_wait: float = 60.0
-    backoff: float = 0.8
-    max_concurrency: int = 8
-    connect_timeout: float = 10.0
-    read_timeout: float = 120.0
-    poll_interval: float = 30.0
-    progress: bool = True
-    progress_min: int = 5
-    user_agent: str = f"toolkit/{__version__}"
-
-    def validated(self) -> Settings:
-        """Check the ranges; raise ValidationError naming the setting."""
-        checks = [
-            ("max_retries", 0 <= self.max_retries <= 50, "between 0 and 50"),
-            ("max_retry_wait", self.max_retry_wait >= 0, "at least 0 seconds"),
-            ("max_concurrency", 1 <= self.max_concurrency <= 64, "between 1 and 64"),
-            ("read_timeout", self.read_timeout > 0, "more than 0 seconds"),
-            ("poll_interval", self.poll_interval >= 0, "at least 0 seconds"),
-        ]
-        for name, ok, rule in checks:
-            if not ok:
-                raise ValidationError(name, getattr(self, name), rule)
-        return self
-
-
 _FAMILY_NAMES = {"arm": "resource management", "maps": "maps", "graph": "identity (Graph)",
                  "fabric": "eventstreams (Fabric)"}
 
@@ -99,7 +72,12 @@ _ENV_SETTINGS = {
     "max_retry_wait": ("TOOLKIT_MAX_RETRY_WAIT", float),
     "max_concurrency": ("TOOLKIT_MAX_CONCURRENCY", int),
     "read_timeout": ("TOOLKIT_TIMEOUT", float),
+    "request_deadline": ("TOOLKIT_REQUEST_DEADLINE", float),
+    "max_body_bytes": ("TOOLKIT_MAX_BODY_BYTES", int),
     "poll_interval": ("TOOLKIT_POLL_INTERVAL", float),
+    "min_poll_wait": ("TOOLKIT_MIN_POLL_WAIT", float),
+    "trusted_hosts": ("TOOLKIT_TRUSTED_HOSTS",
+                      lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
     "progress": ("TOOLKIT_PROGRESS", lambda v: v.strip().lower() not in ("0", "false", "no")),
 }
 
@@ -155,9 +133,10 @@ class Connection:
     sandbox: Sandbox | None = None
     stats: Stats = field(default_factory=Stats)
     sleep: Any = time.sleep
+    async_header: str = ""
+    owns_sandbox: bool = False
     cloud: Cloud = NEUTRAL
     words: Vocabulary = NEUTRAL.words
-    async_header: str = ""
 
     def __post_init__(self) -> None:
         self._pipelines: dict[str, Pipeline] = {}
@@ -229,12 +208,31 @@ class Connection:
         limits and timeouts see the time they asked to wait as passed."""
         return time.monotonic() + self._skipped
 
+    def config_for(self, family: str) -> FamilyConfig:
+        """The frozen configuration the family's pipeline is built from."""
+        return FamilyConfig(
+            family=family, base_url=self.url_for(family), scope=self._scope_needed(family),
+            header_prefix=self.header_prefix, namespace=self.namespace,
+            async_header=self.async_header,
+            verify=self.verify, settings=self.settings,
+            credentials=Credentials(self.credential, self.token, self.maps_key,
+                                    self.maps_sas_token, self.maps_client_id),
+            stats=self.stats, sleep=self.sleep_for, clock=self.clock,
+        )
+
+    def _scope_needed(self, family: str) -> str | None:
+        """The family's scope; a credential that will be asked for a token needs one."""
+        if self.credential is None or self.token is not None or (
+                family == "maps" and (self.maps_key or self.maps_sas_token)):
+            return self.scopes.get(family)
+        return self.scope_for(family)
+
     def pipeline(self, family: str) -> Pipeline:
         """The family's pipeline, built on first use and kept."""
         with self._lock:
             pipe = self._pipelines.get(family)
             if pipe is None:
-                pipe = self._pipelines[family] = Pipeline(self, family)
+                pipe = self._pipelines[family] = Pipeline(self.config_for(family))
             return pipe
 
     def close(self) -> None:
@@ -243,7 +241,7 @@ class Connection:
             for pipe in self._pipelines.values():
                 pipe.close()
             self._pipelines.clear()
-        if self.sandbox is not None and getattr(self, "_owns_sandbox", False):
+        if self.sandbox is not None and self.owns_sandbox:
             self.sandbox.stop()
 
     def __repr__(self) -> str:
@@ -264,18 +262,10 @@ class Connection:
 
 _default: Connection | None = None
 _default_lock = threading.RLock()
-_filter_installed = False
 
 
 def _install_redaction() -> None:
-    global _filter_installed
-    if _filter_installed:
-        return
-    redactor = RedactingFilter()
-    for name in ("toolkit", "azure.core.pipeline.policies.http_logging_policy", "azure.identity",
-                 "urllib3.connectionpool"):
-        logging.getLogger(name).addFilter(redactor)
-    _filter_installed = True
+    install_log_redaction("toolkit", "azure", "urllib3")
 
 
 def connect(
@@ -333,13 +323,15 @@ def connect(
         Low-level override of the custom header prefix (``x-ms-`` / ``x-vendor-``).
     verify : bool or str
         TLS verification: ``True``, or a CA bundle path (for a sandbox serving HTTPS). ``False``
-        is refused for non-loopback addresses.
+        is accepted for loopback addresses only (and every request is held to that); any other
+        value is a ValidationError.
     sandbox : bool or Sandbox, optional
         ``True`` starts the embedded sandbox whatever else is set; a running ``Sandbox`` is
         used as is.
     **settings
         Any :class:`Settings` field (``max_retries``, ``max_retry_wait``, ``max_concurrency``,
-        ``read_timeout``, ``poll_interval``, ``progress``...).
+        ``read_timeout``, ``request_deadline``, ``max_body_bytes``, ``poll_interval``,
+        ``min_poll_wait``, ``trusted_hosts``, ``progress``...).
 
     Returns
     -------
@@ -385,8 +377,8 @@ def connect(
         raise ValidationError("cloud", cloud, f"the sandbox given speaks the "
                               f"{sandbox.cloud.name} cloud's vocabulary; start one with "
                               f"Sandbox(cloud={chosen.name!r})")
-    if verify is True and env.get("TOOLKIT_VERIFY"):
-        v = env["TOOLKIT_VERIFY"]
+    if verify is True and env.get("TOOLKIT_VERIFY", "").strip():
+        v = env["TOOLKIT_VERIFY"].strip()
         verify = False if v.lower() in ("0", "false", "no") else (True if v.lower() in (
             "1", "true", "yes") else v)
     if env.get("TOOLKIT_SANDBOX", "").lower() in ("1", "true", "yes") and sandbox is None:
@@ -431,22 +423,18 @@ def connect(
         if fam not in FAMILIES:
             raise ValidationError("scopes", fam, f"families are {', '.join(FAMILIES)}")
         token_scopes[fam] = scope
-    urls = resolved
-    if verify is False and not all(_loopback(u) for u in urls.values() if u):
-        raise ValidationError("verify", False, "TLS verification may be turned off only for "
-                              "loopback addresses; pass a CA bundle path instead")
+    verify = check_verify(verify, [u for u in resolved.values() if u])
 
     conn = Connection(
-        arm_url=urls["arm"], maps_url=urls["maps"], graph_url=urls["graph"],
-        fabric_url=urls["fabric"], credential=credential,
+        arm_url=resolved["arm"], maps_url=resolved["maps"], graph_url=resolved["graph"],
+        fabric_url=resolved["fabric"], credential=credential,
         token=_as_secret(token, "token"), maps_key=_as_secret(maps_key, "maps key"),
         maps_sas_token=_as_secret(maps_sas_token, "maps SAS token"),
         maps_client_id=maps_client_id, namespace=namespace or chosen.words.namespace,
         header_prefix=header_prefix or chosen.words.header_prefix,
-        verify=verify, settings=conf, sandbox=running, scopes=token_scopes, cloud=chosen,
-        words=chosen.words,
+        verify=verify, settings=conf, sandbox=running, owns_sandbox=owns, scopes=token_scopes,
+        cloud=chosen, words=chosen.words,
     )
-    conn._owns_sandbox = owns  # type: ignore[attr-defined]
     global _default
     with _default_lock:
         _default = conn
@@ -470,12 +458,6 @@ def _cloud_of(urls: list[str]) -> Cloud:
         if hosts & own:
             return cloud
     return NEUTRAL
-
-
-def _loopback(url: str) -> bool:
-    from toolkit._core.pipeline import is_loopback
-
-    return is_loopback(url)
 
 
 def _announce(line: str) -> None:

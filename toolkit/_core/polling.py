@@ -18,6 +18,12 @@ error.
 An :class:`Operation` is the handle: ``result(timeout=)`` waits for the end and returns the
 parsed result; a timeout raises :class:`~toolkit._core.errors.OperationTimeoutError` carrying the
 handle, so the caller can resume.
+
+Every wait between polls is bounded: at least ``min_poll_wait`` (a ``Retry-After: 0`` does not
+make the toolkit spin), and a wait the service asks for beyond ``max_retry_wait`` is not sat out:
+:class:`~toolkit._core.errors.OperationWaitError` carries the handle to resume later, as a
+throttled request's ``RateLimitError`` does. A status body of the wrong shape is a
+:class:`~toolkit._core.errors.ProtocolError`.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from toolkit._core.errors import (
     ErrorInfo,
     OperationFailedError,
     OperationTimeoutError,
+    OperationWaitError,
     ProtocolError,
     RateLimitError,
     ServiceError,
@@ -51,6 +58,8 @@ _TERMINAL = {"succeeded", "failed", "canceled", "cancelled"}
 
 
 def _retry_after(response: Response, default: float) -> float:
+    """The ``Retry-After`` seconds of a poll answer; absent or unreadable gives ``default``,
+    a negative one 0, an infinite one infinity (refused by the ceiling)."""
     value = response.headers.get("retry-after")
     if value is None:
         return default
@@ -58,7 +67,9 @@ def _retry_after(response: Response, default: float) -> float:
         wait = float(value)
     except ValueError:
         return default
-    return max(0.0, wait) if math.isfinite(wait) else default
+    if math.isnan(wait):
+        return default
+    return max(0.0, wait)
 
 
 class Operation(Generic[T]):
@@ -106,7 +117,7 @@ class Operation(Generic[T]):
             self._final = initial
             self.status = "Succeeded"
             return
-        async_header = pipeline.connection.async_header
+        async_header = pipeline.config.async_header
         self._async_url = initial.headers.get(async_header)
         self._location = initial.headers.get("location")
         self._next_wait = _retry_after(initial, default_wait)
@@ -132,16 +143,21 @@ class Operation(Generic[T]):
         self.polls += 1
         if self._async_url:
             response = self.pipeline.send("GET", self._async_url, operation=self.name)
-            body = response.json() or {}
-            status = str(body.get("status", "InProgress"))
+            body = response.json_object()
+            status = body.get("status", "InProgress")
+            if not isinstance(status, str):
+                raise ProtocolError(f"{self.name}: the operation status is "
+                                    f"{type(status).__name__}, not a string",
+                                    url=self._async_url, status=response.status)
             self._next_wait = _retry_after(response, self._default_wait)
             if status.lower() not in _TERMINAL:
                 return
             if status.lower() != "succeeded":
                 self.status = status
-                err = body.get("error") or {}
+                err = body.get("error")
+                info = parse_error_body({"error": err} if isinstance(err, dict) else None)
                 self._error = OperationFailedError(
-                    200, ErrorInfo(code=err.get("code") or status, message=err.get("message")),
+                    200, ErrorInfo(code=info.code or status, message=info.message),
                     operation=self.name, url=self._async_url)
                 raise self._error
             final_url = self._location if (self._method == "POST" and self._location) \
@@ -194,13 +210,22 @@ class Operation(Generic[T]):
         if self._final is not None:
             return self._parsed()
         spent = 0.0
+        settings = self.pipeline.config.settings
+        # the toolkit's own default wait is the user's choice; a longer one the service asks
+        # for is not sat out
+        ceiling = max(settings.max_retry_wait, self._default_wait)
         while self.status == "InProgress":
-            wait = self._next_wait
+            asked = self._next_wait
+            if asked > ceiling:
+                # resuming later polls at once: the caller has sat out the wait by then
+                self._next_wait = 0.0
+                raise OperationWaitError(self.name, self.url, asked, ceiling, self)
+            wait = max(asked, settings.min_poll_wait)
             if timeout is not None and spent + wait > timeout:
                 raise OperationTimeoutError(self.name, self.url, timeout, self)
             if wait > 0:
                 logger.debug("%s: waiting %.1f s before poll %d", self.name, wait, self.polls + 1)
-                self.pipeline.connection.sleep_for(wait)
+                self.pipeline.config.sleep(wait)
             self.waited += wait
             started = time.monotonic()
             self._poll()
@@ -238,7 +263,7 @@ def start_arm_operation(
         logger.info("%s: accepted (202), polling", name)
     op = Operation(pipeline, name=name, initial=initial, resource_url=pipeline.url(path, params),
                    method=method, parse=parse,
-                   default_wait=pipeline.connection.settings.poll_interval)
+                   default_wait=pipeline.config.settings.poll_interval)
     return op.result(timeout) if wait else op
 
 
@@ -375,5 +400,5 @@ def start_item_operation(
     if initial.status == 202:
         logger.info("%s: accepted (202), polling the operation state", name)
     op = ItemOperation(pipeline, name=name, initial=initial, parse=parse,
-                       default_wait=pipeline.connection.settings.poll_interval)
+                       default_wait=pipeline.config.settings.poll_interval)
     return op.result(timeout) if wait else op
