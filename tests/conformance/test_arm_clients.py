@@ -11,13 +11,11 @@ import pytest
 import yaml
 from azure.core.exceptions import HttpResponseError
 from azure.mgmt.containerservice import ContainerServiceClient
-from azure.mgmt.network import NetworkManagementClient
-from azure.mgmt.network import models as network_models
+from azure.mgmt.network import NetworkManagementClient, models as network_models
 from azure.mgmt.policyinsights import PolicyInsightsClient
 from azure.mgmt.policyinsights.models import QueryOptions
 from azure.mgmt.redhatopenshift import AzureRedHatOpenShiftClient
-from azure.mgmt.sql import SqlManagementClient
-from azure.mgmt.sql import models as sql_models
+from azure.mgmt.sql import SqlManagementClient, models as sql_models
 from azure.mgmt.support import MicrosoftSupport
 
 import toolkit
