@@ -67,3 +67,23 @@ def test_same_rows_with_the_real_words(pair, name) -> None:
         if isinstance(public[column].dtype, pd.CategoricalDtype):
             assert not public[column].isna().any() or neutral[column].isna().any(), \
                 f"{column}: a real word its categories do not know"
+
+
+def test_policy_components_name_the_clouds_vault_hosts(pair) -> None:
+    catalog, conns = pair
+    groups = catalog[catalog["kind"] == "resource_group"]
+    for cloud, ns, suffix in (("public", "Microsoft", ".vault.azure.net/"),
+                              ("neutral", "Vendor", ".vault.vendor.net/")):
+        conn = conns[cloud]
+        vault = None
+        for sub, rg in zip(groups["subscription_id"], groups["resource_group"], strict=True):
+            states = toolkit.policy_states(
+                sub, rg, filter=f"resourceType eq '/{ns}.KeyVault/vaults'", select="resourceId",
+                connection=conn)
+            if len(states):
+                vault = str(states["resourceId"].iloc[0])
+                break
+        assert vault is not None, "the world has a key vault"
+        df = toolkit.policy_states(scope=vault, expand="components", connection=conn)
+        ids = [c["id"] for v in df["components"].dropna() for c in v]
+        assert ids and all(suffix in i for i in ids), (cloud, ids[:3])
