@@ -35,11 +35,15 @@ from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar, overload
 
 from toolkit._core.errors import (
+    ApiError,
+    AuthenticationError,
     ErrorInfo,
     OperationFailedError,
     OperationTimeoutError,
     OperationWaitError,
     ProtocolError,
+    RateLimitError,
+    ServiceError,
     parse_error_body,
 )
 from toolkit._core.pipeline import Pipeline, Response
@@ -164,8 +168,19 @@ class Operation(Generic[T]):
             self.status = "Succeeded"
             return
         # without the async header, the URL polled is the Location
-        response = self.pipeline.send("GET", self.url, operation=self.name,
-                                      expected=(200, 201, 202, 204))
+        try:
+            response = self.pipeline.send("GET", self.url, operation=self.name,
+                                          expected=(200, 201, 202, 204))
+        except (AuthenticationError, RateLimitError, ServiceError):
+            raise
+        except ApiError as err:
+            # a Location poll that answers an error is the operation's failure
+            self.status = "Failed"
+            self._error = OperationFailedError(
+                err.status, ErrorInfo(code=err.code, message=err.message,
+                                      request_id=err.request_id),
+                operation=self.name, url=self.url)
+            raise self._error from None
         if response.status == 202:
             self.url = response.headers.get("location") or self.url
             self._location = self.url
