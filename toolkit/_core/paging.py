@@ -13,15 +13,14 @@ import queue
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import pandas as pd
 
 from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWarning
-from toolkit._core.frames import FrameBuilder
 from toolkit._core.pipeline import Pipeline, Response
 from toolkit._core.progress import progress_bar
 from toolkit._core.provenance import provenance
@@ -182,6 +181,18 @@ class _Chain:
                                 "without end", url=page.response.url)
 
 
+
+class FrameSink(Protocol):
+    """What pages are fed into: :class:`~toolkit._core.frames.FrameBuilder` or
+    :class:`~toolkit._core.columns.InterningBuilder`."""
+
+    rows: int
+
+    def add(self, records: list[Any]) -> None: ...
+
+    def build(self, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame: ...
+
+
 def iter_pages(
     pipeline: Pipeline,
     method: str,
@@ -195,7 +206,7 @@ def iter_pages(
     prefetch: bool = False,
     first: Response | None = None,
     decode: Decoder | None = None,
-) -> Iterator[Page]:
+) -> Generator[Page, None, None]:
     """Yield every page of a collection, following next links until there are none.
 
     ``headers`` (e.g. ``Accept-Language``) go with every page's request. A repeated next link
@@ -343,7 +354,7 @@ def _unreadable(response: Response) -> bool:
     return False
 
 
-def _resumable(pages: Iterator[Page], builder: FrameBuilder, operation: str,
+def _resumable(pages: Iterator[Page], builder: FrameSink, operation: str,
                api_version: str | None, request_ids: list[str]) -> Iterator[Page]:
     """The pages, with any failure given the rows read so far and the link to resume from."""
     try:
@@ -362,7 +373,7 @@ def _resumable(pages: Iterator[Page], builder: FrameBuilder, operation: str,
 
 def collect_frame(
     pages: Iterator[Page],
-    builder: FrameBuilder,
+    builder: FrameSink,
     *,
     operation: str,
     max_items: int | None = None,
@@ -376,7 +387,7 @@ def collect_frame(
     ----------
     pages : iterator of Page
         From :func:`iter_pages`.
-    builder : FrameBuilder
+    builder : FrameBuilder or InterningBuilder
         Receives the items (after ``transform``).
     max_items : int, optional
         Keep at most this many rows; when more exist, warn with TruncatedResultWarning and set

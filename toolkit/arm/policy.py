@@ -325,11 +325,11 @@ def policy_states(
     pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION,
                        prefetch=True, first=first, decode=decode)
     try:
-        return collect_frame(pages, new_builder(),  # type: ignore[arg-type]
+        return collect_frame(pages, new_builder(),
                              operation=OPERATION, max_items=max_items, connection=conn,
                              api_version=api_version)
     finally:
-        pages.close()  # type: ignore[attr-defined]
+        pages.close()
 
 
 def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
