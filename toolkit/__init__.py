@@ -23,6 +23,10 @@ _EXPORTS = {
     "Settings": "toolkit.connection",
     "Secret": "toolkit._core.secrets",
     "Operation": "toolkit._core.polling",
+    "resume_operation": "toolkit._core.polling",
+    "cache_clear": "toolkit._core.cache",
+    "to_parquet": "toolkit._core.exports",
+    "read_parquet": "toolkit._core.exports",
     "ToolkitError": "toolkit._core.errors",
     "ValidationError": "toolkit._core.errors",
     "ApiError": "toolkit._core.errors",
@@ -70,6 +74,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from toolkit._core.cache import cache_clear  # noqa: F401
     from toolkit._core.errors import (  # noqa: F401
         ApiError,
         AuthenticationError,
@@ -85,7 +90,8 @@ if TYPE_CHECKING:  # pragma: no cover
         TruncatedResultWarning,
         ValidationError,
     )
-    from toolkit._core.polling import ItemOperation, Operation  # noqa: F401
+    from toolkit._core.exports import read_parquet, to_parquet  # noqa: F401
+    from toolkit._core.polling import ItemOperation, Operation, resume_operation  # noqa: F401
     from toolkit._core.secrets import Secret  # noqa: F401
     from toolkit.arm.clusters import (  # noqa: F401
         cluster_monitoring_credentials,

@@ -27,6 +27,7 @@ Environment variables (each gives the keyword of the same meaning):
 ``TOOLKIT_TIMEOUT``            read timeout of one request, seconds (default 120)
 ``TOOLKIT_POLL_INTERVAL``      wait between polls when the service names none (default 30)
 ``TOOLKIT_PROGRESS``           ``0`` hides progress bars
+``TOOLKIT_CACHE``              ``1`` (default file) or a file path: cache read answers on disk
 ``TOOLKIT_SANDBOX``            ``1`` forces the sandbox even when endpoints are set
 ``TOOLKIT_SANDBOX_SEED``       seed of the sandbox world (default 7)
 ``TOOLKIT_SANDBOX_SECRET``     derive the started sandbox's signing key and maps key from this
@@ -86,6 +87,7 @@ class Settings:
     progress: bool = True
     progress_min: int = 5
     user_agent: str = f"toolkit/{__version__}"
+    cache: str | bool | None = None
 
     def validated(self) -> Settings:
         """Check the ranges; raise ValidationError naming the setting."""
@@ -95,6 +97,8 @@ class Settings:
             ("max_concurrency", 1 <= self.max_concurrency <= 64, "between 1 and 64"),
             ("read_timeout", self.read_timeout > 0, "more than 0 seconds"),
             ("poll_interval", self.poll_interval >= 0, "at least 0 seconds"),
+            ("cache", self.cache is None or isinstance(self.cache, (bool, str, os.PathLike)),
+             "True, False, None or the path of a cache file"),
         ]
         for name, ok, rule in checks:
             if not ok:
@@ -109,6 +113,7 @@ _ENV_SETTINGS = {
     "read_timeout": ("TOOLKIT_TIMEOUT", float),
     "poll_interval": ("TOOLKIT_POLL_INTERVAL", float),
     "progress": ("TOOLKIT_PROGRESS", lambda v: v.strip().lower() not in ("0", "false", "no")),
+    "cache": ("TOOLKIT_CACHE", str),
 }
 
 
@@ -286,7 +291,9 @@ def connect(
         used as is.
     **settings
         Any :class:`Settings` field (``max_retries``, ``max_retry_wait``, ``max_concurrency``,
-        ``read_timeout``, ``poll_interval``, ``progress``...).
+        ``read_timeout``, ``poll_interval``, ``progress``...). ``cache=True`` (or a file path)
+        keeps read answers in an on-disk cache keyed by the caller's identity
+        (:mod:`toolkit._core.cache`); ``toolkit.cache_clear()`` empties it.
 
     Returns
     -------

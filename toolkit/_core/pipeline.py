@@ -39,6 +39,7 @@ from azure.core.pipeline.policies import (
 from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest
 
+from toolkit._core.cache import cache_path, cached_session, lifetime_header
 from toolkit._core.errors import (
     AuthenticationError,
     ErrorInfo,
@@ -167,6 +168,14 @@ class _WholeBodyAdapter(requests.adapters.HTTPAdapter):
             raise requests.exceptions.SSLError(err) from err
         response._content_consumed = True
         return response
+
+
+def _session(connection: Connection) -> requests.Session:
+    """A plain session, or one answering reads from the response cache when it is on."""
+    path = cache_path(connection.settings.cache)
+    if path is None:
+        return requests.Session()
+    return cached_session(path, connection.header_prefix)  # type: ignore[no-any-return]
 
 
 class _Transport(RequestsTransport):
@@ -373,11 +382,12 @@ class Pipeline:
         self.header_prefix = connection.header_prefix
         self.stats = connection.stats
         settings = connection.settings
-        session = requests.Session()
+        session = _session(connection)
         adapter = _WholeBodyAdapter(pool_connections=4,
                                     pool_maxsize=settings.max_concurrency + 4, max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
+        self._cached = cache_path(settings.cache) is not None
         verify = connection.verify
         self._transport = _Transport(
             connection.sleep_for, session=session, session_owner=True,
@@ -521,6 +531,8 @@ class Pipeline:
                               headers={"Content-Type": content_type} if body is not None else None)
         if headers:
             request.headers.update(headers)
+        if self._cached:
+            request.headers.update(lifetime_header(operation, method))
         options: dict[str, Any] = {"toolkit_no_retry": no_retry}
         if idempotent:
             options["retry_on_methods"] = _ALL_METHODS
