@@ -134,7 +134,8 @@ if TYPE_CHECKING:  # pragma: no cover
     )
 
 
-_SUBPACKAGES = ("arm", "connection", "fabric", "graph", "maps", "plot", "sandbox", "widgets")
+_SUBPACKAGES = ("arm", "connection", "explore", "fabric", "graph", "maps", "plot", "sandbox",
+                "widgets")
 
 
 def __getattr__(name: str) -> Any:
