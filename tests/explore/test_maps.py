@@ -58,7 +58,7 @@ def test_routes_map_holds_main_and_alternatives_with_the_frames_columns(frames) 
     drawn = routes[~(routes.geometry.isna() | routes.geometry.is_empty)]
     assert summary.loc["main routes", "features"] == (drawn["route_index"] == 0).sum()
     assert summary.loc["alternatives", "features"] == (drawn["route_index"] > 0).sum()
-    assert summary.loc["main routes", "tooltip_fields"] == _columns(routes) + ["delay_s"]
+    assert summary.loc["main routes", "tooltip_fields"] == [*_columns(routes), "delay_s"]
     severities = [i for i in summary.index if i.startswith("incidents: ")]
     assert sum(summary.loc[severities, "features"]) == len(incidents)
     assert summary.loc["incident extents", "features"] == incidents["endPoint"].notna().sum()
