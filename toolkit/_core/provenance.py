@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolkit._core.accessor import register as register_accessor
 from toolkit._core.cache import served_from_cache
 
 __all__ = ["provenance"]
@@ -21,6 +22,7 @@ def provenance(operation: str, api_version: str | None, url: str | None,
         parts = urlsplit(url)
         endpoint = f"{parts.scheme}://{parts.netloc}{parts.path}"
     ids = list(request_ids)
+    register_accessor()  # df.toolkit, once, when the plot extra is installed
     return {
         "operation": operation,
         "api_version": api_version,
