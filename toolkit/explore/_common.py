@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
@@ -257,14 +258,13 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
         layer.add_to(m)
         return layer
     shown = tooltip_frame(rows, geometry)
-    shown["__color"] = colour_list
-    shown["__radius"] = radii
-    fields = [c for c in shown.columns if c not in ("geometry", "__color", "__radius")]
+    fields = [c for c in shown.columns if c != "geometry"]
+    data = _feature_collection(shown, {"__color": colour_list, "__radius": radii})
     style = {"weight": weight, "opacity": opacity, "fillOpacity": 0.8}
     if dash:
         style["dashArray"] = dash
     folium.GeoJson(
-        shown.to_json(drop_id=True),
+        data,
         name=name,
         marker=folium.CircleMarker(radius=radii[0], fill=True),
         style_function=lambda f: {**style, "color": f["properties"]["__color"],
@@ -276,6 +276,27 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
     ).add_to(layer)
     layer.add_to(m)
     return layer
+
+
+def _feature_collection(shown: pd.DataFrame, extra: dict[str, list[Any]]) -> dict[str, Any]:
+    """GeoJSON of a text frame, lines simplified for display (to a ten-thousandth of the
+    layer's extent: invisible at the zoom levels that show it whole), built column-wise."""
+    import shapely
+
+    geoms = np.asarray(shown.geometry, dtype=object)
+    lines = shapely.get_type_id(geoms) >= 1  # (multi)lines and polygons, not points
+    if lines.any():
+        w, s, e, n = shapely.total_bounds(geoms)
+        geoms = geoms.copy()
+        geoms[lines] = shapely.simplify(geoms[lines], max(e - w, n - s) / 10_000)
+    texts = shapely.to_geojson(shapely.set_precision(geoms, 1e-6))
+    columns = {c: shown[c].tolist() for c in shown.columns if c != "geometry"} | extra
+    names = list(columns)
+    features = [{"type": "Feature",
+                 "properties": dict(zip(names, values, strict=True)),
+                 "geometry": orjson.loads(text)}
+                for text, *values in zip(texts, *columns.values(), strict=True)]
+    return {"type": "FeatureCollection", "features": features}
 
 
 def finish(m: Any, *, legend: Sequence[tuple[str, str]] = (), title: str | None = None) -> Any:
