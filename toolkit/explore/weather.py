@@ -13,7 +13,8 @@ from toolkit.plot.weather import AIR_QUALITY_COLORS, STATUS_COLORS
 __all__ = ["air_quality", "alerts"]
 
 
-def air_quality(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480) -> Any:
+def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: str = "auto",
+                height: int | str = 480) -> Any:
     """Air quality at many places: one marker per place in its category colour, larger for a
     higher global index; places the service refused are grey.
 
@@ -23,6 +24,8 @@ def air_quality(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 48
         The frame :func:`toolkit.air_quality` returns, or :func:`toolkit.air_quality_forecast`
         (one layer per day then): ``globalIndex``, ``category``, ``geometry``
         (``categoryColor`` when the service sent it).
+    alerts : GeoDataFrame, optional
+        :func:`toolkit.severe_weather_alerts` for the same places, drawn as layers of their own.
     tiles : {"auto", "roads", "web"}
     height : int or str
 
@@ -35,7 +38,8 @@ def air_quality(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 48
     frame = geo_frame(df, ["globalIndex", "category"], "explore.air_quality")
     if not has_geometry(frame["geometry"]).any():
         raise ValidationError("df", "no places", "explore.air_quality needs places to draw")
-    m = new_map(bounds_of(frame["geometry"]), tiles=tiles, frames=[df], features=len(frame),
+    m = new_map(bounds_of(frame["geometry"]), tiles=tiles,
+                frames=[df, *([alerts] if alerts is not None else [])], features=len(frame),
                 height=height)
     day_column = "day" if "day" in frame.columns else None
     groups = ([(_day_label(rows, day), rows)
@@ -46,9 +50,21 @@ def air_quality(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 48
         radii = (6 + (index.clip(upper=150) / 150) * 8).tolist()
         add_layer(m, rows, "air quality" + (f" {day}" if day else ""), show=i == 0,
                   colors=_colours(rows), radius=radii)
+    if alerts is not None:
+        _alert_layers(m, geo_frame(alerts, ["alertId", "latestStatus.english"],
+                                   "explore.air_quality(alerts=)"))
     present = [c for c in AIR_QUALITY_COLORS if c in set(frame["category"].astype(str))]
     return finish(m, legend=[(c, AIR_QUALITY_COLORS[c]) for c in present],
                   title="air quality")
+
+
+def _alert_layers(m: Any, frame: pd.DataFrame) -> None:
+    placed = frame[has_geometry(frame["geometry"]) & frame["alertId"].notna().to_numpy()]
+    category = placed["category"].astype(object).fillna("alert") if "category" in placed \
+        else pd.Series("alert", index=placed.index)
+    for name, rows in placed.groupby(category, sort=True):
+        colours = [STATUS_COLORS.get(str(s), "#616161") for s in rows["latestStatus.english"]]
+        add_layer(m, rows, f"alerts: {name}", colors=colours, radius=9)
 
 
 def _day_label(rows: pd.DataFrame, day: Any) -> str:
@@ -95,10 +111,6 @@ def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480) ->
         raise ValidationError("df", "no alerts", "explore.alerts needs alerts to draw")
     m = new_map(bounds_of(placed["geometry"]), tiles=tiles, frames=[df], features=len(placed),
                 height=height)
-    category = placed["category"].astype(object).fillna("alert") if "category" in placed \
-        else pd.Series("alert", index=placed.index)
-    for name, rows in placed.groupby(category, sort=True):
-        colours = [STATUS_COLORS.get(str(s), "#616161") for s in rows["latestStatus.english"]]
-        add_layer(m, rows, f"alerts: {name}", colors=colours, radius=9)
+    _alert_layers(m, placed)
     present = [s for s in STATUS_COLORS if s in set(placed["latestStatus.english"].astype(str))]
     return finish(m, legend=[(s, STATUS_COLORS[s]) for s in present], title="latest status")
