@@ -10,6 +10,7 @@ map draws without any network.
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import re
@@ -166,10 +167,18 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
     return m
 
 
-def _road_network() -> Any:
+@functools.lru_cache(maxsize=1)
+def _road_frame() -> Any:
+    """The shipped roads: ``highway`` (road class) and ``geometry`` (LineString, EPSG:4326)."""
+    import geopandas as gpd
+    import shapely
+
     from toolkit.sandbox.maps.roads import network
 
-    return network()
+    net = network()
+    return gpd.GeoDataFrame({"highway": list(net.highway)},
+                            geometry=[shapely.linestrings(c) for c in net.edge_coords],
+                            crs="EPSG:4326")
 
 
 def add_roads(m: Any, bounds: Sequence[float]) -> bool:
@@ -178,31 +187,27 @@ def add_roads(m: Any, bounds: Sequence[float]) -> bool:
     import shapely
 
     folium = folium_module()
-    net = _road_network()
+    roads = _road_frame()
     w, s, e, n = bounds
-    lo, hi = net.lonlat.min(axis=0), net.lonlat.max(axis=0)
-    if e < lo[0] or w > hi[0] or n < lo[1] or s > hi[1]:
-        return False
     grow_x, grow_y = (e - w) * 0.5 + 0.01, (n - s) * 0.5 + 0.01
-    box = (w - grow_x, s - grow_y, e + grow_x, n + grow_y)
+    near = roads.cx[w - grow_x:e + grow_x, s - grow_y:n + grow_y]
+    if near.empty:
+        return False
+    lines = shapely.simplify(np.asarray(near.geometry, dtype=object), _ROAD_TOLERANCE)
     groups: dict[tuple[float, str], list[list[list[float]]]] = {}
-    for i, coords in enumerate(net.edge_coords):
-        xs, ys = coords[:, 0], coords[:, 1]
-        if xs.max() < box[0] or xs.min() > box[2] or ys.max() < box[1] or ys.min() > box[3]:
-            continue
-        style = _ROAD_STYLE.get(net.highway[i], (1.0, "#dcdcdc"))
-        line = shapely.simplify(shapely.linestrings(coords), _ROAD_TOLERANCE)
+    for kind, line in zip(near["highway"], lines, strict=True):
+        style = _ROAD_STYLE.get(str(kind), (1.0, "#dcdcdc"))
         groups.setdefault(style, []).append(
             np.round(shapely.get_coordinates(line), 5).tolist())
     layer = folium.FeatureGroup(name="roads", control=False)
-    for (weight, colour), lines in sorted(groups.items()):
+    for (weight, colour), parts in sorted(groups.items()):
         geojson = {"type": "Feature", "properties": {},
-                   "geometry": {"type": "MultiLineString", "coordinates": lines}}
+                   "geometry": {"type": "MultiLineString", "coordinates": parts}}
         folium.GeoJson(geojson, style_function=_fixed_style(colour, weight),
                        interactive=False, control=False,
                        attribution=ATTRIBUTION).add_to(layer)
     layer.add_to(m)
-    return bool(groups)
+    return True
 
 
 def _fixed_style(colour: str, weight: float, **extra: Any) -> Callable[[Any], dict[str, Any]]:
