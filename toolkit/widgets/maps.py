@@ -284,6 +284,8 @@ class RoutePlanner:
         Routes per plan (main plus alternatives).
     optimize_route : str
         As :func:`toolkit.route_directions`.
+    depart_at : datetime or str, optional
+        Departure time of the plans (as :func:`toolkit.route_directions`); now when omitted.
     debounce : float
         Typing debounce of the boxes.
     interactive : bool, optional
@@ -307,7 +309,7 @@ class RoutePlanner:
     def __init__(self, *, places: pd.DataFrame | None = None, coordinates: Any = None,
                  bbox: Any = None, max_route_count: int = 3,
                  optimize_route: str = "fastestWithTraffic", debounce: float = 0.3,
-                 interactive: bool | None = None,
+                 interactive: bool | None = None, depart_at: Any = None,
                  connection: Connection | None = None) -> None:
         if interactive is not None and not isinstance(interactive, bool):
             raise ValidationError("interactive", interactive, "must be True, False or None")
@@ -320,6 +322,7 @@ class RoutePlanner:
         self.connection = connection
         self.max_route_count = max_route_count
         self.optimize_route = optimize_route
+        self.depart_at = depart_at
         kw = {"coordinates": coordinates, "bbox": bbox, "debounce": debounce,
               "connection": connection}
         self.origin = AutocompleteBox(description="From", **kw)
@@ -377,7 +380,7 @@ class RoutePlanner:
         routes = route_directions([{"origin": ends[0], "destination": ends[1]}],
                                   max_route_count=self.max_route_count,
                                   optimize_route=self.optimize_route,
-                                  connection=self.connection)
+                                  depart_at=self.depart_at, connection=self.connection)
         self.routes = routes
         ok = routes[~routes.geometry.is_empty]
         self.incidents = None
@@ -478,12 +481,13 @@ class RoutePlanner:
 def route_planner(*, places: pd.DataFrame | None = None, coordinates: Any = None,
                   bbox: Any = None, max_route_count: int = 3,
                   optimize_route: str = "fastestWithTraffic", debounce: float = 0.3,
-                  interactive: bool | None = None,
+                  interactive: bool | None = None, depart_at: Any = None,
                   connection: Connection | None = None) -> RoutePlanner:
     """A :class:`RoutePlanner` (see there for the parameters)."""
     return RoutePlanner(places=places, coordinates=coordinates, bbox=bbox,
                         max_route_count=max_route_count, optimize_route=optimize_route,
-                        debounce=debounce, interactive=interactive, connection=connection)
+                        debounce=debounce, interactive=interactive, depart_at=depart_at,
+                        connection=connection)
 
 
 def _folium_installed() -> bool:
