@@ -166,11 +166,14 @@ def cached_session(path: Path, header_prefix: str) -> Any:
     class _Session(CachedSession):  # type: ignore[misc]
         """Caches only what the pipeline marked with a lifetime."""
 
-        def send(self, request: Any, **kw: Any) -> Any:
+        def send(self, request: Any, expire_after: Any = None, only_if_cached: bool = False,
+                 refresh: bool = False, force_refresh: bool = False, **kw: Any) -> Any:
             lifetime = request.headers.pop(LIFETIME_HEADER, None)
             if not lifetime:
                 return requests.Session.send(self, request, **kw)
-            response = super().send(request, expire_after=int(lifetime), **kw)
+            response = super().send(request, expire_after=int(lifetime),
+                                    only_if_cached=only_if_cached, refresh=refresh,
+                                    force_refresh=force_refresh, **kw)
             if getattr(response, "from_cache", False):
                 rid = next((response.headers.get(h) for h in id_headers
                             if response.headers.get(h)), None)

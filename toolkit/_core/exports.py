@@ -135,17 +135,17 @@ def to_parquet(df: pd.DataFrame, path: str | os.PathLike[str], *, reveal: bool =
     meta = {"format": _FORMAT, "columns": kinds, "categories": categories,
             "revealed": reveal and "secret" in kinds.values(), "attrs": df.attrs}
     out.attrs = {}
-    geo = _is_geo(out)
-    if geo:
-        from geopandas.io.arrow import _geopandas_to_arrow
-
-        table = _geopandas_to_arrow(out, index=None)
+    target = os.fspath(path)
+    if _is_geo(out):
+        # geopandas writes the GeoParquet metadata (every geometry column); ours is added after
+        out.to_parquet(target, index=None)
+        table = pq.read_table(target)
     else:
         table = pa.Table.from_pandas(out, preserve_index=None)
     metadata = dict(table.schema.metadata or {})
     metadata[_META_KEY] = orjson.dumps(meta, default=_json_default,
                                        option=orjson.OPT_SERIALIZE_NUMPY)
-    pq.write_table(table.replace_schema_metadata(metadata), os.fspath(path))
+    pq.write_table(table.replace_schema_metadata(metadata), target)
     if meta["revealed"]:
         logger.warning("to_parquet: %s holds revealed secret values (%s)", os.fspath(path),
                        ", ".join(k for k, v in kinds.items() if v == "secret"))
@@ -172,15 +172,15 @@ def read_parquet(path: str | os.PathLike[str]) -> pd.DataFrame:
     _pyarrow()
     import pyarrow.parquet as pq
 
-    table = pq.read_table(os.fspath(path))
-    metadata = table.schema.metadata or {}
+    source = os.fspath(path)
+    metadata = pq.read_schema(source).metadata or {}
     meta: Mapping[str, Any] = orjson.loads(metadata[_META_KEY]) if _META_KEY in metadata else {}
     if b"geo" in metadata:
-        from geopandas.io.arrow import _arrow_to_geopandas
+        import geopandas as gpd
 
-        df = _arrow_to_geopandas(table)
+        df = gpd.read_parquet(source)
     else:
-        df = table.to_pandas()
+        df = pq.read_table(source).to_pandas()
     for name, kind in (meta.get("columns") or {}).items():
         if name not in df.columns:
             continue

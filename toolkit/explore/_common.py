@@ -176,9 +176,8 @@ def _road_frame() -> Any:
     from toolkit.sandbox.maps.roads import network
 
     net = network()
-    return gpd.GeoDataFrame({"highway": list(net.highway)},
-                            geometry=[shapely.linestrings(c) for c in net.edge_coords],
-                            crs="EPSG:4326")
+    lines: list[Any] = [shapely.linestrings(c) for c in net.edge_coords]
+    return gpd.GeoDataFrame({"highway": list(net.highway)}, geometry=lines, crs="EPSG:4326")
 
 
 def add_roads(m: Any, bounds: Sequence[float]) -> bool:
@@ -265,7 +264,7 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
     shown = tooltip_frame(rows, geometry)
     fields = [c for c in shown.columns if c != "geometry"]
     data = _feature_collection(shown, {"__color": colour_list, "__radius": radii})
-    style = {"weight": weight, "opacity": opacity, "fillOpacity": 0.8}
+    style: dict[str, Any] = {"weight": weight, "opacity": opacity, "fillOpacity": 0.8}
     if dash:
         style["dashArray"] = dash
     folium.GeoJson(

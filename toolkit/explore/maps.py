@@ -140,7 +140,7 @@ def _incident_layers(m: Any, df: pd.DataFrame) -> None:
     if len(ends):
         import shapely
 
-        lines = [shapely.LineString([a, b]) if b is not None else None
+        lines: list[Any] = [shapely.LineString([a, b]) if b is not None else None
                  for a, b in zip(ends["geometry"], ends["endPoint"], strict=True)]
         extent = gpd.GeoDataFrame(ends.drop(columns=["geometry", "endPoint"]),
                                   geometry=lines, crs="EPSG:4326")
