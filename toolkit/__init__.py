@@ -8,12 +8,19 @@ beyond this module's names: the functions load their modules on first use.
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+def _quiet_masked_logger() -> None:
+    # a handler that emits nothing (the library's NullHandler) and masks secrets in every record
+    # of the toolkit's loggers before any other handler sees it
+    from toolkit._core.secrets import install_log_redaction
+
+    install_log_redaction(__name__)
+
+
+_quiet_masked_logger()
 
 # public name -> module that defines it
 _EXPORTS = {
@@ -23,7 +30,7 @@ _EXPORTS = {
     "Settings": "toolkit.connection",
     "Secret": "toolkit._core.secrets",
     "Operation": "toolkit._core.polling",
-    "resume_operation": "toolkit._core.polling",
+    "resume_operation": "toolkit.operations",
     "cache_clear": "toolkit._core.cache",
     "to_parquet": "toolkit._core.exports",
     "read_parquet": "toolkit._core.exports",
@@ -39,6 +46,9 @@ _EXPORTS = {
     "ProtocolError": "toolkit._core.errors",
     "OperationFailedError": "toolkit._core.errors",
     "OperationTimeoutError": "toolkit._core.errors",
+    "OperationWaitError": "toolkit._core.errors",
+    "UntrustedOriginError": "toolkit._core.errors",
+    "ResponseLimitError": "toolkit._core.errors",
     "TruncatedResultWarning": "toolkit._core.errors",
     "backend_health": "toolkit.arm.network",
     "check_server_names": "toolkit.arm.sql",
@@ -82,16 +92,19 @@ if TYPE_CHECKING:  # pragma: no cover
         NotFoundError,
         OperationFailedError,
         OperationTimeoutError,
+        OperationWaitError,
         ProtocolError,
         RateLimitError,
+        ResponseLimitError,
         ServiceError,
         ToolkitError,
         TransportError,
         TruncatedResultWarning,
+        UntrustedOriginError,
         ValidationError,
     )
     from toolkit._core.exports import read_parquet, to_parquet  # noqa: F401
-    from toolkit._core.polling import ItemOperation, Operation, resume_operation  # noqa: F401
+    from toolkit._core.polling import ItemOperation, Operation  # noqa: F401
     from toolkit._core.secrets import Secret  # noqa: F401
     from toolkit.arm.clusters import (  # noqa: F401
         cluster_monitoring_credentials,
@@ -132,6 +145,7 @@ if TYPE_CHECKING:  # pragma: no cover
         air_quality_pollutants,
         severe_weather_alerts,
     )
+    from toolkit.operations import resume_operation  # noqa: F401
 
 
 _SUBPACKAGES = ("arm", "connection", "explore", "fabric", "graph", "maps", "plot", "sandbox",

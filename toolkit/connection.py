@@ -20,12 +20,16 @@ Environment variables (each gives the keyword of the same meaning):
 ``TOOLKIT_MAPS_CLIENT_ID``     ``maps_client_id`` (account id sent with bearer tokens to maps)
 ``TOOLKIT_NAMESPACE``          ``namespace`` (provider namespace word, default ``Vendor``)
 ``TOOLKIT_HEADER_PREFIX``      ``header_prefix`` (default ``x-vendor-``)
-``TOOLKIT_VERIFY``             ``verify``: ``true``, ``false`` or a CA bundle path
+``TOOLKIT_VERIFY``             ``verify``: ``true``, ``false`` (loopback only) or a CA bundle path
+``TOOLKIT_TRUSTED_HOSTS``      ``trusted_hosts``: comma-separated extra hosts links may name
 ``TOOLKIT_MAX_RETRIES``        retries per request (default 5)
 ``TOOLKIT_MAX_RETRY_WAIT``     longest ``Retry-After`` waited out, in seconds (default 60)
 ``TOOLKIT_MAX_CONCURRENCY``    concurrent requests of a fan-out (default 8)
 ``TOOLKIT_TIMEOUT``            read timeout of one request, seconds (default 120)
+``TOOLKIT_REQUEST_DEADLINE``   overall seconds one request may take (default 600)
+``TOOLKIT_MAX_BODY_BYTES``     largest response body, after decompression (default 256 MiB)
 ``TOOLKIT_POLL_INTERVAL``      wait between polls when the service names none (default 30)
+``TOOLKIT_MIN_POLL_WAIT``      shortest wait between polls (default 1)
 ``TOOLKIT_PROGRESS``           ``0`` hides progress bars
 ``TOOLKIT_CACHE``              ``1`` (default file) or a file path: cache read answers on disk
 ``TOOLKIT_SANDBOX``            ``1`` forces the sandbox even when endpoints are set
@@ -44,10 +48,10 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from toolkit import __version__
+from toolkit._core.config import Credentials, FamilyConfig, Settings, check_verify
 from toolkit._core.errors import ValidationError
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
-from toolkit._core.secrets import RedactingFilter, Secret
+from toolkit._core.secrets import Secret, install_log_redaction
 
 if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
@@ -73,45 +77,17 @@ DEFAULT_SCOPES = {
 }
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Behaviour settings of a connection (all have ``TOOLKIT_*`` variables)."""
-
-    max_retries: int = 5
-    max_retry_wait: float = 60.0
-    backoff: float = 0.8
-    max_concurrency: int = 8
-    connect_timeout: float = 10.0
-    read_timeout: float = 120.0
-    poll_interval: float = 30.0
-    progress: bool = True
-    progress_min: int = 5
-    user_agent: str = f"toolkit/{__version__}"
-    cache: str | bool | None = None
-
-    def validated(self) -> Settings:
-        """Check the ranges; raise ValidationError naming the setting."""
-        checks = [
-            ("max_retries", 0 <= self.max_retries <= 50, "between 0 and 50"),
-            ("max_retry_wait", self.max_retry_wait >= 0, "at least 0 seconds"),
-            ("max_concurrency", 1 <= self.max_concurrency <= 64, "between 1 and 64"),
-            ("read_timeout", self.read_timeout > 0, "more than 0 seconds"),
-            ("poll_interval", self.poll_interval >= 0, "at least 0 seconds"),
-            ("cache", self.cache is None or isinstance(self.cache, (bool, str, os.PathLike)),
-             "True, False, None or the path of a cache file"),
-        ]
-        for name, ok, rule in checks:
-            if not ok:
-                raise ValidationError(name, getattr(self, name), rule)
-        return self
-
-
 _ENV_SETTINGS = {
     "max_retries": ("TOOLKIT_MAX_RETRIES", int),
     "max_retry_wait": ("TOOLKIT_MAX_RETRY_WAIT", float),
     "max_concurrency": ("TOOLKIT_MAX_CONCURRENCY", int),
     "read_timeout": ("TOOLKIT_TIMEOUT", float),
+    "request_deadline": ("TOOLKIT_REQUEST_DEADLINE", float),
+    "max_body_bytes": ("TOOLKIT_MAX_BODY_BYTES", int),
     "poll_interval": ("TOOLKIT_POLL_INTERVAL", float),
+    "min_poll_wait": ("TOOLKIT_MIN_POLL_WAIT", float),
+    "trusted_hosts": ("TOOLKIT_TRUSTED_HOSTS",
+                      lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
     "progress": ("TOOLKIT_PROGRESS", lambda v: v.strip().lower() not in ("0", "false", "no")),
     "cache": ("TOOLKIT_CACHE", str),
 }
@@ -168,6 +144,8 @@ class Connection:
     sandbox: Sandbox | None = None
     stats: Stats = field(default_factory=Stats)
     sleep: Any = time.sleep
+    async_header: str = ""
+    owns_sandbox: bool = False
 
     def __post_init__(self) -> None:
         self._pipelines: dict[str, Pipeline] = {}
@@ -196,12 +174,24 @@ class Connection:
         limits and timeouts see the time they asked to wait as passed."""
         return time.monotonic() + self._skipped
 
+    def config_for(self, family: str) -> FamilyConfig:
+        """The frozen configuration the family's pipeline is built from."""
+        return FamilyConfig(
+            family=family, base_url=self.url_for(family), scope=self.scopes.get(family),
+            header_prefix=self.header_prefix, namespace=self.namespace,
+            async_header=self.async_header or f"{self.namespace}-AsyncOperation",
+            verify=self.verify, settings=self.settings,
+            credentials=Credentials(self.credential, self.token, self.maps_key,
+                                    self.maps_sas_token, self.maps_client_id),
+            stats=self.stats, sleep=self.sleep_for, clock=self.clock,
+        )
+
     def pipeline(self, family: str) -> Pipeline:
         """The family's pipeline, built on first use and kept."""
         with self._lock:
             pipe = self._pipelines.get(family)
             if pipe is None:
-                pipe = self._pipelines[family] = Pipeline(self, family)
+                pipe = self._pipelines[family] = Pipeline(self.config_for(family))
             return pipe
 
     def close(self) -> None:
@@ -210,7 +200,7 @@ class Connection:
             for pipe in self._pipelines.values():
                 pipe.close()
             self._pipelines.clear()
-        if self.sandbox is not None and getattr(self, "_owns_sandbox", False):
+        if self.sandbox is not None and self.owns_sandbox:
             self.sandbox.stop()
 
     def __repr__(self) -> str:
@@ -231,18 +221,10 @@ class Connection:
 
 _default: Connection | None = None
 _default_lock = threading.RLock()
-_filter_installed = False
 
 
 def _install_redaction() -> None:
-    global _filter_installed
-    if _filter_installed:
-        return
-    redactor = RedactingFilter()
-    for name in ("toolkit", "azure.core.pipeline.policies.http_logging_policy", "azure.identity",
-                 "urllib3.connectionpool"):
-        logging.getLogger(name).addFilter(redactor)
-    _filter_installed = True
+    install_log_redaction("toolkit", "azure", "urllib3")
 
 
 def connect(
@@ -285,13 +267,15 @@ def connect(
         Custom header prefix (``x-vendor-`` as in the spec).
     verify : bool or str
         TLS verification: ``True``, or a CA bundle path (for a sandbox serving HTTPS). ``False``
-        is refused for non-loopback addresses.
+        is accepted for loopback addresses only (and every request is held to that); any other
+        value is a ValidationError.
     sandbox : bool or Sandbox, optional
         ``True`` starts the embedded sandbox whatever else is set; a running ``Sandbox`` is
         used as is.
     **settings
         Any :class:`Settings` field (``max_retries``, ``max_retry_wait``, ``max_concurrency``,
-        ``read_timeout``, ``poll_interval``, ``progress``...). ``cache=True`` (or a file path)
+        ``read_timeout``, ``request_deadline``, ``max_body_bytes``, ``poll_interval``,
+        ``min_poll_wait``, ``trusted_hosts``, ``progress``...). ``cache=True`` (or a file path)
         keeps read answers in an on-disk cache keyed by the caller's identity
         (:mod:`toolkit._core.cache`); ``toolkit.cache_clear()`` empties it.
 
@@ -331,8 +315,8 @@ def connect(
     namespace = env.get("TOOLKIT_NAMESPACE", namespace) if namespace == "Vendor" else namespace
     header_prefix = (env.get("TOOLKIT_HEADER_PREFIX", header_prefix)
                      if header_prefix == "x-vendor-" else header_prefix)
-    if verify is True and env.get("TOOLKIT_VERIFY"):
-        v = env["TOOLKIT_VERIFY"]
+    if verify is True and env.get("TOOLKIT_VERIFY", "").strip():
+        v = env["TOOLKIT_VERIFY"].strip()
         verify = False if v.lower() in ("0", "false", "no") else (True if v.lower() in (
             "1", "true", "yes") else v)
     if env.get("TOOLKIT_SANDBOX", "").lower() in ("1", "true", "yes") and sandbox is None:
@@ -361,9 +345,7 @@ def connect(
             verify = running.ca_file
     for fam in FAMILIES:
         urls[fam] = (urls[fam] or base_url or DEFAULT_URLS[fam]).rstrip("/")
-    if verify is False and not all(_loopback(u) for u in urls.values()):
-        raise ValidationError("verify", False, "TLS verification may be turned off only for "
-                              "loopback addresses; pass a CA bundle path instead")
+    verify = check_verify(verify, list(urls.values()))
 
     conn = Connection(
         arm_url=urls["arm"], maps_url=urls["maps"], graph_url=urls["graph"],
@@ -371,19 +353,12 @@ def connect(
         token=_as_secret(token, "token"), maps_key=_as_secret(maps_key, "maps key"),
         maps_sas_token=_as_secret(maps_sas_token, "maps SAS token"),
         maps_client_id=maps_client_id, namespace=namespace, header_prefix=header_prefix,
-        verify=verify, settings=conf, sandbox=running,
+        verify=verify, settings=conf, sandbox=running, owns_sandbox=owns,
     )
-    conn._owns_sandbox = owns  # type: ignore[attr-defined]
     global _default
     with _default_lock:
         _default = conn
     return conn
-
-
-def _loopback(url: str) -> bool:
-    from toolkit._core.pipeline import is_loopback
-
-    return is_loopback(url)
 
 
 def _announce(line: str) -> None:

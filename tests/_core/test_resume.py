@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import toolkit
-from toolkit._core.polling import Operation, resume_operation
+from toolkit._core.polling import Operation
+from toolkit.operations import resume_operation
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFINITION = {

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from toolkit._core.cancel import cancellable, check_cancelled
 from toolkit._core.errors import ToolkitError
 from toolkit._core.progress import progress_bar
 
@@ -89,7 +90,9 @@ def fan_out(
     """Run ``func`` over ``items`` concurrently; outcomes come back in input order.
 
     Toolkit errors are captured per item (so one failure does not lose the others); anything
-    else (a bug) propagates.
+    else (a bug, or Ctrl-C in the caller) cancels the items still queued, stops the running ones
+    at their next request or retry (nothing is sent after the interrupt reaches the caller), and
+    propagates at once.
 
     Parameters
     ----------
@@ -115,23 +118,36 @@ def fan_out(
     workers = min(max_workers or connection.settings.max_concurrency, len(items))
     bar = progress_bar(connection, desc=desc, total=len(items))
 
+    cancelled = threading.Event()
+
     def run(outcome: Outcome[T, R]) -> None:
-        if limiter is not None:
-            limiter.acquire()
-        try:
-            outcome.value = func(outcome.item)
-        except ToolkitError as err:
-            outcome.error = err
+        with cancellable(cancelled):
+            check_cancelled()
+            if limiter is not None:
+                limiter.acquire()
+            check_cancelled()
+            try:
+                outcome.value = func(outcome.item)
+            except ToolkitError as err:
+                outcome.error = err
         bar.update(1)
 
+    pool = None
     try:
         if workers == 1:
             for o in outcomes:
                 run(o)
         else:
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolkit") as pool:
-                for future in [pool.submit(run, o) for o in outcomes]:
-                    future.result()
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolkit")
+            for future in [pool.submit(run, o) for o in outcomes]:
+                future.result()
+    except BaseException:
+        cancelled.set()
+        raise
     finally:
+        if pool is not None:
+            # on an interrupt, drop what is queued and do not wait for the running ones (they
+            # stop before their next request)
+            pool.shutdown(wait=not cancelled.is_set(), cancel_futures=True)
         bar.close()
     return outcomes

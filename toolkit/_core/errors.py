@@ -25,6 +25,8 @@ from typing import Any
 
 import orjson
 
+from toolkit._core.secrets import redact, redact_value
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -35,13 +37,16 @@ __all__ = [
     "NotFoundError",
     "OperationFailedError",
     "OperationTimeoutError",
+    "OperationWaitError",
     "ProtocolError",
     "RateLimitError",
+    "ResponseLimitError",
     "ServiceError",
     "ToolkitError",
     "ToolkitWarning",
     "TransportError",
     "TruncatedResultWarning",
+    "UntrustedOriginError",
     "ValidationError",
     "error_from_response",
     "parse_error_body",
@@ -49,11 +54,37 @@ __all__ = [
 
 
 class ToolkitError(Exception):
-    """Base class of every error the toolkit raises."""
+    """Base class of every error the toolkit raises.
+
+    Its text never shows a live secret: the arguments are redacted when the error is made, and
+    again whenever it is shown (a token registered later is masked too).
+
+    Attributes
+    ----------
+    partial : pandas.DataFrame or None
+        When a collection failed part-way: the records read before the failure.
+    next_link : str or None
+        When a next page failed: where the remaining pages start.
+    """
+
+    partial: Any = None
+    next_link: str | None = None
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
 
 
 class ToolkitWarning(UserWarning):
-    """Base class of the toolkit's warnings."""
+    """Base class of the toolkit's warnings (their text never shows a live secret)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
 
 
 class TruncatedResultWarning(ToolkitWarning):
@@ -89,12 +120,43 @@ class TransportError(ToolkitError, ConnectionError):
 
 class ProtocolError(ToolkitError):
     """The service answered with something the toolkit cannot read (malformed or truncated body,
-    missing header)."""
+    a body of the wrong shape, missing header)."""
 
     def __init__(self, message: str, *, url: str | None = None, status: int | None = None) -> None:
         self.url = url
         self.status = status
         super().__init__(message)
+
+
+class UntrustedOriginError(ProtocolError):
+    """A link or operation URL the service sent names another origin (scheme, host, port) than
+    the family's endpoint and its trusted hosts: nothing was sent there.
+
+    Attributes
+    ----------
+    host : str
+        The host that was refused.
+    """
+
+    def __init__(self, message: str, *, host: str, url: str | None = None) -> None:
+        self.host = host
+        super().__init__(message, url=url)
+
+
+class ResponseLimitError(ProtocolError):
+    """A response broke one of the toolkit's caps: a body larger than ``max_body_bytes`` (after
+    decompression), or an answer slower than ``request_deadline``. It is not asked for again.
+
+    Attributes
+    ----------
+    limit : str
+        The setting that was exceeded.
+    """
+
+    def __init__(self, message: str, *, limit: str, url: str | None = None,
+                 status: int | None = None) -> None:
+        self.limit = limit
+        super().__init__(message, url=url, status=status)
 
 
 @dataclass
@@ -139,13 +201,13 @@ class ApiError(ToolkitError):
     ) -> None:
         info = info or ErrorInfo()
         self.status = status
-        self.code = info.code
-        self.message = info.message
-        self.target = info.target
-        self.details = info.details
+        self.code = redact(info.code) if info.code else info.code
+        self.message = redact(info.message) if info.message else info.message
+        self.target = redact(info.target) if info.target else info.target
+        self.details = redact_value(info.details)
         self.request_id = info.request_id
         self.retriable = info.retriable
-        self.extra = info.extra
+        self.extra = redact_value(info.extra)
         self.operation = operation
         self.url = url
         self.retry_after = retry_after
@@ -246,14 +308,38 @@ class OperationTimeoutError(ToolkitError, TimeoutError):
         The :class:`toolkit.Operation` handle to resume with.
     """
 
-    def __init__(self, name: str, operation_url: str, timeout: float, operation: Any) -> None:
+    def __init__(self, name: str, operation_url: str, timeout: float, operation: Any,
+                 message: str | None = None) -> None:
         self.operation_url = operation_url
         self.operation = operation
         self.timeout = timeout
-        super().__init__(
+        super().__init__(message or (
             f"{name}: still running after {timeout:g} s. It goes on on the service; resume with "
             f"err.operation.result() (or poll {operation_url})."
-        )
+        ))
+
+
+class OperationWaitError(OperationTimeoutError):
+    """A long-running operation's service asked to wait longer before the next poll than the
+    toolkit sits out (``max_retry_wait``). The operation goes on; ``err.operation.result()``
+    resumes (after ``retry_after`` seconds, it polls at once).
+
+    Attributes
+    ----------
+    retry_after : float
+        The wait the service asked for, in seconds.
+    """
+
+    def __init__(self, name: str, operation_url: str, retry_after: float, max_wait: float,
+                 operation: Any) -> None:
+        self.retry_after = retry_after
+        shown = f"{retry_after:g}" if retry_after < 1e9 else f"{retry_after:.3g}"
+        super().__init__(
+            name, operation_url, max_wait, operation,
+            f"{name}: the service asked to wait {shown} s before the next poll, more than "
+            f"max_retry_wait={max_wait:g} s; not waiting. The operation goes on on the "
+            f"service; resume later with err.operation.result() (or poll {operation_url}), or "
+            "raise max_retry_wait in toolkit.connect() to let the toolkit wait.")
 
 
 # --------------------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def iter_pages(
             response = pipeline.send(style.next_method, next_link, operation=operation,
                                      headers=headers)
         except ToolkitError as err:
-            err.next_link = next_link  # type: ignore[attr-defined]
+            err.next_link = next_link
             raise
 
 
@@ -109,7 +109,7 @@ def _resumable(pages: Iterator[Page], builder: FrameBuilder, operation: str,
         yield from pages
     except ToolkitError as err:
         if builder.rows:
-            err.partial = builder.build(  # type: ignore[attr-defined]
+            err.partial = builder.build(
                 provenance(operation, api_version, None, request_ids))
             link = getattr(err, "next_link", None)
             note = (f"\n{builder.rows} records were read before the failure (err.partial)"

@@ -1,21 +1,36 @@
-"""One azure-core pipeline per service family: auth, retries, user agent, redacted logging.
+"""One azure-core pipeline per service family: auth, retries, user agent, redacted logging, and
+the trust rules and caps every request is held to.
 
 Families: ``arm`` (resource management), ``maps``, ``graph`` (identity) and ``fabric``
-(eventstreams). Each gets its own :class:`Pipeline` built once per connection, over one pooled
-``requests`` session. Bodies are parsed with orjson.
+(eventstreams). Each gets its own :class:`Pipeline`, built from a frozen
+:class:`~toolkit._core.config.FamilyConfig` over one pooled ``requests`` session. Bodies are parsed
+with orjson.
+
+Trust and caps, for every request (first page, next link, operation URL alike):
+
+* a request goes only to the family's own origin (scheme, host, port) or a trusted host over
+  https; anything else is refused before it is sent (:class:`UntrustedOriginError`), so a
+  credential never reaches another origin. Redirects are never followed;
+* the body is read within ``max_body_bytes`` (counted after decompression; gzip is asked for and
+  decoded here) and within ``request_deadline`` however slowly it arrives
+  (:class:`ResponseLimitError`);
+* tokens a credential object hands out are registered as secrets while they are valid, so they
+  are masked in every error text and log record.
 """
 
 from __future__ import annotations
 
-import ipaddress
+import contextlib
 import logging
 import math
+import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 import orjson
@@ -40,38 +55,29 @@ from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest
 
 from toolkit._core.cache import cache_path, cached_session, lifetime_header
+from toolkit._core.cancel import check_cancelled
+from toolkit._core.config import FamilyConfig, Origin, is_loopback
 from toolkit._core.errors import (
     AuthenticationError,
     ErrorInfo,
     ProtocolError,
+    ResponseLimitError,
     TransportError,
+    UntrustedOriginError,
+    ValidationError,
     error_from_response,
 )
-from toolkit._core.secrets import Secret, redact
-
-if TYPE_CHECKING:
-    from toolkit.connection import Connection
+from toolkit._core.secrets import Secret, install_log_redaction, redact
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FAMILIES", "Pipeline", "Response", "is_loopback"]
+__all__ = ["FAMILIES", "Pipeline", "Response", "Stats", "build_url", "is_loopback", "segment"]
 
 FAMILIES = ("arm", "maps", "graph", "fabric")
 
 #: Status codes retried (with Retry-After honoured, else exponential backoff).
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _ALL_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE", "POST", "PATCH"})
-
-
-def is_loopback(url: str) -> bool:
-    """Whether a URL points at this machine (127.0.0.0/8, ::1, localhost)."""
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass
@@ -84,14 +90,16 @@ class Response:
     url: str
     method: str
     operation: str | None = None
+    header_prefix: str = "x-vendor-"
     _parsed: Any = field(default=None, repr=False)
     _has_parsed: bool = field(default=False, repr=False)
 
     @property
     def request_id(self) -> str | None:
-        """The service's request id header, if any."""
+        """The service's request id header (``<header prefix>request-id``), if any."""
         h = self.headers
-        return h.get("x-vendor-request-id") or h.get("request-id") or h.get("requestid")
+        return (h.get(f"{self.header_prefix}request-id") or h.get("request-id")
+                or h.get("requestid"))
 
     def json(self) -> Any:
         """The body parsed with orjson; a body that is not JSON raises ProtocolError."""
@@ -145,19 +153,189 @@ class Stats:
                                               "server_errors", "transport_errors")}
 
 
-class _WholeBodyAdapter(requests.adapters.HTTPAdapter):
-    """Reads a body that is not streamed with one read, instead of requests' 10 kB chunks: pages
-    of several megabytes arrive several times faster. Read errors map to the exceptions requests
-    itself raises, so azure-core's retries see the same failures."""
+class _BodyDecoder:
+    """Content-Encoding decoding whose output never passes a byte budget (a gzip bomb stops at
+    the cap, having inflated no more than it)."""
 
-    def send(self, request: Any, stream: bool = False, **kw: Any) -> Any:
-        import urllib3.exceptions as u3
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        if encoding in ("gzip", "x-gzip"):
+            self._z: Any = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._z = None  # zlib or raw deflate: decided on the first bytes
+        elif encoding in ("", "identity"):
+            self._z = False
+        else:
+            raise ProtocolError(f"the service sent a body encoded as {encoding!r}, which the "
+                                "toolkit did not ask for")
 
-        response = super().send(request, stream=True, **kw)
+    def feed(self, data: bytes, budget: int) -> bytes:
+        """Decoded bytes of ``data`` (at most ``budget + 1``, enough to tell the cap is
+        passed)."""
+        if self._z is False:
+            return data
+        if self._z is None:
+            wbits = zlib.MAX_WBITS if data[:1] and (data[0] & 0x0F) == 8 else -zlib.MAX_WBITS
+            self._z = zlib.decompressobj(wbits)
+        out = bytearray()
+        pending = data
+        while True:
+            try:
+                chunk = self._z.decompress(pending, budget + 1 - len(out))
+            except zlib.error as err:
+                raise requests.exceptions.ContentDecodingError(err) from err
+            out += chunk
+            pending = self._z.unconsumed_tail
+            if not pending or len(out) > budget:
+                return bytes(out)
+
+
+#: The monotonic time by which the current thread's attempt must have its answer (set by the
+#: adapter around each attempt; read by the connections while they wait for the headers).
+_attempt_end = threading.local()
+
+
+def _headers_deadline_guard(conn_cls: type) -> type:
+    """A urllib3 connection class whose wait for the status line and headers ends at the
+    attempt's deadline, however slowly the server drips them (each read alone is bounded only by
+    ``read_timeout``): at the deadline the socket is shut down and ResponseLimitError raised."""
+
+    class Guarded(conn_cls):  # type: ignore[valid-type, misc]
+        def getresponse(self, *args: Any, **kw: Any) -> Any:
+            end = getattr(_attempt_end, "value", None)
+            if end is None:
+                return super().getresponse(*args, **kw)
+            expired = threading.Event()
+
+            def expire() -> None:
+                expired.set()
+                sock = getattr(self, "sock", None)
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+            timer = threading.Timer(max(0.0, end - time.monotonic()), expire)
+            timer.daemon = True
+            timer.start()
+            try:
+                return super().getresponse(*args, **kw)
+            except Exception:
+                if expired.is_set():
+                    raise ResponseLimitError(
+                        "the answer's headers took more than request_deadline; stopped "
+                        "waiting for them. A slow or stalled server; try again, or raise "
+                        "request_deadline in toolkit.connect() for a very slow network.",
+                        limit="request_deadline") from None
+                raise
+            finally:
+                timer.cancel()
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Deadline{conn_cls.__name__}"
+    return Guarded
+
+
+def _guarded_pools() -> dict[str, type]:
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    class Pool(HTTPConnectionPool):
+        ConnectionCls = _headers_deadline_guard(HTTPConnectionPool.ConnectionCls)
+
+    class TLSPool(HTTPSConnectionPool):
+        ConnectionCls = _headers_deadline_guard(HTTPSConnectionPool.ConnectionCls)
+
+    return {"http": Pool, "https": TLSPool}
+
+
+class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
+    """Reads a body that is not streamed in large reads (pages of several megabytes arrive
+    several times faster than in requests' 10 kB chunks), within the caps: at most
+    ``max_body`` bytes after decompression, and the whole attempt within ``deadline`` seconds
+    however slowly the bytes drip. Read errors map to the exceptions requests itself raises, so
+    azure-core's retries see the same failures; a broken cap raises ResponseLimitError, which is
+    not retried."""
+
+    def __init__(self, *, max_body: int, deadline: float, read_timeout: float,
+                 **kw: Any) -> None:
+        super().__init__(**kw)
+        self.max_body = max_body
+        self.deadline = deadline
+        self.read_timeout = read_timeout
+
+    def init_poolmanager(self, *args: Any, **kw: Any) -> None:
+        super().init_poolmanager(*args, **kw)
+        self.poolmanager.pool_classes_by_scheme = _guarded_pools()
+
+    def send(self, request: requests.PreparedRequest, stream: bool = False,
+             timeout: Any = None, verify: bool | str = True, cert: Any = None,
+             proxies: Mapping[str, str] | None = None) -> requests.Response:
+        started = time.monotonic()
+        _attempt_end.value = started + self.deadline
+        try:
+            response = super().send(request, stream=True, timeout=timeout, verify=verify,
+                                    cert=cert, proxies=proxies)
+        finally:
+            _attempt_end.value = None
         if stream:
             return response
+        response._content = self._read(response, started)
+        # what requests itself records once a body is read
+        setattr(response, "_content_consumed", True)  # noqa: B010
+        return response
+
+    def _over_deadline(self, response: Any) -> ResponseLimitError:
+        response.close()
+        return ResponseLimitError(
+            f"the answer took more than request_deadline={self.deadline:g} s; stopped reading "
+            "it. A slow or stalled server; try again, or raise request_deadline in "
+            "toolkit.connect() for a very slow network.", limit="request_deadline",
+            url=_short(response.url), status=response.status_code)
+
+    def _too_large(self, response: Any, size: str) -> ResponseLimitError:
+        response.close()
+        return ResponseLimitError(
+            f"the answer is larger than max_body_bytes={self.max_body} ({size}); not read. "
+            "Ask for less (max_items, top, select) or raise max_body_bytes in "
+            "toolkit.connect() if the service really sends pages this large.",
+            limit="max_body_bytes", url=_short(response.url), status=response.status_code)
+
+    def _read(self, response: Any, started: float) -> bytes:
+        import urllib3.exceptions as u3
+
+        end = started + self.deadline
+        if time.monotonic() > end:
+            raise self._over_deadline(response)
+        declared = (response.headers.get("Content-Length") or "").strip()
+        if declared.isdigit() and int(declared) > self.max_body \
+                and not response.headers.get("Content-Encoding"):
+            raise self._too_large(response, f"{int(declared)} bytes declared")
         try:
-            response._content = response.raw.read(decode_content=True) or b""
+            decoder = _BodyDecoder(
+                (response.headers.get("Content-Encoding") or "").strip().lower())
+        except ProtocolError:
+            response.close()
+            raise
+        raw = response.raw
+        sock = getattr(getattr(raw, "connection", None), "sock", None)
+        body = bytearray()
+        try:
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise self._over_deadline(response)
+                if sock is not None:
+                    sock.settimeout(max(0.001, min(self.read_timeout, left)))
+                try:
+                    data = raw.read1(1 << 20, decode_content=False)
+                except u3.ReadTimeoutError:
+                    if time.monotonic() >= end:
+                        raise self._over_deadline(response) from None
+                    raise
+                if not data:
+                    break
+                body += decoder.feed(data, self.max_body - len(body))
+                if len(body) > self.max_body:
+                    raise self._too_large(response, "after decompression"
+                                          if decoder.encoding else "read so far")
         except u3.ProtocolError as err:
             raise requests.exceptions.ChunkedEncodingError(err) from err
         except u3.DecodeError as err:
@@ -166,28 +344,29 @@ class _WholeBodyAdapter(requests.adapters.HTTPAdapter):
             raise requests.exceptions.ConnectionError(err) from err
         except u3.SSLError as err:
             raise requests.exceptions.SSLError(err) from err
-        response._content_consumed = True
-        return response
+        return bytes(body)
 
 
-def _session(connection: Connection) -> requests.Session:
+def _session(config: FamilyConfig) -> requests.Session:
     """A plain session, or one answering reads from the response cache when it is on."""
-    path = cache_path(connection.settings.cache)
+    path = cache_path(config.settings.cache)
     if path is None:
         return requests.Session()
-    return cached_session(path, connection.header_prefix)  # type: ignore[no-any-return]
+    return cached_session(path, config.header_prefix)  # type: ignore[no-any-return]
 
 
 class _Transport(RequestsTransport):
-    """RequestsTransport whose waits go through the connection's sleeper (so tests never
+    """RequestsTransport whose waits go through the configured sleeper (so tests never
     sleep)."""
 
-    def __init__(self, sleeper: Callable[[float], None], **kw: Any) -> None:
+    def __init__(self, sleeper: Any, **kw: Any) -> None:
         super().__init__(**kw)
         self._sleeper = sleeper
 
     def sleep(self, duration: float) -> None:
+        check_cancelled()
         self._sleeper(duration)
+        check_cancelled()
 
 
 class _RetryPolicy(RetryPolicy):
@@ -287,6 +466,87 @@ class _StaticTokenCredential:
         return "StaticToken(••••••••)"
 
 
+class _RegisteredTokens:
+    """A credential whose tokens are registered as secrets (masked in every error text and log
+    record) for as long as they are valid; the last few are kept, expired ones let go."""
+
+    _KEEP = 16
+
+    def __init__(self, credential: Any) -> None:
+        self._credential = credential
+        self._lock = threading.Lock()
+        self._live: dict[str, tuple[Secret, float]] = {}
+        if hasattr(credential, "get_token_info"):
+            self.get_token_info = self._get_token_info
+
+    def _register(self, token: Any) -> Any:
+        value = getattr(token, "token", None)
+        if isinstance(value, str) and value:
+            expires = float(getattr(token, "expires_on", 0) or 0)
+            now = time.time()
+            with self._lock:
+                if value not in self._live:
+                    self._live[value] = (Secret(value, "token"), expires)
+                for old in [k for k, (_, exp) in self._live.items() if exp and exp < now]:
+                    if old != value:
+                        del self._live[old]
+                while len(self._live) > self._KEEP:
+                    del self._live[next(iter(self._live))]
+        return token
+
+    def get_token(self, *scopes: str, **kw: Any) -> Any:
+        return self._register(self._credential.get_token(*scopes, **kw))
+
+    def _get_token_info(self, *scopes: str, **kw: Any) -> Any:
+        return self._register(self._credential.get_token_info(*scopes, **kw))
+
+    def close(self) -> None:
+        close = getattr(self._credential, "close", None)
+        if callable(close):
+            close()
+
+    def __repr__(self) -> str:
+        return repr(self._credential)
+
+
+class _OriginGuard(SansIOHTTPPolicy):
+    """The last check before a credential is attached: the request's origin must be trusted
+    (every request already passed it in :meth:`Pipeline.send`; this holds the rule for any
+    request that reaches the pipeline another way)."""
+
+    def __init__(self, config: FamilyConfig) -> None:
+        self._config = config
+
+    def on_request(self, request: Any) -> None:
+        check_cancelled()
+        _check_origin(self._config, request.http_request.url, None)
+
+
+def _check_origin(config: FamilyConfig, url: str, operation: str | None) -> None:
+    """Refuse a URL whose origin the family does not trust, naming the host."""
+    origin = Origin.of(url)
+    if origin is not None and config.trusts(origin):
+        return
+    own = config.origin
+    what = f"{operation}: " if operation else ""
+    if origin is None:
+        raise UntrustedOriginError(
+            f"{what}the service named a URL that is not an http(s) address ({url[:80]!r}); "
+            "nothing was sent.", host="", url=None)
+    if origin.host == own.host and origin.port == own.port and origin.scheme != own.scheme:
+        why = (f"it is {own.host} over {origin.scheme} instead of {own.scheme}; the credential "
+               "is never sent over plain http")
+    elif config.verify is False and not origin.loopback:
+        why = "TLS verification is turned off, which is allowed for loopback addresses only"
+    else:
+        why = (f"it is not the {config.family} endpoint ({own}) nor a trusted host; if it is a "
+               "private endpoint of the same service, add it to trusted_hosts "
+               "(toolkit.connect(trusted_hosts=[...]) or TOOLKIT_TRUSTED_HOSTS)")
+    raise UntrustedOriginError(
+        f"{what}the service pointed the next request at {origin.host} ({origin}); it was "
+        f"refused and nothing was sent there: {why}.", host=origin.host)
+
+
 class _MapsKeyPolicy(SansIOHTTPPolicy):
     """Maps shared key (``subscription-key``) or SAS token (``Authorization: jwt-sas``)."""
 
@@ -351,6 +611,21 @@ def _short(url: str) -> str:
     return f"{parts.path}"
 
 
+#: Characters left as they are in a path segment (RFC 3986 ``pchar`` less ``%``): everything
+#: else, ``/``, ``?``, ``#`` and ``%`` included, is percent-encoded.
+_SEGMENT_SAFE = "-._~!$&'()*+,;=:@"
+
+
+def segment(value: Any, parameter: str) -> str:
+    """One path segment from a caller's value: percent-encoded, so it can neither add segments
+    nor start a query; ``.`` and ``..`` (which would climb the path) raise ValidationError."""
+    text = str(value)
+    if text in (".", ".."):
+        raise ValidationError(parameter, text, "'.' and '..' are not names: as a path segment "
+                              "they would address another resource")
+    return quote(text, safe=_SEGMENT_SAFE)
+
+
 def build_url(base: str, path: str, params: Mapping[str, Any] | None = None) -> str:
     """Join a base URL, a path and query parameters (OData ``$`` names kept readable)."""
     url = path if path.startswith(("http://", "https://")) else base.rstrip("/") + path
@@ -363,35 +638,37 @@ def build_url(base: str, path: str, params: Mapping[str, Any] | None = None) -> 
 
 
 class Pipeline:
-    """The pipeline of one service family on one connection.
+    """The pipeline of one service family.
 
     Parameters
     ----------
-    connection : Connection
-        Endpoints, credentials and settings.
-    family : {"arm", "maps", "graph", "fabric"}
-        The service family.
+    config : FamilyConfig
+        Endpoint, words, credentials, settings, counters and sleeper of the family.
     """
 
-    def __init__(self, connection: Connection, family: str) -> None:
-        if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r}")
-        self.connection = connection
-        self.family = family
-        self.base_url = connection.url_for(family)
-        self.header_prefix = connection.header_prefix
-        self.stats = connection.stats
-        settings = connection.settings
-        session = _session(connection)
-        adapter = _WholeBodyAdapter(pool_connections=4,
-                                    pool_maxsize=settings.max_concurrency + 4, max_retries=0)
+    def __init__(self, config: FamilyConfig) -> None:
+        if config.family not in FAMILIES:
+            raise ValueError(f"unknown family {config.family!r}")
+        self.config = config
+        self.family = config.family
+        self.base_url = config.base_url
+        self.header_prefix = config.header_prefix
+        self.stats: Stats = config.stats if config.stats is not None else Stats()
+        settings = config.settings
+        if Origin.of(config.base_url) is None:
+            raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
+        install_log_redaction("azure", "urllib3")
+        session = _session(config)
+        adapter = _BoundedBodyAdapter(
+            max_body=settings.max_body_bytes, deadline=settings.request_deadline,
+            read_timeout=settings.read_timeout, pool_connections=4,
+            pool_maxsize=settings.max_concurrency + 4, max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         self._cached = cache_path(settings.cache) is not None
-        verify = connection.verify
         self._transport = _Transport(
-            connection.sleep_for, session=session, session_owner=True,
-            connection_verify=verify,
+            config.sleep, session=session, session_owner=True,
+            connection_verify=config.verify,
             connection_timeout=settings.connect_timeout, read_timeout=settings.read_timeout,
             # the body is already in memory: hand it over in one block, not 4 kB slices
             connection_data_block_size=1 << 24,
@@ -411,39 +688,44 @@ class Pipeline:
             "api-version", "$top", "$orderby", "$select", "$from", "$to", "$expand",
             "query", "top", "duration", "language", "bbox", "incidentType", "server-fqdn",
         })
+        auth = self._auth_policies(config)
         policies: list[Any] = [
-            HeadersPolicy({"Accept": "application/json"}),
+            HeadersPolicy({"Accept": "application/json", "Accept-Encoding": "gzip"}),
             UserAgentPolicy(user_agent=settings.user_agent),
             _RequestIdPolicy(f"{self.header_prefix}client-request-id"),
             retry,
             _CountingPolicy(self.stats),
-            *self._auth_policies(connection),
+            _OriginGuard(config),
+            *auth,
             logging_policy,
         ]
         self._client = PipelineClient(self.base_url, policies=policies, transport=self._transport)
         # ``enforce_https`` is an option of the bearer-token policy only: never hand it to a
-        # pipeline without one (maps with a shared key), whose transport would refuse it
+        # pipeline without one (maps with a shared key), whose transport would refuse it. Over
+        # http (loopback only: the origin rule refuses it elsewhere) the bearer policy is told
+        # not to insist.
         self._enforce_https = not is_loopback(self.base_url) or not any(
             isinstance(p, BearerTokenCredentialPolicy) for p in policies)
 
-    def _auth_policies(self, connection: Connection) -> list[Any]:
-        credential = connection.credential
-        if credential is None and connection.token:
-            credential = _StaticTokenCredential(connection.token)
+    def _auth_policies(self, config: FamilyConfig) -> list[Any]:
+        creds = config.credentials
+        credential = creds.credential
+        if credential is not None:
+            credential = _RegisteredTokens(credential)
+        elif creds.token:
+            credential = _StaticTokenCredential(creds.token)
         policies: list[Any] = []
         if self.family == "maps":
-            if connection.maps_key or connection.maps_sas_token:
-                return [_MapsKeyPolicy(connection.maps_key, connection.maps_sas_token)]
-            if credential is not None:
-                policies.append(BearerTokenCredentialPolicy(credential,
-                                                            connection.scope_for("maps")))
-                if connection.maps_client_id:
+            if creds.maps_key or creds.maps_sas_token:
+                return [_MapsKeyPolicy(creds.maps_key, creds.maps_sas_token)]
+            if credential is not None and config.scope:
+                policies.append(BearerTokenCredentialPolicy(credential, config.scope))
+                if creds.maps_client_id:
                     policies.append(_ClientIdPolicy(f"{self.header_prefix}client-id",
-                                                    connection.maps_client_id))
+                                                    creds.maps_client_id))
             return policies
-        if credential is not None:
-            policies.append(BearerTokenCredentialPolicy(credential,
-                                                        connection.scope_for(self.family)))
+        if credential is not None and config.scope:
+            policies.append(BearerTokenCredentialPolicy(credential, config.scope))
         return policies
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
@@ -471,7 +753,8 @@ class Pipeline:
         ----------
         method, path
             HTTP method, and a path under the family's base URL or an absolute URL (next links,
-            operation URLs are followed exactly as the service gave them).
+            operation URLs are followed exactly as the service gave them, when their origin is
+            the family's own or a trusted host).
         params : mapping, optional
             Query parameters (``None`` values are left out).
         json : object, optional
@@ -494,6 +777,11 @@ class Pipeline:
 
         Raises
         ------
+        UntrustedOriginError
+            when the URL names an origin the family does not trust (nothing is sent).
+        ResponseLimitError
+            when the answer is larger than ``max_body_bytes`` or slower than
+            ``request_deadline``.
         ApiError
             (or a subclass) for an unexpected status, after retries.
         ProtocolError
@@ -502,6 +790,7 @@ class Pipeline:
             when the service could not be reached after retries.
         """
         url = build_url(self.base_url, path, params)
+        _check_origin(self.config, url, operation)
 
         def once() -> Response:
             return self._send_once(method, url, json, headers, operation, idempotent, expected,
@@ -515,7 +804,7 @@ class Pipeline:
                 break
             except ProtocolError:
                 asked += 1
-                if not idempotent or asked > self.connection.settings.max_retries:
+                if not idempotent or asked > self.config.settings.max_retries:
                     raise
                 logger.warning("%s: unreadable body from %s; asking again (%d)",
                                operation or method, _short(url), asked)
@@ -538,9 +827,13 @@ class Pipeline:
             options["retry_on_methods"] = _ALL_METHODS
         if not self._enforce_https:
             options["enforce_https"] = False
+        check_cancelled()
         self.stats.add(requests=1)
         try:
             raw = self._client.send_request(request, **options)
+        except ResponseLimitError as err:
+            raise ResponseLimitError(f"{operation or method}: {err}", limit=err.limit,
+                                     url=_short(url), status=err.status) from None
         except ClientAuthenticationError as err:
             raise AuthenticationError(
                 401, ErrorInfo(code="CredentialUnavailable", message=redact(str(err.message))),
@@ -558,7 +851,8 @@ class Pipeline:
                 f"({type(err).__name__}: {redact(str(err.message))[:200]}). {advice}") from err
         except AzureError as err:
             raise TransportError(f"{operation or method}: {redact(str(err))[:300]}") from err
-        response = Response(raw.status_code, raw.headers, raw.content, url, method, operation)
+        response = Response(raw.status_code, raw.headers, raw.content, url, method, operation,
+                            self.header_prefix)
         if raw.status_code not in expected:
             hint = None
             if not idempotent and raw.status_code >= 500:

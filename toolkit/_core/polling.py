@@ -18,6 +18,12 @@ error.
 An :class:`Operation` is the handle: ``result(timeout=)`` waits for the end and returns the
 parsed result; a timeout raises :class:`~toolkit._core.errors.OperationTimeoutError` carrying the
 handle, so the caller can resume.
+
+Every wait between polls is bounded: at least ``min_poll_wait`` (a ``Retry-After: 0`` does not
+make the toolkit spin), and a wait the service asks for beyond ``max_retry_wait`` is not sat out:
+:class:`~toolkit._core.errors.OperationWaitError` carries the handle to resume later, as a
+throttled request's ``RateLimitError`` does. A status body of the wrong shape is a
+:class:`~toolkit._core.errors.ProtocolError`.
 """
 
 from __future__ import annotations
@@ -30,14 +36,15 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
-from urllib.parse import urlsplit
 
 import orjson
 
+from toolkit._core.config import Origin
 from toolkit._core.errors import (
     ErrorInfo,
     OperationFailedError,
     OperationTimeoutError,
+    OperationWaitError,
     ProtocolError,
     parse_error_body,
 )
@@ -46,8 +53,8 @@ from toolkit._core.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ItemOperation", "Operation", "resume_operation", "start_arm_operation",
-           "start_item_operation"]
+__all__ = ["ItemOperation", "Operation", "decode_token", "restore_operation", "resume_parser",
+           "start_arm_operation", "start_item_operation"]
 
 T = TypeVar("T")
 
@@ -55,6 +62,8 @@ _TERMINAL = {"succeeded", "failed", "canceled", "cancelled"}
 
 
 def _retry_after(response: Response, default: float) -> float:
+    """The ``Retry-After`` seconds of a poll answer; absent or unreadable gives ``default``,
+    a negative one 0, an infinite one infinity (refused by the ceiling)."""
     value = response.headers.get("retry-after")
     if value is None:
         return default
@@ -62,7 +71,9 @@ def _retry_after(response: Response, default: float) -> float:
         wait = float(value)
     except ValueError:
         return default
-    return max(0.0, wait) if math.isfinite(wait) else default
+    if math.isnan(wait):
+        return default
+    return max(0.0, wait)
 
 
 class Operation(Generic[T]):
@@ -112,7 +123,7 @@ class Operation(Generic[T]):
             self._final = initial
             self.status = "Succeeded"
             return
-        async_header = f"{pipeline.connection.namespace}-AsyncOperation"
+        async_header = pipeline.config.async_header
         self._async_url = initial.headers.get(async_header)
         self._location = initial.headers.get("location")
         self._next_wait = _retry_after(initial, default_wait)
@@ -138,16 +149,21 @@ class Operation(Generic[T]):
         self.polls += 1
         if self._async_url:
             response = self.pipeline.send("GET", self._async_url, operation=self.name)
-            body = response.json() or {}
-            status = str(body.get("status", "InProgress"))
+            body = response.json_object()
+            status = body.get("status", "InProgress")
+            if not isinstance(status, str):
+                raise ProtocolError(f"{self.name}: the operation status is "
+                                    f"{type(status).__name__}, not a string",
+                                    url=self._async_url, status=response.status)
             self._next_wait = _retry_after(response, self._default_wait)
             if status.lower() not in _TERMINAL:
                 return
             if status.lower() != "succeeded":
                 self.status = status
-                err = body.get("error") or {}
+                err = body.get("error")
+                info = parse_error_body({"error": err} if isinstance(err, dict) else None)
                 self._error = OperationFailedError(
-                    200, ErrorInfo(code=err.get("code") or status, message=err.get("message")),
+                    200, ErrorInfo(code=info.code or status, message=info.message),
                     operation=self.name, url=self._async_url)
                 raise self._error
             final_url = self._location if (self._method == "POST" and self._location) \
@@ -188,22 +204,31 @@ class Operation(Generic[T]):
             raise self._error
         if self._final is not None:
             return self._parsed()
-        spent = 0.0
-        bar = progress_bar(self.pipeline.connection, desc=f"{self.name}: polling", unit="poll")
+        bar = progress_bar(self.pipeline.config, desc=f"{self.name}: polling", unit="poll")
         try:
-            self._wait(timeout, spent, bar)
+            self._wait(timeout, bar)
         finally:
             bar.close()
         return self._parsed()
 
-    def _wait(self, timeout: float | None, spent: float, bar: Any) -> None:
+    def _wait(self, timeout: float | None, bar: Any) -> None:
+        spent = 0.0
+        settings = self.pipeline.config.settings
+        # the toolkit's own default wait is the user's choice; a longer one the service asks
+        # for is not sat out
+        ceiling = max(settings.max_retry_wait, self._default_wait)
         while self.status == "InProgress":
-            wait = self._next_wait
+            asked = self._next_wait
+            if asked > ceiling:
+                # resuming later polls at once: the caller has sat out the wait by then
+                self._next_wait = 0.0
+                raise OperationWaitError(self.name, self.url, asked, ceiling, self)
+            wait = max(asked, settings.min_poll_wait)
             if timeout is not None and spent + wait > timeout:
                 raise OperationTimeoutError(self.name, self.url, timeout, self)
             if wait > 0:
                 logger.debug("%s: waiting %.1f s before poll %d", self.name, wait, self.polls + 1)
-                self.pipeline.connection.sleep_for(wait)
+                self.pipeline.config.sleep(wait)
             self.waited += wait
             started = time.monotonic()
             self._poll()
@@ -241,7 +266,7 @@ class Operation(Generic[T]):
         op.pipeline = pipeline
         op.name = state["name"]
         op._resume = dict(state["args"])
-        op._default_wait = pipeline.connection.settings.poll_interval
+        op._default_wait = pipeline.config.settings.poll_interval
         op.polls = 0
         op.waited = 0.0
         op._result = None
@@ -287,7 +312,7 @@ def start_arm_operation(
         logger.info("%s: accepted (202), polling", name)
     op = Operation(pipeline, name=name, initial=initial, resource_url=pipeline.url(path, params),
                    method=method, parse=parse,
-                   default_wait=pipeline.connection.settings.poll_interval, resume=resume)
+                   default_wait=pipeline.config.settings.poll_interval, resume=resume)
     return op.result(timeout) if wait else op
 
 
@@ -443,7 +468,7 @@ def start_item_operation(
     if initial.status == 202:
         logger.info("%s: accepted (202), polling the operation state", name)
     op = ItemOperation(pipeline, name=name, initial=initial, parse=parse,
-                       default_wait=pipeline.connection.settings.poll_interval, resume=resume)
+                       default_wait=pipeline.config.settings.poll_interval, resume=resume)
     return op.result(timeout) if wait else op
 
 
@@ -469,7 +494,8 @@ def _bad_token(rule: str) -> Exception:
     return ValidationError("token", "<continuation token>", rule)
 
 
-def _decode_token(token: Any) -> dict[str, Any]:
+def decode_token(token: Any) -> dict[str, Any]:
+    """The state a continuation token holds; ValidationError when it is not one or damaged."""
     if not isinstance(token, str) or not token.startswith(_TOKEN_PREFIX):
         raise _bad_token(f"must be a string from Operation.continuation_token "
                          f"(starting {_TOKEN_PREFIX!r})")
@@ -503,66 +529,30 @@ def _decode_token(token: Any) -> dict[str, Any]:
     return state
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
-
-
-def resume_operation(token: str, *, wait: bool = True, timeout: float | None = None,
-                     connection: Any = None) -> Any:
-    """Finish a long-running operation started elsewhere, from its continuation token.
-
-    ``op.continuation_token`` of an operation started with ``wait=False`` (or carried by an
-    :class:`~toolkit._core.errors.OperationTimeoutError`) is a plain string: keep it in a file
-    or a notebook cell, and in a new kernel ``toolkit.resume_operation(token)`` polls the
-    operation to its end and returns its frame, as the function that started it would have.
-
-    Parameters
-    ----------
-    token : str
-        ``Operation.continuation_token``.
-    wait : bool
-        ``True`` waits for the end and returns the result; ``False`` returns the
-        :class:`Operation` (or :class:`ItemOperation`) handle.
-    timeout : float, optional
-        Seconds to wait at most; then :class:`~toolkit._core.errors.OperationTimeoutError`.
-    connection : Connection, optional
-        The connection to poll with (the default one when omitted). The token's URLs must be on
-        the connection's address for the operation's service family.
-
-    Returns
-    -------
-    pandas.DataFrame or Operation
-        The frame of the function that started the operation (its columns are listed there).
-
-    Raises
-    ------
-    ValidationError
-        The token is not one, is damaged, or names an address other than the connection's.
-    """
-    from toolkit._core.errors import ValidationError
-    from toolkit._core.validate import check_timeout
-    from toolkit.connection import get_connection
-
-    state = _decode_token(token)
-    if not isinstance(wait, bool):
-        raise ValidationError("wait", wait, "must be True or False")
-    check_timeout(timeout)
-    conn = get_connection(connection)
-    pipeline = conn.pipeline(state["family"])
-    home = _origin(pipeline.base_url)
+def restore_operation(pipeline: Pipeline, state: Mapping[str, Any],
+                      parse: Callable[[Operation[Any]], Callable[[Response], Any]]
+                      ) -> Operation[Any]:
+    """The operation a decoded token describes, on ``pipeline``; ``parse(op)`` gives its result
+    parser. Every URL of the token must be one the family trusts (ValidationError otherwise,
+    before any request)."""
     for url in state["_urls"]:
-        if _origin(url) != home:
+        origin = Origin.of(url)
+        if origin is None or not pipeline.config.trusts(origin):
             raise _bad_token(f"names an address outside the {state['family']} service of this "
-                             f"connection ({home[0]}://{home[1]}); resume it with a connection "
-                             "to the service that started it")
-    module, _, attr = _RESUME_PARSERS[state["name"]].partition(":")
-    factory = getattr(importlib.import_module(module), attr)
+                             f"connection ({pipeline.config.origin}); resume it with a "
+                             "connection to the service that started it")
     cls: type[Operation[Any]] = ItemOperation if state["kind"] == "item" else Operation
     op = cls._restore(pipeline, state)
     try:
-        op._parse = factory(conn, op, **state["args"])
+        op._parse = parse(op)
     except TypeError as err:
         raise _bad_token("is damaged: its arguments do not fit the operation") from err
     logger.info("%s: resumed from a continuation token, polling %s", op.name, op.url)
-    return op.result(timeout) if wait else op
+    return op
+
+
+def resume_parser(state: Mapping[str, Any]) -> Callable[..., Any]:
+    """The factory ``(connection, operation, **args) -> parse`` of a decoded token's
+    operation."""
+    module, _, attr = _RESUME_PARSERS[state["name"]].partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]

@@ -3,8 +3,13 @@
 A :class:`Secret` holds a credential value (token, key, password, kubeconfig). Every way of showing
 it (``repr``, ``str``, ``format``, HTML, pickling into a frame export, logging) shows a mask; only
 :meth:`Secret.reveal` gives the value back. Every secret value ever wrapped is also registered
-with :func:`redact`, which the toolkit's logging filter and error texts use as a last line of
-defence.
+with :func:`redact`, which the toolkit's log handler, warnings and error texts use as a last line
+of defence.
+
+Log records are masked by :class:`RedactingHandler`, a handler that shows nothing and masks the
+record in place. It sits on the ``toolkit`` logger (and, once a connection is made, on the
+``azure`` and ``urllib3`` loggers), so every record of their child loggers is masked before it
+reaches any handler further up (the application's, pytest's, a notebook's).
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import threading
 import weakref
 from typing import Any
 
-__all__ = ["MASK", "RedactingFilter", "Secret", "redact", "reveal"]
+__all__ = ["MASK", "RedactingFilter", "RedactingHandler", "Secret", "install_log_redaction",
+           "redact", "redact_value", "reveal"]
 
 MASK = "••••••••"
 
@@ -139,16 +145,71 @@ def redact(text: str) -> str:
     return text
 
 
+def redact_value(value: Any, _depth: int = 0) -> Any:
+    """:func:`redact` applied to every string inside lists, tuples and dicts (error details)."""
+    if isinstance(value, str):
+        return redact(value)
+    if _depth > 20:
+        return value
+    if isinstance(value, dict):
+        return {redact_value(k, _depth + 1): redact_value(v, _depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_value(v, _depth + 1) for v in value)
+    return value
+
+
+def _mask_record(record: logging.LogRecord) -> None:
+    try:
+        message = record.getMessage()
+    except Exception:  # a record whose args do not format is left alone
+        return
+    cleaned = redact(message)
+    if cleaned != message:
+        record.msg = cleaned
+        record.args = None
+    if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+        text = logging.Formatter().formatException(record.exc_info)
+        cleaned = redact(text)
+        if cleaned != text:
+            record.exc_text = cleaned
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text)
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter that masks any live secret value in a record's message."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a record whose args do not format is left alone
-            return True
-        cleaned = redact(message)
-        if cleaned != message:
-            record.msg = cleaned
-            record.args = None
+        _mask_record(record)
         return True
+
+
+class RedactingHandler(logging.Handler):
+    """A handler that emits nothing and masks each record it sees in place.
+
+    On a logger, it sees the records of the logger's whole subtree before the handlers of any
+    ancestor (propagation walks up from the emitting logger), so those handlers get the masked
+    record.
+    """
+
+    def handle(self, record: logging.LogRecord) -> Any:
+        _mask_record(record)
+        return True
+
+    def emit(self, record: logging.LogRecord) -> None:  # pragma: no cover - never called
+        pass
+
+
+_install_lock = threading.Lock()
+
+
+def install_log_redaction(*names: str) -> None:
+    """Put a :class:`RedactingHandler` first on each named logger (once)."""
+    with _install_lock:
+        for name in names:
+            log = logging.getLogger(name)
+            if not any(isinstance(h, RedactingHandler) for h in log.handlers):
+                log.handlers.insert(0, RedactingHandler())

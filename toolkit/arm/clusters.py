@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from toolkit._core.errors import ValidationError
+from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.frames import as_list, build_frame
+from toolkit._core.pipeline import segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
 from toolkit._core.secrets import Secret
@@ -64,6 +65,53 @@ def _decode(value: Any) -> str | bytes | None:
         return raw
 
 
+#: Bounds on a kubeconfig read for its summary: real ones are a few kilobytes of plain mappings.
+KUBECONFIG_MAX_BYTES = 1 << 20
+KUBECONFIG_MAX_NODES = 100_000
+KUBECONFIG_MAX_DEPTH = 64
+
+
+def _load_kubeconfig(text: str | bytes) -> Any:
+    """YAML with the safe loader, refusing what a kubeconfig never needs and a hostile one uses
+    to exhaust memory: anchors and aliases, more than ``KUBECONFIG_MAX_NODES`` nodes, nesting
+    deeper than ``KUBECONFIG_MAX_DEPTH``, more than ``KUBECONFIG_MAX_BYTES``."""
+    import yaml
+    from yaml.events import AliasEvent
+
+    if len(text) > KUBECONFIG_MAX_BYTES:
+        raise ProtocolError(f"cluster_monitoring_credentials: a kubeconfig of {len(text)} "
+                            f"bytes, more than {KUBECONFIG_MAX_BYTES}; not read")
+
+    class Loader(yaml.SafeLoader):
+        def __init__(self, stream: Any) -> None:
+            super().__init__(stream)
+            self.nodes = 0
+            self.depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(AliasEvent):
+                raise ProtocolError("cluster_monitoring_credentials: the kubeconfig uses YAML "
+                                    "aliases, which a kubeconfig never needs; not read")
+            self.nodes += 1
+            if self.nodes > KUBECONFIG_MAX_NODES:
+                raise ProtocolError("cluster_monitoring_credentials: the kubeconfig has more "
+                                    f"than {KUBECONFIG_MAX_NODES} YAML nodes; not read")
+            if self.depth >= KUBECONFIG_MAX_DEPTH:
+                raise ProtocolError("cluster_monitoring_credentials: the kubeconfig nests "
+                                    f"deeper than {KUBECONFIG_MAX_DEPTH} levels; not read")
+            self.depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    loader = Loader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def kubeconfig_summary(text: str | bytes | None) -> dict[str, Any]:
     """What a kubeconfig says that is not secret: cluster name, server URL, context, user name
     and how the user authenticates (``token``, ``client-certificate``, ``exec``, ``basic``,
@@ -75,8 +123,8 @@ def kubeconfig_summary(text: str | bytes | None) -> dict[str, Any]:
     import yaml
 
     try:
-        config = yaml.safe_load(text)
-    except yaml.YAMLError:
+        config = _load_kubeconfig(text)
+    except (yaml.YAMLError, RecursionError):
         logger.debug("a kubeconfig is not YAML; its summary is empty")
         return out
     if not isinstance(config, dict):
@@ -155,8 +203,9 @@ def cluster_monitoring_credentials(subscription_id: str, resource_group: str, cl
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
-            f"{conn.namespace}.ContainerService/managedClusters/{cluster}/"
+    path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
+            f"{segment(resource_group, 'resource_group')}/providers/"
+            f"{conn.namespace}.ContainerService/managedClusters/{segment(cluster, 'cluster')}/"
             "listClusterMonitoringUserCredential")
     response = pipe.send("POST", path, params={"api-version": api_version,
                                                "server-fqdn": server_fqdn},
@@ -209,8 +258,10 @@ def hosted_cluster_credentials(subscription_id: str, resource_group: str, cluste
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
-            f"{conn.namespace}.HostedClusterProvider/hostedClusters/{cluster}/listCredentials")
+    path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
+            f"{segment(resource_group, 'resource_group')}/providers/"
+            f"{conn.namespace}.HostedClusterProvider/hostedClusters/"
+            f"{segment(cluster, 'cluster')}/listCredentials")
     response = pipe.send("POST", path, params={"api-version": api_version},
                          operation="hosted_cluster_credentials")
     record = response.json_object()

@@ -11,7 +11,7 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame
-from toolkit._core.pipeline import Response
+from toolkit._core.pipeline import Response, segment
 from toolkit._core.polling import Operation, start_arm_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import BACKEND_HEALTH
@@ -131,8 +131,10 @@ def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
-            f"{conn.namespace}.Network/applicationGateways/{gateway}/backendhealth")
+    path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
+            f"{segment(resource_group, 'resource_group')}/providers/"
+            f"{conn.namespace}.Network/applicationGateways/{segment(gateway, 'gateway')}/"
+            "backendhealth")
 
     return start_arm_operation(pipe, "POST", path, name="backend_health",
                                parse=_parser(pipe.url(path), api_version),

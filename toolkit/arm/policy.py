@@ -30,6 +30,7 @@ import pandas as pd
 from toolkit._core.errors import ProtocolError, ToolkitError, ValidationError
 from toolkit._core.frames import _as_text, build_frame, convert_column, empty_frame
 from toolkit._core.paging import ODATA, Page, collect_frame, iter_pages
+from toolkit._core.pipeline import segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import (
     COMPLIANCE_STATES,
@@ -695,7 +696,8 @@ def policy_states(
 
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
+    path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
+            f"{segment(resource_group, 'resource_group')}/providers/"
             f"{conn.namespace}.PolicyInsights/policyStates/{resource}/queryResults")
     params = {
         "api-version": api_version,

@@ -13,7 +13,7 @@ from toolkit._core.concurrency import FAMILY_RATES, fan_out
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import ARM, collect_frame, iter_pages
-from toolkit._core.pipeline import Response
+from toolkit._core.pipeline import Response, segment
 from toolkit._core.polling import Operation, start_arm_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import ENCRYPTION_PROTECTOR, NAME_AVAILABILITY, SQL_OPERATIONS
@@ -116,7 +116,8 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = f"/subscriptions/{subscription_id}/providers/{conn.namespace}.Sql/checkNameAvailability"
+    path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/providers/"
+            f"{conn.namespace}.Sql/checkNameAvailability")
 
     answers: dict[str, dict[str, Any]] = {}
     to_send: list[str] = []
@@ -184,8 +185,9 @@ def _check_server(server: Any) -> str:
 
 def _protector_path(conn: Connection, subscription_id: str, resource_group: str,
                     server: str) -> str:
-    return (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
-            f"{conn.namespace}.Sql/servers/{server}/encryptionProtector/current")
+    return (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
+            f"{segment(resource_group, 'resource_group')}/providers/"
+            f"{conn.namespace}.Sql/servers/{segment(server, 'server')}/encryptionProtector/current")
 
 
 def _protector_frame(response: Response, server: str, api_version: str,

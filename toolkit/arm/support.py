@@ -18,6 +18,7 @@ import pandas as pd
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder
 from toolkit._core.paging import ARM, collect_frame, iter_pages
+from toolkit._core.pipeline import segment
 from toolkit._core.schemas import PROBLEM_CLASSIFICATIONS, SUPPORT_SERVICES
 from toolkit._core.validate import check_api_version, check_frame, check_int
 from toolkit.connection import get_connection
@@ -136,7 +137,8 @@ def problem_classifications(service_name: str, *, language: str | None = None,
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    path = f"/providers/{conn.namespace}.Support/services/{name}/problemClassifications"
+    path = (f"/providers/{conn.namespace}.Support/services/{segment(name, 'service_name')}/"
+            "problemClassifications")
     pages = iter_pages(pipe, "GET", path, style=ARM, params={"api-version": api_version},
                        operation="problem_classifications", headers=headers)
 

@@ -26,7 +26,7 @@ from toolkit._core.errors import (
     ValidationError,
 )
 from toolkit._core.frames import build_frame
-from toolkit._core.pipeline import Response
+from toolkit._core.pipeline import Response, segment
 from toolkit._core.polling import ItemOperation, start_item_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import EVENTSTREAM, EVENTSTREAMS
@@ -202,7 +202,7 @@ def _item_record(response: Response, operation_id: str | None) -> dict[str, Any]
 def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_version: str, *,
            wait: bool, timeout: float | None) -> Any:
     pipe = conn.pipeline("fabric")
-    path = f"/{api_version}/workspaces/{workspace_id}/eventstreams"
+    path = f"/{api_version}/workspaces/{segment(workspace_id, 'workspace_id')}/eventstreams"
     handle: list[ItemOperation[pd.DataFrame]] = []
 
     parse = _parser(handle, pipe.url(path), api_version)

@@ -26,7 +26,7 @@ from toolkit._core.concurrency import FAMILY_RATES
 from toolkit._core.errors import ToolkitError, ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import PagingStyle, collect_frame, iter_pages
-from toolkit._core.pipeline import Response
+from toolkit._core.pipeline import Response, segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import STRENGTH_AUDIT, STRENGTH_POLICIES, STRENGTH_USAGE
 from toolkit._core.validate import check_int, many_strings
@@ -175,7 +175,8 @@ def authentication_strength_usage(policy_id: str | Sequence[str], *,
     pipe = conn.pipeline("graph")
 
     def path(pid: str) -> str:
-        return f"/{api_version}/policies/authenticationStrengthPolicies/{pid}/usage"
+        return (f"/{api_version}/policies/authenticationStrengthPolicies/"
+                f"{segment(pid, 'policy_id')}/usage")
 
     def call(pid: str) -> Response:
         return pipe.send("GET", path(pid), operation="authentication_strength_usage")

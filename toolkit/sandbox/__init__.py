@@ -38,8 +38,9 @@ def catalog(sandbox: Sandbox | None = None, *, seed: int | None = None) -> pd.Da
     Parameters
     ----------
     sandbox : Sandbox, optional
-        The sandbox to describe; by default the one of the default connection, else the world
-        of ``seed`` (default 7, as a new sandbox has).
+        The sandbox to describe; by default the one of the default connection
+        (``toolkit.get_connection()``, which makes one when there is none), else the world of
+        ``seed`` (default 7, as a new sandbox has).
 
     Returns
     -------
@@ -48,11 +49,9 @@ def catalog(sandbox: Sandbox | None = None, *, seed: int | None = None) -> pd.Da
         ``detail`` (strings).
     """
     if sandbox is None and seed is None:
-        from toolkit import connection as _conn
+        from toolkit.connection import get_connection
 
-        default = _conn._default
-        if default is not None and default.sandbox is not None:
-            sandbox = default.sandbox
+        sandbox = get_connection().sandbox
     if sandbox is not None:
         return sandbox.catalog()
     from toolkit.sandbox.world import World

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
 
@@ -207,7 +207,7 @@ class Router:
             m = route.regex.match(path)
             if m:
                 if route.method == method.upper():
-                    return route, m.groupdict(), True
+                    return route, {k: unquote(v) for k, v in m.groupdict().items()}, True
                 path_exists = True
         return None, {}, path_exists
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 import socket
 import ssl
 import tempfile
@@ -88,6 +89,12 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], sandbox: Sandbox) -> None:
         self.sandbox = sandbox
         super().__init__(address, _Handler)
+
+
+#: A ``Host`` header the sandbox builds links from: a name or IPv4 address, or a bracketed IPv6
+#: address, and an optional port.
+_HOST_RE = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+                      r"(?::[0-9]{1,5})?")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -339,10 +346,21 @@ class Sandbox:
             out.extend(list(self.log)[start:])
 
     # ------------------------------------------------------------------ request handling
+    def base_url_for(self, headers: dict[str, str]) -> str:
+        """The address the client reached this sandbox at: the scheme it serves and the
+        request's ``Host`` (as a service behind a front door builds its links), so the absolute
+        URLs it hands out (next links, ``Location``, operation URLs) keep working behind a proxy
+        or a mapped port. A missing or malformed ``Host`` gives the listening address."""
+        host = _Headers(headers).get("host") or ""
+        if not _HOST_RE.fullmatch(host):
+            return self.url
+        return f"{'https' if self.tls else 'http'}://{host}"
+
     def handle(self, method: str, target: str, headers: dict[str, str],
                body: bytes) -> tuple[Reply, FaultRule | None, Request]:
         """Answer one request: faults, routing, api-version, authentication, the handler."""
-        request = Request(method.upper(), target, _Headers(headers), body, self.url, self)
+        request = Request(method.upper(), target, _Headers(headers), body,
+                          self.base_url_for(headers), self)
         route, path_params, path_exists = self.router.match(request.method, request.path)
         request.family = route.family if route else family_of(request.path)
         request.path_params = path_params

@@ -90,7 +90,7 @@ def start_operation(request: Request, provider: str, location: str,
         }
     version = request.param("api-version")
     sub = request.path_params.get("subscriptionId", "")
-    location_url = (f"{sandbox.url}/subscriptions/{sub}/providers/{provider}/locations/"
+    location_url = (f"{request.base_url}/subscriptions/{sub}/providers/{provider}/locations/"
                     f"{location}/operationResults/{op_id}?api-version={version}")
     headers = {"Location": location_url, "Retry-After": str(sandbox.lro_retry_after)}
     if request.fail_operation:
@@ -115,7 +115,7 @@ def _poll(request: Request) -> Reply:
         op = _operation(request)
         if op["remaining"] > 1:
             op["remaining"] -= 1
-            return Reply(202, None, {"Location": f"{sandbox.url}{request.target}",
+            return Reply(202, None, {"Location": f"{request.base_url}{request.target}",
                                      "Retry-After": str(sandbox.lro_retry_after)})
         if op["result"] is None:
             op["result"] = op["finish"]()

@@ -754,14 +754,15 @@ def _query(request: Request) -> Reply:
     total = len(result.rows) if result.rows is not None else len(result.frame)  # type: ignore
     limit = total if top is None else min(total, top)
     stop = min(offset + PAGE_SIZE, limit)
-    base = (f"{sandbox.url}/subscriptions/{sub.id}/resourcegroups/{group.name}/providers/"
+    base = (f"{request.base_url}/subscriptions/{sub.id}/resourcegroups/{group.name}/providers/"
             f"{sandbox.namespace}.PolicyInsights/policyStates")
     context = f"{base}/$metadata#{resource}"
     next_link = None
     if stop < limit:
         params = [(k, v) for k, v in request.query if k.lower() != "$skiptoken"]
         params.append(("$skiptoken", _token(stop, start, end)))
-        next_link = f"{sandbox.url}{request.path}?{urlencode(params, quote_via=quote, safe='$,:')}"
+        query = urlencode(params, quote_via=quote, safe="$,:")
+        next_link = f"{request.base_url}{request.path}?{query}"
     head = orjson.dumps({"@odata.nextLink": next_link, "@odata.context": context,
                          "@odata.count": max(0, stop - offset)})[:-1]
     entity_ctx = orjson.dumps(f"{context}/$entity")

@@ -318,7 +318,7 @@ def _operations_list(request: Request) -> Reply:
     body: dict[str, Any] = {"value": page}
     if start + OPERATIONS_PAGE_SIZE < len(ops):
         version = request.param("api-version")
-        body["nextLink"] = (f"{request.sandbox.url}/providers/{request.sandbox.namespace}.Sql/"
+        body["nextLink"] = (f"{request.base_url}/providers/{request.sandbox.namespace}.Sql/"
                             f"operations?api-version={version}"
                             f"&$skiptoken={start + OPERATIONS_PAGE_SIZE}")
     return arm_reply(request, body, tenant=True)

@@ -375,7 +375,7 @@ def _classifications(request: Request) -> Reply:
         })
     body: dict[str, Any] = {"value": value}
     if start + PAGE_SIZE < len(service.classifications):
-        body["nextLink"] = (f"{sandbox.url}{base}?api-version={request.param('api-version')}"
+        body["nextLink"] = (f"{request.base_url}{base}?api-version={request.param('api-version')}"
                             f"&$skiptoken={start + PAGE_SIZE}")
     reply = arm_reply(request, body, tenant=True)
     reply.headers["Content-Language"] = LANGUAGES[lang]

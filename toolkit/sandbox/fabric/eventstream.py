@@ -325,7 +325,7 @@ def _create(request: Request) -> Reply:
             "created": _stamp(request), "updated": _stamp(request), "error": None,
         }
     prefix = sandbox.header_prefix
-    return Reply(202, None, {"Location": f"{sandbox.url}/v1/operations/{op_id}",
+    return Reply(202, None, {"Location": f"{request.base_url}/v1/operations/{op_id}",
                              f"{prefix}operation-id": op_id,
                              "Retry-After": str(sandbox.lro_retry_after)})
 
@@ -373,9 +373,9 @@ def _state(request: Request) -> Reply:
             body["error"] = op["error"]
     headers = {f"{prefix}operation-id": op_id}
     if status == "Succeeded":
-        headers["Location"] = f"{sandbox.url}/operations/{op_id}/result"
+        headers["Location"] = f"{request.base_url}/operations/{op_id}/result"
     elif status != "Failed":
-        headers["Location"] = f"{sandbox.url}/operations/{op_id}"
+        headers["Location"] = f"{request.base_url}/operations/{op_id}"
         headers["Retry-After"] = str(sandbox.lro_retry_after)
     return Reply(200, body, headers)
 

@@ -278,7 +278,7 @@ def _list(request: Request) -> Reply:
     top = request.param("$top")
     size = int(top) if top and top.isdigit() and 0 < int(top) <= PAGE_SIZE else PAGE_SIZE
     page = tenant.strengths[start:start + size]
-    base = request.sandbox.url
+    base = request.base_url
     body: dict[str, Any] = {
         "@odata.context": f"{base}/{version}/$metadata#policies/authenticationStrengthPolicies",
         "value": [s.body() for s in page],
@@ -298,7 +298,7 @@ def _usage(request: Request) -> Reply:
                                f"The authentication strength policy with id '{sid}' was not "
                                "found.")
     body: dict[str, Any] = {
-        "@odata.context": f"{request.sandbox.url}/{_version(request)}/$metadata#"
+        "@odata.context": f"{request.base_url}/{_version(request)}/$metadata#"
                           "vendor.graph.authenticationStrengthUsage",
         "mfa": [], "none": [],
     }
