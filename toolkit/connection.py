@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from toolkit._core.config import Credentials, FamilyConfig, Settings, check_verify
 from toolkit._core.errors import ValidationError
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
-from toolkit._core.secrets import Secret, install_log_redaction
+from toolkit._core.secrets import RedactingHandler, Secret, install_log_redaction
 
 if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
@@ -364,7 +364,7 @@ def connect(
 def _announce(line: str) -> None:
     logger.info(line)
     configured = [h for name in ("", "toolkit") for h in logging.getLogger(name).handlers
-                  if not isinstance(h, logging.NullHandler)]
+                  if not isinstance(h, logging.NullHandler | RedactingHandler)]
     if not configured:
         sys.stderr.write(line + "\n")
 
