@@ -32,7 +32,9 @@ import numpy as np
 import toolkit
 import toolkit.explore as explore
 from toolkit.explore import _common
-from toolkit.sandbox.maps.roads import network, sample_trace
+from toolkit.sandbox.maps.roads.matching import sample_trace
+from toolkit.sandbox.maps.roads.network import network
+from toolkit.sandbox.maps.roads.routing import route as road_route
 from toolkit.sandbox.server import Sandbox
 
 TOWNS = [(1.5218, 42.5075), (1.5975, 42.5676), (1.4906, 42.4636), (1.5331, 42.5560),
@@ -61,8 +63,8 @@ def trace_frames(conn: Any, points: int) -> tuple[np.ndarray, Any]:
     usable = net.usable("driving")
     stops = TOWNS * 8
     snapped = [net.nearest(p, usable)[:2] for p in stops]
-    route = net.route(stops, snapped=snapped)
-    line = [c for leg in route.coordinates for c in leg]
+    found = road_route(net, stops, snapped=snapped)
+    line = [c for leg in found.coordinates for c in leg]
     length_m = sum(np.hypot(*(np.diff(np.array(line), axis=0) * [82_000, 111_000]).T))
     raw = sample_trace(line, spacing_m=length_m / points, noise_m=4, seed=3)[:points]
     return raw, toolkit.snap_to_roads(raw, include_speed_limit=True, connection=conn)

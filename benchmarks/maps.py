@@ -30,7 +30,7 @@ import numpy as np
 
 def _serve(pipe: Any, latency_ms: float) -> None:
     from toolkit.sandbox.maps import peak_rate
-    from toolkit.sandbox.maps.roads import network
+    from toolkit.sandbox.maps.roads.network import network
     from toolkit.sandbox.server import Sandbox
 
     sandbox = Sandbox(seed=7).start()
@@ -63,7 +63,9 @@ def _queries(n: int, seed: int = 1) -> list[dict[str, Any]]:
 
 
 def _trace(points: int) -> np.ndarray:
-    from toolkit.sandbox.maps.roads import network, sample_trace
+    from toolkit.sandbox.maps.roads.matching import sample_trace
+    from toolkit.sandbox.maps.roads.network import network
+    from toolkit.sandbox.maps.roads.routing import route as plan
     from toolkit.sandbox.maps.search import entities
 
     towns = {e.name: (e.lon, e.lat) for e in entities() if e.type == "PopulatedPlace"}
@@ -74,7 +76,7 @@ def _trace(points: int) -> np.ndarray:
     stops = [towns[t] for t in order]
     net = network()
     usable = net.usable("driving")
-    route = net.route(stops, snapped=[net.nearest(p, usable)[:2] for p in stops])
+    route = plan(net, stops, snapped=[net.nearest(p, usable)[:2] for p in stops])
     line = [c for leg in route.coordinates for c in leg]
     trace = sample_trace(line, spacing_m=10, noise_m=5, seed=3)
     assert len(trace) >= points, len(trace)

@@ -2,7 +2,7 @@
 
 Reads ``data/osm/andorra.osm.pbf`` with pyosmium (a development-only dependency: the derived
 files are committed, so the toolkit never needs an OSM reader at run time) and writes two gzipped
-JSON files into ``toolkit/sandbox/maps/data/``:
+JSON files into ``toolkit/_data/`` (read by the plots, the widgets and the sandbox alike):
 
 ``andorra_roads.json.gz``
     The drivable road network: nodes (longitude, latitude) and edges split at every junction,
@@ -35,7 +35,7 @@ from shapely.geometry import Point, Polygon
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "data" / "osm" / "andorra.osm.pbf"
-OUT = ROOT / "toolkit" / "sandbox" / "maps" / "data"
+OUT = ROOT / "toolkit" / "_data"
 
 DRIVABLE = {
     "motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link", "secondary",

@@ -7,8 +7,9 @@ beyond this module's names: the functions load their modules on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolkit._core.lazy import attach
 
 __version__ = "0.1.0"
 
@@ -22,146 +23,83 @@ def _quiet_masked_logger() -> None:
 
 _quiet_masked_logger()
 
-# public name -> module that defines it
-_EXPORTS = {
-    "connect": "toolkit.connection",
-    "get_connection": "toolkit.connection",
-    "Connection": "toolkit.connection",
-    "Settings": "toolkit.connection",
-    "Secret": "toolkit._core.secrets",
-    "Operation": "toolkit._core.polling",
-    "resume_operation": "toolkit.operations",
-    "cache_clear": "toolkit._core.cache",
-    "to_parquet": "toolkit._core.exports",
-    "read_parquet": "toolkit._core.exports",
-    "ToolkitError": "toolkit._core.errors",
-    "ValidationError": "toolkit._core.errors",
-    "ApiError": "toolkit._core.errors",
-    "AuthenticationError": "toolkit._core.errors",
-    "RateLimitError": "toolkit._core.errors",
-    "NotFoundError": "toolkit._core.errors",
-    "ConflictError": "toolkit._core.errors",
-    "ServiceError": "toolkit._core.errors",
-    "TransportError": "toolkit._core.errors",
-    "ProtocolError": "toolkit._core.errors",
-    "OperationFailedError": "toolkit._core.errors",
-    "OperationTimeoutError": "toolkit._core.errors",
-    "OperationWaitError": "toolkit._core.errors",
-    "UntrustedOriginError": "toolkit._core.errors",
-    "ResponseLimitError": "toolkit._core.errors",
-    "TruncatedResultWarning": "toolkit._core.errors",
-    "backend_health": "toolkit.arm.network",
-    "check_server_names": "toolkit.arm.sql",
-    "sql_operations": "toolkit.arm.sql",
-    "policy_states": "toolkit.arm.policy",
-    "compliance_summary": "toolkit.arm.policy",
-    "compliance_trend": "toolkit.arm.policy",
-    "evaluated_expressions": "toolkit.arm.policy",
-    "update_encryption_protector": "toolkit.arm.sql",
-    "encryption_protector": "toolkit.arm.sql",
-    "problem_classifications": "toolkit.arm.support",
-    "support_services": "toolkit.arm.support",
-    "classification_consents": "toolkit.arm.support",
-    "cluster_monitoring_credentials": "toolkit.arm.clusters",
-    "hosted_cluster_credentials": "toolkit.arm.clusters",
-    "write_kubeconfig": "toolkit.arm.clusters",
-    "authentication_strength_usage": "toolkit.graph.identity",
-    "authentication_strength_policies": "toolkit.graph.identity",
-    "authentication_strength_audit": "toolkit.graph.identity",
-    "create_eventstream": "toolkit.fabric.eventstream",
-    "create_eventstreams": "toolkit.fabric.eventstream",
-    "ItemOperation": "toolkit._core.polling",
-    "autocomplete": "toolkit.maps.search",
-    "route_directions": "toolkit.maps.route",
-    "snap_to_roads": "toolkit.maps.route",
-    "traffic_incidents": "toolkit.maps.traffic",
-    "air_quality": "toolkit.maps.weather",
-    "air_quality_pollutants": "toolkit.maps.weather",
-    "air_quality_forecast": "toolkit.maps.weather",
-    "severe_weather_alerts": "toolkit.maps.weather",
-}
-
-__all__ = sorted(_EXPORTS)
-
+# The public names, listed once: type checkers read these imports; at run time
+# toolkit._core.lazy reads the same lines and loads a module when one of its names is first used.
 if TYPE_CHECKING:  # pragma: no cover
-    from toolkit._core.cache import cache_clear  # noqa: F401
-    from toolkit._core.errors import (  # noqa: F401
-        ApiError,
-        AuthenticationError,
-        ConflictError,
-        NotFoundError,
-        OperationFailedError,
-        OperationTimeoutError,
-        OperationWaitError,
-        ProtocolError,
-        RateLimitError,
-        ResponseLimitError,
-        ServiceError,
-        ToolkitError,
-        TransportError,
-        TruncatedResultWarning,
-        UntrustedOriginError,
-        ValidationError,
+    from toolkit._core.cache import cache_clear as cache_clear
+    from toolkit._core.errors import (
+        ApiError as ApiError,
+        AuthenticationError as AuthenticationError,
+        ConflictError as ConflictError,
+        NotFoundError as NotFoundError,
+        OperationFailedError as OperationFailedError,
+        OperationTimeoutError as OperationTimeoutError,
+        OperationWaitError as OperationWaitError,
+        ProtocolError as ProtocolError,
+        RateLimitError as RateLimitError,
+        ResponseLimitError as ResponseLimitError,
+        ServiceError as ServiceError,
+        ToolkitError as ToolkitError,
+        TransportError as TransportError,
+        TruncatedResultWarning as TruncatedResultWarning,
+        UntrustedOriginError as UntrustedOriginError,
+        ValidationError as ValidationError,
     )
-    from toolkit._core.exports import read_parquet, to_parquet  # noqa: F401
-    from toolkit._core.polling import ItemOperation, Operation  # noqa: F401
-    from toolkit._core.secrets import Secret  # noqa: F401
-    from toolkit.arm.clusters import (  # noqa: F401
-        cluster_monitoring_credentials,
-        hosted_cluster_credentials,
-        write_kubeconfig,
+    from toolkit._core.exports import read_parquet as read_parquet, to_parquet as to_parquet
+    from toolkit._core.polling import ItemOperation as ItemOperation, Operation as Operation
+    from toolkit._core.secrets import Secret as Secret
+    from toolkit.arm.clusters import (
+        cluster_monitoring_credentials as cluster_monitoring_credentials,
+        hosted_cluster_credentials as hosted_cluster_credentials,
+        write_kubeconfig as write_kubeconfig,
     )
-    from toolkit.arm.network import backend_health  # noqa: F401
-    from toolkit.arm.policy import (  # noqa: F401
-        compliance_summary,
-        compliance_trend,
-        evaluated_expressions,
-        policy_states,
+    from toolkit.arm.network import backend_health as backend_health
+    from toolkit.arm.policy import (
+        compliance_summary as compliance_summary,
+        compliance_trend as compliance_trend,
+        evaluated_expressions as evaluated_expressions,
+        policy_states as policy_states,
     )
-    from toolkit.arm.sql import (  # noqa: F401
-        check_server_names,
-        encryption_protector,
-        sql_operations,
-        update_encryption_protector,
+    from toolkit.arm.sql import (
+        check_server_names as check_server_names,
+        encryption_protector as encryption_protector,
+        sql_operations as sql_operations,
+        update_encryption_protector as update_encryption_protector,
     )
-    from toolkit.arm.support import (  # noqa: F401
-        classification_consents,
-        problem_classifications,
-        support_services,
+    from toolkit.arm.support import (
+        classification_consents as classification_consents,
+        problem_classifications as problem_classifications,
+        support_services as support_services,
     )
-    from toolkit.connection import Connection, Settings, connect, get_connection  # noqa: F401
-    from toolkit.fabric.eventstream import create_eventstream, create_eventstreams  # noqa: F401
-    from toolkit.graph.identity import (  # noqa: F401
-        authentication_strength_audit,
-        authentication_strength_policies,
-        authentication_strength_usage,
+    from toolkit.connection import (
+        Connection as Connection,
+        Settings as Settings,
+        connect as connect,
+        get_connection as get_connection,
     )
-    from toolkit.maps.route import route_directions, snap_to_roads  # noqa: F401
-    from toolkit.maps.search import autocomplete  # noqa: F401
-    from toolkit.maps.traffic import traffic_incidents  # noqa: F401
-    from toolkit.maps.weather import (  # noqa: F401
-        air_quality,
-        air_quality_forecast,
-        air_quality_pollutants,
-        severe_weather_alerts,
+    from toolkit.fabric.eventstream import (
+        create_eventstream as create_eventstream,
+        create_eventstreams as create_eventstreams,
     )
-    from toolkit.operations import resume_operation  # noqa: F401
+    from toolkit.graph.identity import (
+        authentication_strength_audit as authentication_strength_audit,
+        authentication_strength_policies as authentication_strength_policies,
+        authentication_strength_usage as authentication_strength_usage,
+    )
+    from toolkit.maps.route import (
+        route_directions as route_directions,
+        snap_to_roads as snap_to_roads,
+    )
+    from toolkit.maps.search import autocomplete as autocomplete
+    from toolkit.maps.traffic import traffic_incidents as traffic_incidents
+    from toolkit.maps.weather import (
+        air_quality as air_quality,
+        air_quality_forecast as air_quality_forecast,
+        air_quality_pollutants as air_quality_pollutants,
+        severe_weather_alerts as severe_weather_alerts,
+    )
+    from toolkit.operations import resume_operation as resume_operation
 
 
-_SUBPACKAGES = ("arm", "connection", "explore", "fabric", "graph", "maps", "plot", "sandbox",
-                "widgets")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"toolkit.{name}")
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBPACKAGES))
+__getattr__, __dir__ = attach(__name__, __file__, submodules=(
+    "arm", "connection", "explore", "fabric", "graph", "maps", "plot", "sandbox", "widgets"))

@@ -514,31 +514,6 @@ def test_plots_draw_from_the_frames(conn, sandbox, latest_frame) -> None:
         toolkit.plot.noncompliance_heatmap(full, rows="resourceType", columns="resourceType")
 
 
-def test_explorer_is_driven_programmatically(conn, sandbox, scope) -> None:
-    from toolkit.widgets.policy import compliance_view
-
-    sub, rg, _, _ = scope
-    end = pd.Timestamp(sandbox.world.epoch)
-    explorer = toolkit.widgets.compliance_explorer(sub, rg, end=end, connection=conn)
-    view = explorer.select(window_days=7, state="NonCompliant", by="location")
-    records = toolkit.policy_states(sub, rg, start=end - timedelta(days=7), end=end,
-                                    filter="complianceState eq 'NonCompliant'",
-                                    connection=conn)
-    want = toolkit.compliance_summary(records, by="resourceLocation")
-    pd.testing.assert_frame_equal(view.summary, want)
-    assert explorer.frame is view.summary and "<table" in explorer._table.value
-    assert explorer._chart.value[:4] == b"\x89PNG"
-    again = explorer.select(state=None, by="assignment")
-    assert again.state is None and again.by == "policyAssignmentName"
-    assert again.summary["resources"].sum() >= view.summary["resources"].sum()
-    with pytest.raises(ValidationError, match="window_days"):
-        compliance_view(sub, rg, window_days=0, connection=conn)
-    with pytest.raises(ValidationError, match="state"):
-        compliance_view(sub, rg, state="Bad", connection=conn)
-    with pytest.raises(ValidationError, match="by"):
-        compliance_view(sub, rg, by="colour", connection=conn)
-
-
 def test_interpreter_settings_are_restored(conn, scope) -> None:
     import gc
     import sys
@@ -563,3 +538,4 @@ def test_a_failing_page_leaves_the_rows_read_and_the_next_link(sandbox) -> None:
     err = info.value
     assert len(err.partial) == 1000 and "$skiptoken" in err.next_link
     assert "err.partial" in str(err) and err.next_link in str(err)
+

@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from toolkit.sandbox.maps.roads import network, sample_trace
+from toolkit.sandbox.maps.roads.matching import sample_trace
+from toolkit.sandbox.maps.roads.network import network
+from toolkit.sandbox.maps.roads.routing import route
 
 #: Town centres (lon, lat) from the map data.
 TOWNS = {
@@ -32,7 +34,7 @@ def drive(stops: list[tuple[float, float]], *, spacing_m: float = 10.0, noise_m:
     net = network()
     usable = net.usable("driving")
     snapped = [net.nearest(p, usable)[:2] for p in stops]
-    route = net.route(stops, snapped=snapped)
-    assert route is not None
-    line = [c for leg in route.coordinates for c in leg]
+    found = route(net, stops, snapped=snapped)
+    assert found is not None
+    line = [c for leg in found.coordinates for c in leg]
     return sample_trace(line, spacing_m=spacing_m, noise_m=noise_m, seed=seed)

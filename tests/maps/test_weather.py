@@ -26,7 +26,7 @@ from toolkit._core.schemas import (
     SEVERE_WEATHER_ALERTS,
 )
 from toolkit.sandbox.maps import peak_rate
-from toolkit.sandbox.maps import weather as sw
+from toolkit.sandbox.maps.weather import world as sw
 from toolkit.sandbox.server import Sandbox
 
 #: (lat, lon) as the weather service orders them: town centres and a mountain slope.
@@ -669,51 +669,6 @@ def test_plot_alert_timeline_one_bar_per_area_coloured_by_status(frames) -> None
 
 
 # ------------------------------------------------------------------------------ the widget
-
-
-def test_explorer_driven_by_name_and_by_coordinates(conn) -> None:
-    import matplotlib.pyplot as plt
-
-    from toolkit.widgets.weather import find_places
-
-    explorer = toolkit.widgets.air_quality_explorer(connection=conn)
-    hits = explorer.search("Ordi")
-    assert "Ordino" in hits["label"].tolist()
-    assert list(explorer.choices.options) == hits["label"].tolist()
-    report = explorer.select("Ordino")
-    assert report.label == "Ordino" and (report.lat, report.lon) == pytest.approx(
-        (42.5562, 1.5335), abs=0.001)
-    assert len(report.current) == 1 and len(report.forecast) == 7
-    assert len(report.pollutants) == 6 and len(report.alerts) > 0
-    assert (explorer.lat_box.value, explorer.lon_box.value) == (report.lat, report.lon)
-    summary = report.summary()
-    assert summary["category"].tolist() == report.forecast["category"].astype(str).tolist()
-    assert summary["now"].notna().sum() == 1
-    plt.close(report.figure())
-    by_point = explorer.select(ANDORRA_LA_VELLA)
-    assert by_point.forecast["location_index"].eq(0).all()
-    assert by_point.current["globalIndex"].iloc[0] == toolkit.air_quality(
-        ANDORRA_LA_VELLA, connection=conn)["globalIndex"].iloc[0]
-    # picking from the list shows the place too
-    explorer.choices.value = hits["label"].iloc[0]
-    assert explorer.result.label == hits["label"].iloc[0]
-    # a street is placed at its town centre, and says so
-    streets = find_places("Carrer", connection=conn)
-    assert set(streets["placed_by"]) == {"locality"}
-    note = explorer.select(streets["label"].iloc[0]).notes
-    assert note and "centre of its town" in note[0]
-    plt.close("all")
-
-
-def test_explorer_bad_place_is_refused_and_shown(conn, sandbox) -> None:
-    explorer = toolkit.widgets.air_quality_explorer(connection=conn)
-    with sandbox.recording() as log, pytest.raises(ValidationError):
-        explorer.select((-122.1, 47.6))
-    assert log == []
-    explorer.lat_box.value, explorer.lon_box.value = 95.0, 1.5
-    explorer.show_button.click()
-    assert "latitude must be between -90 and 90" in explorer.error
-    assert "latitude" in explorer.message.value
 
 
 def test_a_place_without_results_keeps_its_row(replay) -> None:

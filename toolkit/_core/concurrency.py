@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from toolkit._core.cancel import cancellable, check_cancelled
 from toolkit._core.errors import ToolkitError
@@ -16,7 +16,7 @@ from toolkit._core.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Outcome", "RateLimiter", "fan_out"]
+__all__ = ["Outcome", "RateLimiter", "fan_out", "settle"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,6 +75,12 @@ class Outcome(Generic[T, R]):
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def result(self) -> R:
+        """The value, or raise the error this item ended with."""
+        if self.error is not None:
+            raise self.error
+        return cast(R, self.value)
 
 
 def fan_out(
@@ -150,4 +156,40 @@ def fan_out(
             # stop before their next request)
             pool.shutdown(wait=not cancelled.is_set(), cancel_futures=True)
         bar.close()
+    return outcomes
+
+
+def settle(outcomes: Sequence[Outcome[T, R]], *,
+           fatal: tuple[type[ToolkitError], ...] = (),
+           spared: tuple[type[ToolkitError], ...] = ()) -> Sequence[Outcome[T, R]]:
+    """The one rule of a batch: when every item failed, raise; otherwise keep errors as rows.
+
+    Parameters
+    ----------
+    outcomes : sequence of Outcome
+        What :func:`fan_out` returned.
+    fatal : tuple of exception types
+        Errors that end the whole call even when other items succeeded (bad credentials
+        fail every item alike; ``(ToolkitError,)`` makes any failure end it).
+    spared : tuple of exception types
+        Errors that stay rows even when every item failed (a malformed answer about one batch
+        says nothing about the others).
+
+    Returns
+    -------
+    sequence of Outcome
+        ``outcomes`` unchanged, for the caller to turn into rows (errors included).
+
+    Raises
+    ------
+    ToolkitError
+        The first fatal error, else the first error when every item failed with an error that
+        is not spared.
+    """
+    failed = [o.error for o in outcomes if o.error is not None]
+    for err in failed:
+        if isinstance(err, fatal):
+            raise err
+    if failed and len(failed) == len(outcomes) and not isinstance(failed[0], spared):
+        raise failed[0]
     return outcomes

@@ -111,7 +111,7 @@ def _resumable(pages: Iterator[Page], builder: FrameBuilder, operation: str,
         if builder.rows:
             err.partial = builder.build(
                 provenance(operation, api_version, None, request_ids))
-            link = getattr(err, "next_link", None)
+            link = err.next_link
             note = (f"\n{builder.rows} records were read before the failure (err.partial)"
                     + (f"; the remaining pages start at err.next_link ({link})" if link else "")
                     + ".")

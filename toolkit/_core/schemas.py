@@ -16,6 +16,21 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from toolkit._spec.arm import COMPLIANCE_STATES, HEALTH_STATES
+from toolkit._spec.fabric import ITEM_TYPES, PRINCIPAL_TYPES
+from toolkit._spec.graph import CA_POLICY_STATES, STRENGTH_POLICY_TYPES, STRENGTH_REQUIREMENTS
+from toolkit._spec.maps import (
+    AIR_QUALITY_CATEGORIES,
+    ALERT_STATUSES,
+    AUTOCOMPLETE_TYPE_GROUPS,
+    AUTOCOMPLETE_TYPES,
+    DOMINANT_POLLUTANTS,
+    INCIDENT_SEVERITIES,
+    INCIDENT_TYPES,
+    POLLUTANT_TYPES,
+    TRAFFIC_CONGESTION,
+)
+
 __all__ = ["SCHEMAS", "Col", "Schema", "schema_for"]
 
 
@@ -100,7 +115,7 @@ SYSTEM_DATA = (
         categories=("User", "Application", "ManagedIdentity", "Key")),
 )
 
-HEALTH_ORDER = ("Up", "Partial", "Draining", "Down", "Unknown")
+HEALTH_ORDER = HEALTH_STATES
 
 BACKEND_HEALTH = Schema(
     "backend_health",
@@ -221,9 +236,6 @@ SCHEMAS.update({s.name: s for s in (ENCRYPTION_PROTECTOR, PROBLEM_CLASSIFICATION
                                     HOSTED_CREDENTIALS)})
 
 
-#: Policy compliance states, in the order of a roll-up's rank (worst last): a resource's state
-#: over several policies is the highest one (notes §4).
-COMPLIANCE_STATES = ("Unknown", "Exempt", "Conflict", "Compliant", "NonCompliant")
 
 POLICY_STATES = Schema(
     "policy_states",
@@ -286,9 +298,6 @@ EVALUATED_EXPRESSIONS = Schema(
 SCHEMAS.update({s.name: s for s in (POLICY_STATES, EVALUATED_EXPRESSIONS)})
 
 
-CA_POLICY_STATES = ("enabled", "disabled", "enabledForReportingButNotEnforced")
-STRENGTH_REQUIREMENTS = ("mfa", "none")
-STRENGTH_POLICY_TYPES = ("builtIn", "custom")
 
 STRENGTH_USAGE = Schema(
     "authentication_strength_usage",
@@ -335,18 +344,6 @@ STRENGTH_AUDIT = Schema(
     ),
 )
 
-ITEM_TYPES = (
-    "Dashboard", "Report", "SemanticModel", "PaginatedReport", "Datamart", "Lakehouse",
-    "Eventhouse", "Environment", "KQLDatabase", "KQLQueryset", "KQLDashboard", "DataPipeline",
-    "Notebook", "SparkJobDefinition", "MLExperiment", "MLModel", "Warehouse", "Eventstream",
-    "SQLEndpoint", "MirroredWarehouse", "MirroredDatabase", "Reflex", "GraphQLApi",
-    "MountedDataFactory", "SQLDatabase", "CopyJob", "VariableLibrary", "Dataflow", "AirflowJob",
-    "WarehouseSnapshot", "DigitalTwinBuilder", "DigitalTwinBuilderFlow",
-    "MirroredVendorPartnerCatalog", "Map", "AnomalyDetector", "UserDataFunction", "GraphModel",
-    "GraphQuerySet", "PartnerDatabase", "OperationsAgent", "NoSqlDatabase", "Ontology",
-    "EventSchemaSet", "DataAgent", "MirroredCatalog", "AppBackend", "DataBuildToolJob",
-)
-PRINCIPAL_TYPES = ("User", "ServicePrincipal", "Group", "ServicePrincipalProfile", "EntireTenant")
 
 EVENTSTREAM = Schema(
     "create_eventstream",
@@ -380,34 +377,6 @@ EVENTSTREAMS = Schema(
 SCHEMAS.update({s.name: s for s in (STRENGTH_USAGE, STRENGTH_POLICIES, STRENGTH_AUDIT,
                                     EVENTSTREAM, EVENTSTREAMS)})
 
-AUTOCOMPLETE_TYPE_GROUPS = ("Address", "Place")
-AUTOCOMPLETE_TYPES = (
-    "Address", "AdminDivision1", "AdminDivision2", "AdminDivision3", "AdministrativeBuilding",
-    "Airport", "AirportTerminal", "AmusementPark", "AncientSite", "Aquarium", "Archipelago",
-    "Basin", "Battlefield", "Bay", "Beach", "Bridge", "BusinessStructure", "Camp", "Canal",
-    "Casino", "Castle", "Cave", "Cemetery", "Channel", "Church", "Cliff", "Coast",
-    "CommunityCenter", "Continent", "CountryRegion", "Crater", "CulturalRegion", "Dam", "Delta",
-    "Desert", "DrainageBasin", "Dune", "FacilityStructure", "FerryTerminal",
-    "FinancialStructure", "FireStation", "Forest", "Fort", "Garden", "Geyser", "Glacier",
-    "GolfCourse", "GreaterPopulatedPlace", "HigherEducationFacility", "HistoricalSite",
-    "Hospital", "HotSpring", "Ice", "IndigenousPeoplesReserve", "IndustrialStructure", "Island",
-    "Isthmus", "Lake", "LandArea", "Landform", "LandmarkBuilding", "Library", "Lighthouse",
-    "Marina", "Market", "MedicalStructure", "MetroStation", "MilitaryBase", "Mission",
-    "Monument", "Mosque", "Mountain", "MountainRange", "MultiModalStation", "Museum",
-    "NauticalStructure", "Neighborhood", "Oasis", "ObservationPoint", "Ocean", "OfficeBuilding",
-    "Other", "Park", "ParkingStructure", "Pass", "Peninsula", "Plain", "Planet", "Plateau",
-    "Playground", "PlayingField", "Pole", "PoliticalUnit", "PopulatedPlace", "Port",
-    "Postcode1", "Promontory", "RaceTrack", "RailwayStation", "Reef", "ReligiousStructure",
-    "Reserve", "ResidentialStructure", "River", "RoadBlock", "Ruin", "ScientificResearchBase",
-    "Sea", "SeaplaneLandingArea", "Shrine", "SkiArea", "Spring", "Stadium",
-    "StatisticalDistrict", "Temple", "Theater", "TouristRailway", "TouristStructure",
-    "Trailhead", "TransportationStructure", "Tunnel", "Valley", "Volcano", "Walkway", "Wall",
-    "Waterfall", "WaterFeature", "Wetland", "Winery", "Zoo",
-)
-INCIDENT_TYPES = ("Accident", "Congestion", "DisabledVehicle", "MassTransit", "Miscellaneous",
-                  "OtherNews", "PlannedEvent", "RoadHazard", "Construction", "Alert", "Weather")
-INCIDENT_SEVERITIES = ("LowImpact", "Minor", "Moderate", "Serious")
-TRAFFIC_CONGESTION = ("Mild", "Medium")
 
 AUTOCOMPLETE = Schema(
     "autocomplete",
@@ -495,15 +464,6 @@ SCHEMAS.update({s.name: s for s in (AUTOCOMPLETE, ROUTE_DIRECTIONS, SNAP_TO_ROAD
                                     TRAFFIC_INCIDENTS)})
 
 
-AIR_QUALITY_CATEGORIES = ("Excellent", "Fair", "Poor", "Unhealthy", "Very unhealthy",
-                          "Dangerous")
-#: Upper limits of the global index of each category but the last (spec 2 §2.5).
-AIR_QUALITY_BANDS = (20.0, 50.0, 100.0, 150.0, 250.0)
-DOMINANT_POLLUTANTS = ("Carbon Monoxide", "Nitrogen Dioxide", "Ozone", "Particulate Matter 2.5",
-                       "Particulate Matter 10", "Sulfur Dioxide")
-POLLUTANT_TYPES = ("CO", "NO2", "O3", "PM2.5", "PM10", "SO2")
-ALERT_STATUSES = ("New", "Update", "Continue", "Extend", "Upgrade", "Correct", "Cancel",
-                  "Expire")
 
 _AQ_COMMON = (
     Col("dateTime", "datetime"),

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from toolkit._core.errors import ValidationError
+from toolkit._spec.arm import RESOURCE_GROUP_MAX, RESOURCE_GROUP_PATTERN, SERVER_NAME_PATTERN
+from toolkit._spec.common import UUID_PATTERN
 
 __all__ = [
     "RESOURCE_GROUP_RULE",
@@ -32,13 +34,13 @@ __all__ = [
     "server_name_problem",
 ]
 
-SERVER_NAME_RE = re.compile(r"^[0-9a-z]([-0-9a-z]{0,61}[0-9a-z])?$")
+SERVER_NAME_RE = re.compile(SERVER_NAME_PATTERN)
 SERVER_NAME_RULE = (
     "server names are 1 to 63 characters of lower-case letters, digits and hyphens, with no "
     "'.' or '_' and no leading or trailing '-'"
 )
-UUID_RE = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
-RESOURCE_GROUP_RE = re.compile(r"^[-\w.()]{1,90}$")
+UUID_RE = re.compile(UUID_PATTERN)
+RESOURCE_GROUP_RE = re.compile(RESOURCE_GROUP_PATTERN)
 RESOURCE_GROUP_RULE = (
     "resource group names are 1 to 90 characters of letters, digits, '_', '-', '.', '(' and "
     "')', not ending in '.'"
@@ -67,7 +69,7 @@ def resource_group_problem(name: Any) -> str | None:
     """Why a resource group name breaks spec 1 §4.1, or ``None`` when it is valid."""
     if not isinstance(name, str):
         return "must be a string; " + RESOURCE_GROUP_RULE
-    if not 1 <= len(name) <= 90:
+    if not 1 <= len(name) <= RESOURCE_GROUP_MAX:
         return f"has {len(name)} characters; " + RESOURCE_GROUP_RULE
     if not RESOURCE_GROUP_RE.fullmatch(name) or name.endswith("."):
         return RESOURCE_GROUP_RULE

@@ -31,6 +31,11 @@ from toolkit._core.validate import (
     check_resource_group,
     check_subscription_id,
 )
+from toolkit._spec.arm import (
+    CLUSTER_NAME_PATTERN,
+    HOSTED_CLUSTER_API_VERSIONS,
+    MANAGED_CLUSTER_API_VERSIONS,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -41,9 +46,9 @@ logger = logging.getLogger(__name__)
 __all__ = ["cluster_monitoring_credentials", "hosted_cluster_credentials", "kubeconfig_summary",
            "write_kubeconfig"]
 
-MANAGED_API_VERSION = "2026-04-01"
-HOSTED_API_VERSION = "2025-07-25"
-CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
+MANAGED_API_VERSION = MANAGED_CLUSTER_API_VERSIONS[0]
+HOSTED_API_VERSION = HOSTED_CLUSTER_API_VERSIONS[0]
+CLUSTER_NAME_RE = re.compile(CLUSTER_NAME_PATTERN)
 CLUSTER_NAME_RULE = ("managed cluster names are 1 to 63 characters: letters, digits, '-' and "
                      "'_', starting and ending with a letter or digit")
 SERVER_FQDN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,31}$")

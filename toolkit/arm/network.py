@@ -23,6 +23,7 @@ from toolkit._core.validate import (
     check_subscription_id,
     check_timeout,
 )
+from toolkit._spec.arm import NETWORK_API_VERSIONS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["backend_health", "backend_health_rows"]
 
-API_VERSION = "2025-05-01"
+API_VERSION = NETWORK_API_VERSIONS[0]
 GATEWAY_NAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,78}[A-Za-z0-9_])?$")
 GATEWAY_NAME_RULE = ("gateway names are 1 to 80 characters of letters, digits, '_', '.' and '-', "
                      "starting with a letter or digit and ending with a letter, digit or '_'")

@@ -47,6 +47,11 @@ from toolkit._core.validate import (
     check_resource_group,
     check_subscription_id,
 )
+from toolkit._spec.arm import (
+    POLICY_API_VERSIONS,
+    POLICY_FIELDS as SPEC_POLICY_FIELDS,
+    RESOURCE_FIELDS,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -57,7 +62,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["compliance_summary", "compliance_trend", "evaluated_expressions", "policy_states"]
 
-API_VERSION = "2024-10-01"
+API_VERSION = POLICY_API_VERSIONS[0]
 OPERATION = "policy_states"
 EXPAND_VALUES = ("components", "PolicyEvaluationDetails")
 SWITCH_INTERVAL = 0.0005
@@ -66,16 +71,8 @@ GC_THRESHOLD = 100_000
 _BY_LOWER = {c.name.lower(): c for c in POLICY_STATES.columns}
 #: Fields that describe the resource, and the assignment-definition pair, of a record: they
 #: repeat together, so they are interned together.
-RESOURCE_FIELDS = ("resourceId", "subscriptionId", "resourceType", "resourceLocation",
-                   "resourceGroup", "resourceTags", "managementGroupIds")
-POLICY_FIELDS = ("policyAssignmentId", "policyDefinitionId", "effectiveParameters",
-                 "policyAssignmentName", "policyAssignmentOwner", "policyAssignmentParameters",
-                 "policyAssignmentScope", "policyDefinitionName", "policyDefinitionAction",
-                 "policyDefinitionCategory", "policySetDefinitionId", "policySetDefinitionName",
-                 "policySetDefinitionOwner", "policySetDefinitionCategory",
-                 "policySetDefinitionParameters", "policyDefinitionReferenceId",
-                 "policyDefinitionVersion", "policySetDefinitionVersion",
-                 "policyAssignmentVersion")
+#: The policy fields interned together (the list of group names is read per record).
+POLICY_FIELDS = tuple(f for f in SPEC_POLICY_FIELDS if f != "policyDefinitionGroupNames")
 
 
 # ------------------------------------------------------------------------------ validation

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from toolkit._core.concurrency import FAMILY_RATES, fan_out
+from toolkit._core.concurrency import FAMILY_RATES, fan_out, settle
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import ARM, collect_frame, iter_pages
@@ -28,6 +28,7 @@ from toolkit._core.validate import (
     many_strings,
     server_name_problem,
 )
+from toolkit._spec.arm import SQL_API_VERSIONS, VAULT_KEY_NAME_PATTERN
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["check_server_names", "encryption_protector", "sql_operations",
            "update_encryption_protector"]
 
-API_VERSION = "2025-01-01"
+API_VERSION = SQL_API_VERSIONS[0]
 
 
 def sql_operations(*, max_items: int | None = None, api_version: str = API_VERSION,
@@ -137,9 +138,7 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
 
     outcomes = fan_out(check, to_send, connection=conn, desc="check_server_names",
                        rate=FAMILY_RATES["arm"])
-    failures = [o for o in outcomes if not o.ok]
-    if outcomes and len(failures) == len(outcomes):
-        raise failures[0].error  # type: ignore[misc]
+    settle(outcomes)
     request_ids = []
     for o in outcomes:
         if o.ok:
@@ -165,8 +164,7 @@ SERVER_KEY_TYPES = ("ServiceManaged", "VendorKeyVault")
 #: ``<vault>_<key>_<version>`` or ``<vault>_<key>``: vault names are 3 to 24 letters, digits and
 #: hyphens starting with a letter; key names 1 to 127 letters, digits and hyphens; versions 32
 #: hexadecimal digits.
-VAULT_KEY_NAME_RE = re.compile(r"^(?P<vault>[A-Za-z][-A-Za-z0-9]{1,22}[A-Za-z0-9])_"
-                               r"(?P<key>[-A-Za-z0-9]{1,127})(?:_(?P<version>[0-9A-Fa-f]{32}))?$")
+VAULT_KEY_NAME_RE = re.compile(VAULT_KEY_NAME_PATTERN)
 VAULT_KEY_NAME_RULE = (
     "a VendorKeyVault key name is '<vault>_<key>_<version>' (pinned) or '<vault>_<key>' "
     "(versionless): a vault name of 3 to 24 letters, digits and hyphens starting with a letter, "

@@ -21,6 +21,7 @@ from toolkit._core.paging import ARM, collect_frame, iter_pages
 from toolkit._core.pipeline import segment
 from toolkit._core.schemas import PROBLEM_CLASSIFICATIONS, SUPPORT_SERVICES
 from toolkit._core.validate import check_api_version, check_frame, check_int
+from toolkit._spec.arm import SUPPORT_API_VERSIONS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["classification_consents", "problem_classifications", "support_services"]
 
-API_VERSION = "2026-06-01"
+API_VERSION = SUPPORT_API_VERSIONS[0]
 LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
 SERVICE_NAME_RE = re.compile(r"^[^/?#\s]{1,200}$")
 _SERVICE_ID_RE = re.compile(r"^/providers/[^/]+\.Support/services/(?P<name>[^/?#\s]{1,200})/?$",

@@ -8,24 +8,19 @@ web tiles can be reached. ``import toolkit`` imports none of this.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "routes": "toolkit.explore.maps",
-    "snapped_trace": "toolkit.explore.maps",
-    "incidents": "toolkit.explore.maps",
-    "suggestions": "toolkit.explore.maps",
-    "air_quality": "toolkit.explore.weather",
-    "alerts": "toolkit.explore.weather",
-    "map_summary": "toolkit.explore._inspect",
-}
+from toolkit._core.lazy import attach
 
-__all__ = sorted(_EXPORTS)
+# The names, listed once (toolkit._core.lazy loads a module when one of them is first used).
+if TYPE_CHECKING:  # pragma: no cover
+    from toolkit.explore._inspect import map_summary as map_summary
+    from toolkit.explore.maps import (
+        incidents as incidents,
+        routes as routes,
+        snapped_trace as snapped_trace,
+        suggestions as suggestions,
+    )
+    from toolkit.explore.weather import air_quality as air_quality, alerts as alerts
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolkit.explore' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -10,7 +10,6 @@ map draws without any network.
 
 from __future__ import annotations
 
-import functools
 import html
 import logging
 import re
@@ -24,13 +23,13 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.validate import check_frame
+from toolkit._data.andorra import ATTRIBUTION
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ATTRIBUTION", "add_layer", "bounds_of", "finish", "geo_frame", "has_geometry",
            "new_map", "ramp", "tooltip_frame"]
 
-ATTRIBUTION = "© OpenStreetMap contributors, ODbL"
 TILES_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
 _TILE_PROBE = "https://tile.openstreetmap.org/0/0/0.png"
 _TILES_CHOICES = ("auto", "roads", "web")
@@ -167,17 +166,11 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
     return m
 
 
-@functools.lru_cache(maxsize=1)
 def _road_frame() -> Any:
     """The shipped roads: ``highway`` (road class) and ``geometry`` (LineString, EPSG:4326)."""
-    import geopandas as gpd
-    import shapely
+    from toolkit._data.andorra import roads
 
-    from toolkit.sandbox.maps.roads import network
-
-    net = network()
-    lines: list[Any] = [shapely.linestrings(c) for c in net.edge_coords]
-    return gpd.GeoDataFrame({"highway": list(net.highway)}, geometry=lines, crs="EPSG:4326")
+    return roads()
 
 
 def add_roads(m: Any, bounds: Sequence[float]) -> bool:

@@ -31,6 +31,14 @@ from toolkit._core.polling import ItemOperation, start_item_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import EVENTSTREAM, EVENTSTREAMS
 from toolkit._core.validate import check_choice, check_timeout, check_uuid
+from toolkit._spec.fabric import (
+    API_VERSION_PATTERN,
+    API_VERSIONS,
+    DESCRIPTION_MAX,
+    DISPLAY_NAME_FORBIDDEN,
+    DISPLAY_NAME_MAX,
+    LABEL_STRATEGIES,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -46,16 +54,12 @@ __all__ = [
     "eventstream_request",
 ]
 
-API_VERSION = "v1"
-DESCRIPTION_MAX = 256
-DISPLAY_NAME_MAX = 256
-LABEL_STRATEGIES = ("ApplyOrFail", "Ignore")
-_FORBIDDEN = set('\\/:*?"<>|#%')
+API_VERSION = API_VERSIONS[0]
 DISPLAY_NAME_RULE = (
     "item display names are 1 to 256 characters, do not start or end with a space or a '.', and "
     "contain no control characters and none of \\ / : * ? \" < > | # %"
 )
-_VERSION_RE = re.compile(r"^v\d+(\.\d+)?$")
+_VERSION_RE = re.compile(API_VERSION_PATTERN)
 
 
 def display_name_problem(name: Any) -> str | None:
@@ -68,7 +72,7 @@ def display_name_problem(name: Any) -> str | None:
         return f"has {len(name)} characters, more than {DISPLAY_NAME_MAX}; " + DISPLAY_NAME_RULE
     if name[0] in " ." or name[-1] in " .":
         return "starts or ends with a space or '.'; " + DISPLAY_NAME_RULE
-    bad = sorted({c for c in name if c in _FORBIDDEN or ord(c) < 32 or ord(c) == 127})
+    bad = sorted({c for c in name if c in DISPLAY_NAME_FORBIDDEN or ord(c) < 32 or ord(c) == 127})
     if bad:
         return f"contains {''.join(bad)!r}; " + DISPLAY_NAME_RULE
     return None

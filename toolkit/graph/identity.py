@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from toolkit._core.concurrency import FAMILY_RATES
+from toolkit._core.concurrency import FAMILY_RATES, Outcome, settle
 from toolkit._core.errors import ToolkitError, ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import PagingStyle, collect_frame, iter_pages
@@ -30,6 +30,7 @@ from toolkit._core.pipeline import Response, segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import STRENGTH_AUDIT, STRENGTH_POLICIES, STRENGTH_USAGE
 from toolkit._core.validate import check_int, many_strings
+from toolkit._spec.graph import API_VERSIONS, POLICY_ID_PATTERN, STRENGTH_REQUIREMENTS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -44,15 +45,14 @@ __all__ = [
     "usage_rows",
 ]
 
-API_VERSION = "beta"
-API_VERSIONS = ("beta", "v1.0")
+API_VERSION = API_VERSIONS[0]
 #: Graph collections: items in ``value``, next page by GET on ``@odata.nextLink``.
 GRAPH = PagingStyle(items_key="value", next_key="@odata.nextLink", next_method="GET")
 
-POLICY_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+POLICY_ID_RE = re.compile(POLICY_ID_PATTERN)
 POLICY_ID_RULE = ("an authentication strength policy id: 1 to 128 letters, digits, '.', '_' or "
                   "'-' (built-in ids look like 00000000-0000-0000-0000-000000000002)")
-REQUIREMENTS = ("mfa", "none")
+REQUIREMENTS = STRENGTH_REQUIREMENTS
 
 
 def _check_policy_id(value: Any, parameter: str) -> str:
@@ -114,21 +114,21 @@ def usage_rows(body: Any, policy_id: str | None = None) -> list[dict[str, Any]]:
 
 
 def _paced(connection: Connection, items: Sequence[str], call: Callable[[str], Response],
-           rate: float) -> list[tuple[str, Response | None, ToolkitError | None]]:
+           rate: float) -> list[Outcome[str, Response]]:
     """Call one item after the other, at most ``rate`` starts a second; errors kept per item."""
-    out: list[tuple[str, Response | None, ToolkitError | None]] = []
+    out: list[Outcome[str, Response]] = []
     interval = 1.0 / rate if rate else 0.0
     last: float | None = None
-    for item in items:
+    for index, item in enumerate(items):
         if last is not None and interval:
             gap = interval - (time.monotonic() - last)
             if gap > 0:
                 connection.sleep_for(gap)
         last = time.monotonic()
         try:
-            out.append((item, call(item), None))
+            out.append(Outcome(index, item, value=call(item)))
         except ToolkitError as err:
-            out.append((item, None, err))
+            out.append(Outcome(index, item, error=err))
     return out
 
 
@@ -182,18 +182,15 @@ def authentication_strength_usage(policy_id: str | Sequence[str], *,
         return pipe.send("GET", path(pid), operation="authentication_strength_usage")
 
     results = _paced(conn, list(dict.fromkeys(ids)), call, FAMILY_RATES["graph"])
-    failures = [err for _, _, err in results if err is not None]
-    if failures and (single or len(failures) == len(results)):
-        raise failures[0]
-    by_id = {pid: (resp, err) for pid, resp, err in results}
+    settle(results, fatal=(ToolkitError,) if single else ())
     records: list[dict[str, Any]] = []
     request_ids: list[str] = []
-    for pid in dict.fromkeys(ids):
-        resp, err = by_id[pid]
-        if err is not None:
-            records.append({"policy_id": pid, "error": str(err).split("\n")[0]})
+    for o in results:
+        pid = o.item
+        if o.error is not None:
+            records.append({"policy_id": pid, "error": str(o.error).split("\n")[0]})
             continue
-        assert resp is not None
+        resp = o.result()
         if resp.request_id:
             request_ids.append(resp.request_id)
         records.extend(usage_rows(resp.json_object(), pid))

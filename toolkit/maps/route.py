@@ -23,13 +23,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from toolkit._core.concurrency import fan_out
+from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, ProtocolError, ToolkitError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
 from toolkit._core.geo import geojson_geometry, path_length_m, to_lonlat, to_point
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
 from toolkit._core.validate import check_api_version, check_choice, check_int, check_language
+from toolkit._spec.maps import (
+    ROUTE_API_VERSIONS,
+    ROUTE_AVOID,
+    ROUTE_BATCH_SIZE,
+    ROUTE_OPTIMIZE,
+    ROUTE_OUTPUT_OPTIONS,
+    ROUTE_TRAVEL_MODES,
+    SNAP_MAX_GAP_M,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -41,18 +50,15 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["route_directions", "snap_to_roads"]
 
-API_VERSION = "2025-01-01"
-OPTIMIZE = ("fastestWithoutTraffic", "fastestWithTraffic", "shortest")
-TRAVEL_MODES = ("driving", "truck")
-AVOID = ("limitedAccessHighways", "tollRoads", "ferries", "tunnels", "borderCrossings",
-         "lowEmissionZones", "unpavedRoads")
-OUTPUT_OPTIONS = ("routePath", "itinerary", "routeSummary", "regionTravelSummary")
-BATCH_SIZE = 100
+API_VERSION = ROUTE_API_VERSIONS[0]
+OPTIMIZE = ROUTE_OPTIMIZE
+TRAVEL_MODES = ROUTE_TRAVEL_MODES
+AVOID = ROUTE_AVOID
+OUTPUT_OPTIONS = ROUTE_OUTPUT_OPTIONS
+BATCH_SIZE = ROUTE_BATCH_SIZE
 #: Route batch: 10 calls per second per account; snap (route, non-batch): 50.
 BATCH_QPS = 9.0
 SNAP_QPS = 45.0
-SNAP_MAX_POINTS = 5000
-SNAP_MAX_GAP_M = 6000.0
 #: Straight-line length of a snap window: the road is longer than the straight line between
 #: GPS points, so a window stays well inside the 100 km of road the service allows.
 SNAP_WINDOW_M = 60_000.0
@@ -399,14 +405,12 @@ def route_directions(queries: Any, *, optimize_route: str = "fastestWithoutTraff
 
     outcomes = fan_out(send, chunks, connection=conn, desc="route_directions",
                        rate=BATCH_QPS, burst=1)
-    failed = [o for o in outcomes if not o.ok]
-    if failed and len(failed) == len(outcomes) and not isinstance(failed[0].error, ProtocolError):
-        raise failed[0].error  # type: ignore[misc]  # nothing came back (e.g. credentials)
+    settle(outcomes, spared=(ProtocolError,))  # nothing came back (e.g. credentials): raise
     rows: list[dict[str, Any]] = []
     for outcome in outcomes:
         for pos, i in enumerate(outcome.item):
             if outcome.ok:
-                rows.extend(route_rows(i, items[i], outcome.value[pos]))  # type: ignore[index]
+                rows.extend(route_rows(i, items[i], outcome.result()[pos]))
             else:
                 err = outcome.error
                 code = getattr(err, "code", None) or type(err).__name__

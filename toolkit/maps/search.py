@@ -7,8 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolkit._core.concurrency import fan_out
-from toolkit._core.errors import ValidationError
+from toolkit._core.concurrency import fan_out, settle
+from toolkit._core.errors import ToolkitError, ValidationError
 from toolkit._core.frames import as_list, build_frame, to_geoframe
 from toolkit._core.geo import (
     bbox_param,
@@ -27,6 +27,7 @@ from toolkit._core.validate import (
     check_language,
     many_strings,
 )
+from toolkit._spec.maps import COUNTRY_CODE_PATTERN, SEARCH_API_VERSIONS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -38,10 +39,10 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["autocomplete"]
 
-API_VERSION = "2026-01-01"
+API_VERSION = SEARCH_API_VERSIONS[0]
 #: Search (non-batch) allows 500 queries per second per account; stay just under.
 SEARCH_QPS = 450.0
-ISO2 = re.compile(r"^[A-Za-z]{2}$")
+ISO2 = re.compile(COUNTRY_CODE_PATTERN)
 MIN_BBOX_DEG = 0.00001
 
 
@@ -212,11 +213,10 @@ def autocomplete(query: str | Sequence[str], *, coordinates: Any = None, bbox: A
     outcomes = fan_out(ask, distinct, connection=conn, desc="autocomplete", rate=SEARCH_QPS)
     answers: dict[str, list[dict[str, Any]]] = {}
     request_ids: list[str] = []
-    for o in outcomes:
-        if not o.ok:
-            raise o.error  # type: ignore[misc]
-        answers[o.item] = o.value[0]  # type: ignore[index]
-        request_ids.extend(o.value[1])  # type: ignore[index]
+    for o in settle(outcomes, fatal=(ToolkitError,)):
+        found, ids = o.result()
+        answers[o.item] = found
+        request_ids.extend(ids)
     rows = [row for q in queries for row in answers[q]]
     return autocomplete_frame(rows, provenance("autocomplete", api_version,
                                                pipe.url("/geocode:autocomplete"), request_ids))

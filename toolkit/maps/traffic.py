@@ -12,6 +12,7 @@ from toolkit._core.geo import bbox_param, check_bbox_size, geojson_geometry, to_
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import INCIDENT_SEVERITIES, INCIDENT_TYPES, TRAFFIC_INCIDENTS
 from toolkit._core.validate import check_api_version, check_choice
+from toolkit._spec.maps import TRAFFIC_API_VERSIONS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["traffic_incidents"]
 
-API_VERSION = "2025-01-01"
+API_VERSION = TRAFFIC_API_VERSIONS[0]
 SEVERITY = dict(enumerate(INCIDENT_SEVERITIES, start=1))
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from toolkit._core.concurrency import fan_out
+from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, AuthenticationError, ToolkitError, ValidationError
 from toolkit._core.frames import build_frame, to_geoframe
 from toolkit._core.geo import latlon_param, to_lonlat
@@ -45,6 +45,7 @@ from toolkit._core.schemas import (
     Schema,
 )
 from toolkit._core.validate import check_api_version, check_frame, check_int
+from toolkit._spec.maps import POLLUTANT_SHORT_NAMES, WEATHER_API_VERSIONS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["air_quality", "air_quality_forecast", "air_quality_pollutants",
            "severe_weather_alerts"]
 
-API_VERSION = "1.1"
+API_VERSION = WEATHER_API_VERSIONS[0]
 #: The service allows 50 weather requests per second per account; stay just under (a bucket of
 #: 2 keeps any one-second window at 47 starts at most, leaving room for network jitter).
 WEATHER_QPS = 45.0
@@ -76,9 +77,7 @@ UNIT_TYPES = {
     19: "kelvin", 20: "percent", 21: "float", 22: "integer", 31: "MicrogramsPerCubicMeterOfAir",
 }
 #: Dominant pollutant names of the service and the pollutant types they are.
-DOMINANT_TYPES = {"Carbon Monoxide": "CO", "Nitrogen Dioxide": "NO2", "Ozone": "O3",
-                  "Particulate Matter 2.5": "PM2.5", "Particulate Matter 10": "PM10",
-                  "Sulfur Dioxide": "SO2"}
+DOMINANT_TYPES = POLLUTANT_SHORT_NAMES
 
 
 # ------------------------------------------------------------------------------ shared steps
@@ -133,18 +132,13 @@ def _ask_all(conn: Connection, path: str, points: np.ndarray, params: dict[str, 
 
     outcomes = fan_out(ask, list(range(len(points))), connection=conn, desc=operation,
                        rate=WEATHER_QPS, burst=WEATHER_BURST)
-    failures = [o for o in outcomes if not o.ok]
-    for o in failures:
-        if isinstance(o.error, AuthenticationError):
-            raise o.error
-    if failures and len(failures) == len(outcomes):
-        raise failures[0].error  # type: ignore[misc]
     answers: list[Any] = []
     request_ids: list[str] = []
-    for o in outcomes:
+    for o in settle(outcomes, fatal=(AuthenticationError,)):
         if o.ok:
-            answers.append(o.value[0])  # type: ignore[index]
-            request_ids.extend(o.value[1])  # type: ignore[index]
+            found, ids = o.result()
+            answers.append(found)
+            request_ids.extend(ids)
         else:
             logger.info("%s: location %d failed: %s", operation, o.index, o.error)
             answers.append(o.error)

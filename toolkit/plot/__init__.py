@@ -6,30 +6,32 @@ never changes its input and never calls ``show()``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "backend_health": "toolkit.plot.arm",
-    "compliance_by": "toolkit.plot.policy",
-    "compliance_trend": "toolkit.plot.policy",
-    "noncompliance_heatmap": "toolkit.plot.policy",
-    "encryption_posture": "toolkit.plot.arm",
-    "authentication_strength_usage": "toolkit.plot.graph",
-    "routes": "toolkit.plot.maps",
-    "snapped_trace": "toolkit.plot.maps",
-    "incidents": "toolkit.plot.maps",
-    "air_quality_forecast": "toolkit.plot.weather",
-    "pollutants": "toolkit.plot.weather",
-    "air_quality_map": "toolkit.plot.weather",
-    "alert_timeline": "toolkit.plot.weather",
-}
+from toolkit._core.lazy import attach
 
-__all__ = sorted(_EXPORTS)
+# The names, listed once (toolkit._core.lazy loads a module when one of them is first used).
+if TYPE_CHECKING:  # pragma: no cover
+    from toolkit.plot.arm import (
+        backend_health as backend_health,
+        encryption_posture as encryption_posture,
+    )
+    from toolkit.plot.graph import authentication_strength_usage as authentication_strength_usage
+    from toolkit.plot.maps import (
+        incidents as incidents,
+        routes as routes,
+        snapped_trace as snapped_trace,
+    )
+    from toolkit.plot.policy import (
+        compliance_by as compliance_by,
+        compliance_trend as compliance_trend,
+        noncompliance_heatmap as noncompliance_heatmap,
+    )
+    from toolkit.plot.weather import (
+        air_quality_forecast as air_quality_forecast,
+        air_quality_map as air_quality_map,
+        alert_timeline as alert_timeline,
+        pollutants as pollutants,
+    )
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolkit.plot' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = attach(__name__, __file__)

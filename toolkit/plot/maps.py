@@ -1,9 +1,12 @@
 """Map pictures: routes on the road network, GPS traces before and after snapping, traffic
 incidents.
 
-The background is drawn from the road network the toolkit ships (derived from OpenStreetMap:
-no tile download, so it works offline) wherever the data lies inside it; every map carries the
-attribution line of that data.
+The background is a frame of lines (``background=``): the caller's own (any GeoDataFrame of
+roads, rivers, borders...), ``True`` for the road network the toolkit ships for Andorra
+(:func:`toolkit._data.andorra.roads`, derived from OpenStreetMap: no tile download, so it works
+offline) where it overlaps the data, or ``None`` for none. A map carries the credit line of its
+background (``attrs["attribution"]`` of the frame) only when it drew one, so a map drawn
+elsewhere in the world claims nothing it does not show.
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from toolkit._core.errors import ValidationError
+from toolkit._data.andorra import ATTRIBUTION
 from toolkit.plot._common import new_axes, require_columns
 
-__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "SEVERITY_SIZES", "incidents", "routes",
-           "snapped_trace"]
-
-ATTRIBUTION = "© OpenStreetMap contributors, ODbL"
+__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "SEVERITY_SIZES", "draw_background", "incidents",
+           "routes", "snapped_trace", "stamp_credit"]
 
 #: One colour per incident type (warm for what blocks, cool for what slows).
 INCIDENT_COLORS = {
@@ -37,7 +40,7 @@ _ROAD_STYLE = {  # class -> (width, colour)
 
 
 def _finish(ax: Any, bounds: tuple[float, float, float, float] | None, title: str | None,
-            margin: float = 0.08) -> None:
+            credit: str | None, margin: float = 0.08) -> None:
     if bounds is not None:
         w, s, e, n = bounds
         dx, dy = max(e - w, 0.002) * margin, max(n - s, 0.002) * margin
@@ -49,32 +52,83 @@ def _finish(ax: Any, bounds: tuple[float, float, float, float] | None, title: st
     ax.tick_params(labelsize=8)
     if title:
         ax.set_title(title)
-    ax.text(0.995, 0.005, ATTRIBUTION, transform=ax.transAxes, ha="right", va="bottom",
-            fontsize=7, color="#555555",
-            bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
+    stamp_credit(ax, credit)
 
 
-def road_background(ax: Any, bounds: tuple[float, float, float, float] | None = None) -> bool:
-    """Draw the shipped road network (where it overlaps ``bounds``); whether anything was
-    drawn."""
+def stamp_credit(ax: Any, credit: str | None) -> None:
+    """Write a background's credit line in the lower right corner (nothing when ``None``)."""
+    if credit:
+        ax.text(0.995, 0.005, credit, transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=7, color="#555555",
+                bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
+
+
+def _check_background(background: Any) -> Any:
+    if background is None or isinstance(background, bool):
+        return background
+    if isinstance(background, pd.DataFrame) and "geometry" in background.columns:
+        return background
+    raise ValidationError("background", background,
+                          "must be a GeoDataFrame of lines (a 'geometry' column), True for the "
+                          "bundled road network of Andorra, or None")
+
+
+def draw_background(ax: Any, background: Any,
+                    bounds: tuple[float, float, float, float] | None = None) -> str | None:
+    """Draw a background of lines under a map.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw (below everything else).
+    background : GeoDataFrame, True or None
+        Lines to draw (a ``highway`` column, when there is one, styles them by road class);
+        ``True`` for the bundled road network of Andorra, drawn only when it overlaps
+        ``bounds``; ``None`` or ``False`` for nothing.
+    bounds : (west, south, east, north), optional
+        The extent of the data on the map.
+
+    Returns
+    -------
+    str or None
+        The credit line to stamp on the map (the frame's ``attrs["attribution"]``) when
+        something was drawn, else ``None``.
+    """
+    background = _check_background(background)
+    if background is None or background is False:
+        return None
+    import shapely
     from matplotlib.collections import LineCollection
 
-    from toolkit.sandbox.maps.roads import network
+    if background is True:
+        from toolkit._data.andorra import roads
 
-    net = network()
-    w0, s0 = net.lonlat.min(axis=0)
-    e0, n0 = net.lonlat.max(axis=0)
-    if bounds is not None:
-        w, s, e, n = bounds
-        if e < w0 or w > e0 or n < s0 or s > n0:
-            return False
+        frame = roads()
+        w0, s0, e0, n0 = shapely.total_bounds(np.asarray(frame.geometry, dtype=object))
+        if bounds is not None:
+            w, s, e, n = bounds
+            if e < w0 or w > e0 or n < s0 or s > n0:
+                return None
+    else:
+        frame = background
+    geoms = np.asarray(frame["geometry"], dtype=object)
+    keep = np.array([g is not None and not g.is_empty for g in geoms], dtype=bool)
+    if not keep.any():
+        return None
+    classes = (frame["highway"].astype(object).to_numpy() if "highway" in frame.columns
+               else np.full(len(frame), None, dtype=object))
     groups: dict[tuple[float, str], list[np.ndarray]] = {}
-    for i, coords in enumerate(net.edge_coords):
-        style = _ROAD_STYLE.get(net.highway[i], (0.5, "#dddddd"))
-        groups.setdefault(style, []).append(coords)
+    for geom, cls in zip(geoms[keep], classes[keep], strict=True):
+        style = _ROAD_STYLE.get(str(cls), (0.5, "#dddddd"))
+        for part in shapely.get_parts(geom):
+            coords = shapely.get_coordinates(shapely.boundary(part) if part.geom_type ==
+                                             "Polygon" else part)
+            if len(coords) > 1:
+                groups.setdefault(style, []).append(coords)
     for (width, colour), lines in sorted(groups.items()):
         ax.add_collection(LineCollection(lines, linewidths=width, colors=colour, zorder=0))
-    return True
+    credit = frame.attrs.get("attribution")
+    return str(credit) if groups and credit else None
 
 
 def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
@@ -87,7 +141,7 @@ def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
 
 
 def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None = None,
-           background: bool = True, labels: bool = True, title: str | None = None) -> Any:
+           background: Any = True, labels: bool = True, title: str | None = None) -> Any:
     """Routes on the road network: main routes bold, alternatives dashed.
 
     Parameters
@@ -99,8 +153,9 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
         Where to draw; a new figure when omitted.
     incidents : GeoDataFrame, optional
         A :func:`toolkit.traffic_incidents` frame to draw on top.
-    background : bool
-        Draw the road network underneath.
+    background : GeoDataFrame, True or None
+        Lines drawn underneath: a frame of your own, ``True`` for the bundled road network of
+        Andorra where it overlaps the data, ``None`` for nothing (see :func:`draw_background`).
     labels : bool
         Mark each main route's start and end.
     title : str, optional
@@ -116,8 +171,7 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
     ok = df[[g is not None and not g.is_empty for g in df.geometry]]
     bounds = _bounds(ok.geometry) if len(ok) else None
     ax = new_axes(ax, figsize=(8, 7))
-    if background:
-        road_background(ax, bounds)
+    credit = draw_background(ax, background, bounds)
     palette = mpl.colormaps["tab10"]
     queries = list(dict.fromkeys(ok["query_index"].tolist()))
     for k, qi in enumerate(queries):
@@ -148,11 +202,12 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
                 bounds = (min(bounds[0], ib[0]), min(bounds[1], ib[1]),
                           max(bounds[2], ib[2]), max(bounds[3], ib[3]))
     ax.legend(handles=handles, loc="upper left", fontsize=8, frameon=True)
-    _finish(ax, bounds, title or f"{len(queries)} route{'s' if len(queries) != 1 else ''}")
+    _finish(ax, bounds, title or f"{len(queries)} route{'s' if len(queries) != 1 else ''}",
+            credit)
     return ax
 
 
-def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background: bool = True,
+def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background: Any = True,
                   cmap: str = "viridis", title: str | None = None) -> Any:
     """A GPS trace before (grey) and after snapping (coloured by speed limit).
 
@@ -165,8 +220,9 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background
         ``speedLimitInKilometersPerHour`` (grey when it was not asked for).
     ax : matplotlib Axes, optional
         Where to draw.
-    background : bool
-        Draw the road network underneath.
+    background : GeoDataFrame, True or None
+        Lines drawn underneath: a frame of your own, ``True`` for the bundled road network of
+        Andorra where it overlaps the data, ``None`` for nothing (see :func:`draw_background`).
     cmap : str
         Colour map of the speed limits.
     title : str, optional
@@ -186,8 +242,7 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background
     both = np.vstack([pts, xy]) if len(xy) else pts
     bounds = (*both.min(axis=0), *both.max(axis=0))
     ax = new_axes(ax, figsize=(8, 7))
-    if background:
-        road_background(ax, bounds)
+    credit = draw_background(ax, background, bounds)
     ax.scatter(pts[:, 0], pts[:, 1], s=6, color="#9e9e9e", alpha=0.6, zorder=2,
                label="recorded")
     if len(xy):
@@ -201,7 +256,8 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background
         else:
             ax.scatter(xy[:, 0], xy[:, 1], s=9, color="#1565c0", zorder=4, label="snapped")
     ax.legend(loc="upper left", fontsize=8, markerscale=2)
-    _finish(ax, bounds, title or f"{len(pts):,} recorded points, {len(snapped):,} on the road")
+    _finish(ax, bounds, title or f"{len(pts):,} recorded points, {len(snapped):,} on the road",
+            credit)
     return ax
 
 
@@ -228,7 +284,7 @@ def _draw_incidents(ax: Any, df: pd.DataFrame, handles: list[Any]) -> None:
                               markeredgecolor="black", label=kind))
 
 
-def incidents(df: pd.DataFrame, *, ax: Any = None, background: bool = True,
+def incidents(df: pd.DataFrame, *, ax: Any = None, background: Any = True,
               bbox: Any = None, title: str | None = None) -> Any:
     """Traffic incidents by type (colour) and severity (size); a line to where each ends, an X
     where the road is closed.
@@ -240,8 +296,9 @@ def incidents(df: pd.DataFrame, *, ax: Any = None, background: bool = True,
         ``geometry``, ``endPoint``).
     ax : matplotlib Axes, optional
         Where to draw.
-    background : bool
-        Draw the road network underneath.
+    background : GeoDataFrame, True or None
+        Lines drawn underneath: a frame of your own, ``True`` for the bundled road network of
+        Andorra where it overlaps the data, ``None`` for nothing (see :func:`draw_background`).
     bbox : 4-tuple or object with bounds, optional
         The area to show (default: the incidents' extent).
     title : str, optional
@@ -261,8 +318,7 @@ def incidents(df: pd.DataFrame, *, ax: Any = None, background: bool = True,
     else:
         bounds = _bounds(df.geometry, df["endPoint"]) if len(df) else None
     ax = new_axes(ax, figsize=(8, 7))
-    if background:
-        road_background(ax, bounds)
+    credit = draw_background(ax, background, bounds)
     handles: list[Any] = []
     _draw_incidents(ax, df, handles)
     for label, size in SEVERITY_SIZES.items():
@@ -271,6 +327,7 @@ def incidents(df: pd.DataFrame, *, ax: Any = None, background: bool = True,
     if handles:
         ax.legend(handles=handles, loc="upper left", fontsize=8, ncol=2, title="type / severity",
                   title_fontsize=8)
-    _finish(ax, bounds, title or f"{len(df)} traffic incident{'s' if len(df) != 1 else ''}")
+    _finish(ax, bounds, title or f"{len(df)} traffic incident{'s' if len(df) != 1 else ''}",
+            credit)
     return ax
 

@@ -16,30 +16,24 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.schemas import AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES, ALERT_STATUSES
+from toolkit._spec.maps import (
+    AIR_QUALITY_BANDS,
+    AIR_QUALITY_CATEGORIES,
+    AIR_QUALITY_COLORS,
+    ALERT_STATUSES,
+    POLLUTANT_SHORT_NAMES,
+)
 from toolkit.plot._common import new_axes, require_columns
 
 __all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
            "alert_timeline", "pollutants"]
 
-#: Colour of each category where a frame carries no ``categoryColor`` (Fair is the colour of
-#: the service's own example).
-AIR_QUALITY_COLORS = {
-    "Excellent": "#00E400",
-    "Fair": "#FFC300",
-    "Poor": "#FF7E00",
-    "Unhealthy": "#FF0000",
-    "Very unhealthy": "#8F3F97",
-    "Dangerous": "#7E0023",
-}
 #: Alert status colours: fresh (New) in red, changes in warm tones, winding down in greys.
 STATUS_COLORS = {
     "New": "#d32f2f", "Upgrade": "#7b1fa2", "Update": "#f57c00", "Extend": "#fbc02d",
     "Correct": "#1976d2", "Continue": "#e57373", "Cancel": "#9e9e9e", "Expire": "#616161",
 }
-SHORT_POLLUTANT = {"Carbon Monoxide": "CO", "Nitrogen Dioxide": "NO2", "Ozone": "O3",
-                   "Particulate Matter 2.5": "PM2.5", "Particulate Matter 10": "PM10",
-                   "Sulfur Dioxide": "SO2"}
+SHORT_POLLUTANT = POLLUTANT_SHORT_NAMES
 
 
 def _band_name(value: float) -> str:
@@ -279,10 +273,10 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
 
 
 def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
-                    background: bool = True, title: str | None = None) -> Any:
+                    background: Any = True, title: str | None = None) -> Any:
     """Current (or forecast) air quality at many places on a map: one dot per place in its
-    category colour, sized by the global index, over the shipped road network where the places
-    lie inside it.
+    category colour, sized by the global index, over a background of lines (by default the
+    shipped road network, where the places lie inside it).
 
     Parameters
     ----------
@@ -295,8 +289,10 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
         names in input order).
     ax : matplotlib Axes, optional
         Where to draw; a new figure when omitted.
-    background : bool
-        Draw the road network under the dots.
+    background : GeoDataFrame, True or None
+        Lines drawn under the dots: a frame of your own, ``True`` for the bundled road network
+        of Andorra where it overlaps the places, ``None`` for nothing (see
+        :func:`toolkit.plot.maps.draw_background`).
     title : str, optional
         Axes title.
 
@@ -313,11 +309,9 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
     ys = np.array([g.y for g in pts["geometry"]])
     bounds = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
     ax = new_axes(ax, figsize=(7, 6))
-    drew = False
-    if background:
-        from toolkit.plot.maps import road_background
+    from toolkit.plot.maps import draw_background, stamp_credit
 
-        drew = road_background(ax, bounds)
+    credit = draw_background(ax, background, bounds)
     ok = pts["globalIndex"].notna().to_numpy()
     colours = [_colour(r) for _, r in pts[ok].iterrows()]
     values = pts.loc[ok, "globalIndex"].astype(float).to_numpy()
@@ -346,12 +340,7 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
     ax.set_xlabel("longitude")
     ax.set_ylabel("latitude")
     ax.tick_params(labelsize=8)
-    if drew:
-        from toolkit.plot.maps import ATTRIBUTION
-
-        ax.text(0.995, 0.005, ATTRIBUTION, transform=ax.transAxes, ha="right", va="bottom",
-                fontsize=7, color="#555555",
-                bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
+    stamp_credit(ax, credit)
     when = df["dateTime"].dropna() if "dateTime" in df.columns else pd.Series([], dtype=object)
     stamp = f" ({pd.Timestamp(when.iloc[0]):%Y-%m-%d %H:%M} UTC)" if len(when) else ""
     ax.set_title(title or f"Air quality{stamp}")

@@ -37,6 +37,7 @@ from toolkit.sandbox.http import (
     error_reply,
     family_of,
 )
+from toolkit.sandbox.world import DEFAULT_EPOCH
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,12 +61,10 @@ SERVICE_MODULES = (
     "toolkit.sandbox.maps.search",
     "toolkit.sandbox.maps.route",
     "toolkit.sandbox.maps.traffic",
-    "toolkit.sandbox.maps.weather",
+    "toolkit.sandbox.maps.weather.handlers",
     "toolkit.sandbox.openapi",
 )
 
-#: The fixed instant the sandbox clock starts from (the world's "now").
-DEFAULT_EPOCH = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

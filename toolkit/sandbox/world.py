@@ -14,13 +14,17 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SECTIONS", "ResourceGroup", "Subscription", "World"]
+
+#: The fixed instant the sandbox clock starts from (the world's "now"), and the origin of every
+#: calendar its simulations keep (weather cycles, traffic).
+DEFAULT_EPOCH = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
 
 #: section name -> "module:function"; the function takes the World and returns the section. A
 #: module that holds a section may define ``catalog_rows(section) -> list[dict]``.
@@ -33,7 +37,7 @@ SECTIONS: dict[str, str] = {
     "identity": "toolkit.sandbox.graph.identity:build_world",
     "fabric": "toolkit.sandbox.fabric.eventstream:build_world",
     "maps": "toolkit.sandbox.maps.search:build_world",
-    "weather": "toolkit.sandbox.maps.weather:build_world",
+    "weather": "toolkit.sandbox.maps.weather.world:build_world",
 }
 
 _LOCATIONS = ("westeurope", "northeurope", "francecentral", "swedencentral", "uksouth")
@@ -101,8 +105,6 @@ class World:
 
     def __init__(self, seed: int = 7, *, epoch: datetime | None = None,
                  namespace: str = "Vendor") -> None:
-        from toolkit.sandbox.server import DEFAULT_EPOCH
-
         self.seed = seed
         self.epoch = epoch or DEFAULT_EPOCH
         self.namespace = namespace

@@ -6,25 +6,25 @@ how notebooks under nbval and the tests use them; its logic lives in plain funct
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-_EXPORTS: dict[str, str] = {
-    "autocomplete_box": "toolkit.widgets.maps",
-    "compliance_explorer": "toolkit.widgets.policy",
-    "ComplianceExplorer": "toolkit.widgets.policy",
-    "route_planner": "toolkit.widgets.maps",
-    "AutocompleteBox": "toolkit.widgets.maps",
-    "RoutePlanner": "toolkit.widgets.maps",
-    "air_quality_explorer": "toolkit.widgets.weather",
-    "AirQualityExplorer": "toolkit.widgets.weather",
-}
+from toolkit._core.lazy import attach
 
-__all__ = sorted(_EXPORTS)
+# The names, listed once (toolkit._core.lazy loads a module when one of them is first used).
+if TYPE_CHECKING:  # pragma: no cover
+    from toolkit.widgets.maps import (
+        AutocompleteBox as AutocompleteBox,
+        RoutePlanner as RoutePlanner,
+        autocomplete_box as autocomplete_box,
+        route_planner as route_planner,
+    )
+    from toolkit.widgets.policy import (
+        ComplianceExplorer as ComplianceExplorer,
+        compliance_explorer as compliance_explorer,
+    )
+    from toolkit.widgets.weather import (
+        AirQualityExplorer as AirQualityExplorer,
+        air_quality_explorer as air_quality_explorer,
+    )
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolkit.widgets' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -1,6 +1,11 @@
 """A compliance explorer: choose a scope (subscription and resource group), a time window, a
 compliance state and a grouping; see the summary table and the chart.
 
+It works against any connection: the scopes to offer come from the caller (``scopes=``: pairs
+of subscription id and resource group, or a frame of them), and the end of the window defaults
+to the newest evaluation the service holds for the scope (asked through
+:func:`toolkit.policy_states` itself), so nothing depends on what kind of service answers.
+
 The logic is the plain function :func:`compliance_view` (one query, one summary);
 :class:`ComplianceExplorer` calls it and can be driven without a browser
 (``explorer.select(window_days=7, state="NonCompliant", by="resourceType")`` returns the
@@ -25,7 +30,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["GROUPINGS", "ComplianceExplorer", "ComplianceView", "compliance_explorer",
-           "compliance_view", "scopes"]
+           "compliance_view", "newest_evaluation", "scope_table"]
 
 #: What the explorer can group by: label -> column.
 GROUPINGS = {
@@ -51,25 +56,69 @@ class ComplianceView:
     summary: pd.DataFrame
 
 
-def scopes(connection: Connection | None = None) -> pd.DataFrame:
-    """The resource groups to choose from (``label``, ``subscription_id``, ``resource_group``):
-    the sandbox's when the connection uses the sandbox, else an empty frame."""
-    from toolkit.connection import get_connection
+def scope_table(scopes: Any = None) -> pd.DataFrame:
+    """The scopes to offer, as a frame.
 
-    conn = get_connection(connection)
+    Parameters
+    ----------
+    scopes : DataFrame or sequence of (str, str), optional
+        A frame with ``subscription_id`` and ``resource_group`` columns (and optionally
+        ``label``), or pairs of subscription id and resource group.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``label`` (string: the given label, else ``subscription / resource group``),
+        ``subscription_id``, ``resource_group`` (string), one row per distinct scope.
+    """
     cols = ["label", "subscription_id", "resource_group"]
-    if conn.sandbox is None:
+    if scopes is None:
         return pd.DataFrame({c: pd.Series(dtype="string") for c in cols})
-    cat = conn.sandbox.catalog()
-    subs = cat[cat["kind"] == "subscription"].set_index("subscription_id")["name"]
-    groups = cat[cat["kind"] == "resource_group"]
-    out = pd.DataFrame({
-        "label": [f"{subs.get(s, s)} / {g}" for s, g in zip(groups["subscription_id"],
-                                                            groups["resource_group"],
-                                                            strict=True)],
-        "subscription_id": groups["subscription_id"].to_numpy(),
-        "resource_group": groups["resource_group"].to_numpy()})
-    return out.astype("string")
+    if isinstance(scopes, pd.DataFrame):
+        missing = [c for c in ("subscription_id", "resource_group") if c not in scopes.columns]
+        if missing:
+            raise ValidationError("scopes", list(scopes.columns)[:6],
+                                  f"a frame of scopes needs the columns {', '.join(missing)}")
+        pairs = list(zip(scopes["subscription_id"], scopes["resource_group"], strict=True))
+        labels = (list(scopes["label"]) if "label" in scopes.columns
+                  else [f"{s} / {g}" for s, g in pairs])
+    else:
+        try:
+            pairs = [(s, g) for s, g in scopes]
+        except (TypeError, ValueError):
+            raise ValidationError("scopes", scopes, "must be a frame or pairs of subscription "
+                                                    "id and resource group") from None
+        labels = [f"{s} / {g}" for s, g in pairs]
+    for i, (s, g) in enumerate(pairs):
+        if not isinstance(s, str) or not isinstance(g, str):
+            raise ValidationError(f"scopes[{i}]", (s, g), "must be two strings: a subscription "
+                                                          "id and a resource group")
+    out = pd.DataFrame({"label": labels, "subscription_id": [s for s, _ in pairs],
+                        "resource_group": [g for _, g in pairs]}).astype("string")
+    return out.drop_duplicates(["subscription_id", "resource_group"]).reset_index(drop=True)
+
+
+def newest_evaluation(subscription_id: str, resource_group: str, *,
+                      connection: Connection | None = None) -> pd.Timestamp:
+    """The time of the newest evaluation the service holds for a scope over its default window
+    (the last day by its own clock): its "now" as far as the data go (this machine's current
+    time when the window holds none).
+
+    Returns
+    -------
+    pandas.Timestamp
+        Timezone-aware (UTC).
+    """
+    from toolkit.arm.policy import policy_states
+
+    found = policy_states(subscription_id, resource_group,  # the service's default last day
+                          apply="aggregate(timestamp with max as newest)",
+                          connection=connection)
+    value = found["newest"].iloc[0] if len(found) and "newest" in found.columns else None
+    newest = pd.Timestamp(value) if value is not None and not pd.isna(value) else None
+    if newest is None:
+        return pd.Timestamp.now(tz="UTC")
+    return newest.tz_localize("UTC") if newest.tz is None else newest.tz_convert("UTC")
 
 
 def compliance_view(subscription_id: str, resource_group: str, *, window_days: int = 1,
@@ -88,7 +137,7 @@ def compliance_view(subscription_id: str, resource_group: str, *, window_days: i
     by : str
         A key of :data:`GROUPINGS` or a column name.
     end : datetime-like, optional
-        End of the window (the service's "now" by default; with the sandbox its clock).
+        End of the window (default: :func:`newest_evaluation` of the scope).
     connection : Connection, optional
         Defaults to the default connection.
 
@@ -112,7 +161,7 @@ def compliance_view(subscription_id: str, resource_group: str, *, window_days: i
         raise ValidationError("by", by, f"must be one of {', '.join(GROUPINGS)}")
     conn = get_connection(connection)
     if end is None:
-        end = conn.sandbox.now() if conn.sandbox is not None else pd.Timestamp.now(tz="UTC")
+        end = newest_evaluation(subscription_id, resource_group, connection=conn)
     end = pd.Timestamp(end)
     end = end.tz_localize("UTC") if end.tz is None else end
     records = policy_states(subscription_id, resource_group, start=end - timedelta(
@@ -129,22 +178,25 @@ class ComplianceExplorer:
     Parameters
     ----------
     subscription_id, resource_group : str, optional
-        The first scope shown (default: the first of :func:`scopes`).
+        The first scope shown (default: the first of ``scopes``).
+    scopes : DataFrame or sequence of (str, str), optional
+        The scopes to offer (see :func:`scope_table`); the first scope is offered in any case.
     end : datetime-like, optional
-        End of the time window (default: the service's "now" at each refresh).
+        End of the time window (default: the newest evaluation of the scope, at each refresh).
     connection : Connection, optional
         Defaults to the default connection.
     """
 
     def __init__(self, subscription_id: str | None = None, resource_group: str | None = None,
-                 *, end: Any = None, connection: Connection | None = None) -> None:
+                 *, scopes: Any = None, end: Any = None,
+                 connection: Connection | None = None) -> None:
         import ipywidgets as w
 
         from toolkit.connection import get_connection
 
         self.connection = get_connection(connection)
         self.end = end
-        self.scopes = scopes(self.connection)
+        self.scopes = scope_table(scopes)
         options = [(row.label, (row.subscription_id, row.resource_group))
                    for row in self.scopes.itertuples()]
         if subscription_id and resource_group:
@@ -152,8 +204,8 @@ class ComplianceExplorer:
             if pair not in [o[1] for o in options]:
                 options.insert(0, (f"{subscription_id} / {resource_group}", pair))
         if not options:
-            raise ValidationError("subscription_id", subscription_id,
-                                  "give a scope: no sandbox catalog to choose from")
+            raise ValidationError("scopes", scopes, "give the scopes to offer, or "
+                                                    "subscription_id and resource_group")
         first = (subscription_id, resource_group) if subscription_id and resource_group else \
             options[0][1]
         self._scope = w.Dropdown(options=options, value=first, description="scope")
@@ -255,7 +307,8 @@ class ComplianceExplorer:
 
 
 def compliance_explorer(subscription_id: str | None = None, resource_group: str | None = None,
-                        *, end: Any = None,
+                        *, scopes: Any = None, end: Any = None,
                         connection: Connection | None = None) -> ComplianceExplorer:
     """A :class:`ComplianceExplorer` (display it, or drive it with ``.select``)."""
-    return ComplianceExplorer(subscription_id, resource_group, end=end, connection=connection)
+    return ComplianceExplorer(subscription_id, resource_group, scopes=scopes, end=end,
+                              connection=connection)

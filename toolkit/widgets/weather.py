@@ -7,10 +7,11 @@ or ``explorer.select((42.556, 1.533))`` returns the :class:`PlaceWeather` it sho
 notebooks under test and the tests use it.
 
 Autocomplete answers carry no coordinates (the service sends a null geometry), so a suggestion
-is placed with a *gazetteer*: a frame of ``name``, ``lat``, ``lon``. With the sandbox it is built
-from the sandbox's towns and villages; against a real service pass your own (or type
-coordinates). A street address is placed at the centre of its locality when the gazetteer knows
-the locality, and says so.
+is placed with a *gazetteer*: a frame of ``name``, ``lat``, ``lon``. By default it is the towns
+and villages of Andorra the toolkit ships (``toolkit._data``, the same map the sandbox serves),
+whatever the connection; pass ``places=`` for anywhere else (or type coordinates). A street
+address is placed at the centre of its locality when the gazetteer knows the locality, and says
+so. Nothing here looks inside the sandbox: the widget works the same against a real service.
 """
 
 from __future__ import annotations
@@ -38,20 +39,17 @@ __all__ = ["AirQualityExplorer", "PlaceWeather", "air_quality_explorer", "find_p
 DEFAULT_NEAR = (42.5069, 1.5212)
 
 
-def gazetteer(connection: Connection | None = None) -> pd.DataFrame:
-    """Known places (``name``, ``lat``, ``lon``): the sandbox's towns and villages when the
-    connection uses the sandbox, else an empty frame."""
-    from toolkit.connection import get_connection
+def gazetteer() -> pd.DataFrame:
+    """The default known places: the towns and villages of Andorra the toolkit ships.
 
-    conn = get_connection(connection)
-    if conn.sandbox is None:
-        return pd.DataFrame({"name": pd.Series(dtype="string"), "lat": pd.Series(dtype=float),
-                             "lon": pd.Series(dtype=float)})
-    cat = conn.sandbox.catalog()
-    places = cat[cat["kind"] == "place"]
-    lonlat = places["location"].str.split(",", expand=True).astype(float)
-    return pd.DataFrame({"name": places["name"].to_numpy(), "lat": lonlat[1].to_numpy(),
-                         "lon": lonlat[0].to_numpy()}).astype({"name": "string"})
+    Returns
+    -------
+    pandas.DataFrame
+        ``name`` (string), ``lat``, ``lon`` (float), one row per town or village.
+    """
+    from toolkit._data.andorra import towns
+
+    return towns()
 
 
 def find_places(text: str, *, near: Any = DEFAULT_NEAR, places: pd.DataFrame | None = None,
@@ -87,7 +85,7 @@ def find_places(text: str, *, near: Any = DEFAULT_NEAR, places: pd.DataFrame | N
     lon, lat = to_lonlat(near, "near", order="latlon")[0]
     found = autocomplete(text, coordinates=(lon, lat), top=top, language=language,
                          connection=connection)
-    known = gazetteer(connection) if places is None else places
+    known = gazetteer() if places is None else places
     by_name = {str(n).casefold(): (float(a), float(o)) for n, a, o in
                zip(known["name"], known["lat"], known["lon"], strict=True)}
     rows = []
@@ -296,7 +294,7 @@ class AirQualityExplorer:
     def places(self) -> pd.DataFrame:
         """The gazetteer (built on first use)."""
         if self._places is None:
-            self._places = gazetteer(self.connection)
+            self._places = gazetteer()
         return self._places
 
     def _safely(self, func: Any, *args: Any) -> None:

@@ -24,6 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from toolkit._spec.arm import (
+    CLUSTER_NAME_PATTERN,
+    HOSTED_CLUSTER_API_VERSIONS,
+    MANAGED_CLUSTER_API_VERSIONS,
+)
 from toolkit.sandbox.arm.common import arm_reply, find_group
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
@@ -42,9 +47,9 @@ __all__ = [
     "secret_values",
 ]
 
-MANAGED_API_VERSIONS = ("2026-04-01", "2025-10-01", "2025-07-01")
-HOSTED_API_VERSIONS = ("2025-07-25", "2023-11-22")
-CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
+MANAGED_API_VERSIONS = MANAGED_CLUSTER_API_VERSIONS
+HOSTED_API_VERSIONS = HOSTED_CLUSTER_API_VERSIONS
+CLUSTER_NAME_RE = re.compile(CLUSTER_NAME_PATTERN)
 
 # (subscription, resource group, name, private cluster, public FQDN too, user auth)
 _MANAGED = (

@@ -3,11 +3,12 @@ checks, the ARM headers, and long-running operations (202 + ``Location`` polled 
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolkit._core.validate import resource_group_problem
+from toolkit._spec.arm import RESOURCE_GROUP_MAX, RESOURCE_GROUP_PATTERN
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
 if TYPE_CHECKING:
@@ -19,6 +20,19 @@ __all__ = ["arm_reply", "find_group", "find_subscription", "register", "start_op
 #: ARM read quota reported in ``x-vendor-ratelimit-remaining-subscription-reads``.
 READ_BUCKET = 250
 
+
+_RESOURCE_GROUP_RE = re.compile(RESOURCE_GROUP_PATTERN)
+_RESOURCE_GROUP_RULE = (f"resource group names are 1 to {RESOURCE_GROUP_MAX} characters of "
+                        "letters, digits, '_', '-', '.', '(' and ')', not ending in '.'")
+
+
+def _resource_group_problem(name: str) -> str | None:
+    """Why the service refuses a resource group name, or ``None``."""
+    if not 1 <= len(name) <= RESOURCE_GROUP_MAX:
+        return f"has {len(name)} characters; " + _RESOURCE_GROUP_RULE
+    if not _RESOURCE_GROUP_RE.fullmatch(name) or name.endswith("."):
+        return _RESOURCE_GROUP_RULE
+    return None
 
 def find_subscription(request: Request, *, must_be_uuid: bool = True) -> Subscription:
     """The subscription named in the path, else the ARM 400/404."""
@@ -41,7 +55,7 @@ def find_group(request: Request) -> tuple[Subscription, ResourceGroup]:
     """The subscription and resource group named in the path, else the ARM 400/404."""
     sub = find_subscription(request)
     rg = request.path_params.get("resourceGroupName", "")
-    problem = resource_group_problem(rg)
+    problem = _resource_group_problem(rg)
     if problem:
         raise SandboxHTTPError(400, "InvalidResourceGroupName",
                                f"Resource group name '{rg}' is invalid: {problem}.")

@@ -12,6 +12,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolkit._spec.arm import NETWORK_API_VERSIONS
 from toolkit.sandbox.arm.common import find_group, start_operation
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSIONS", "Gateway", "build_world", "catalog_rows", "register"]
 
-API_VERSIONS = ("2025-05-01", "2024-05-01", "2023-09-01")
+API_VERSIONS = NETWORK_API_VERSIONS
 
 PROBE_LOGS = {
     "Up": "Success. Received 200 status code.",

@@ -41,6 +41,12 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from toolkit._spec.arm import (
+    POLICY_API_VERSIONS,
+    POLICY_FIELDS,
+    POLICY_STATE_FIELDS,
+    RESOURCE_FIELDS,
+)
 from toolkit.sandbox.arm.common import arm_reply, find_group
 from toolkit.sandbox.arm.odata import (
     ODataError,
@@ -62,7 +68,7 @@ if TYPE_CHECKING:
 __all__ = ["API_VERSIONS", "FIELDS", "PAGE_SIZE", "STATES", "PolicyWorld", "build_world",
            "catalog_rows", "register"]
 
-API_VERSIONS = ("2024-10-01", "2019-10-01")
+API_VERSIONS = POLICY_API_VERSIONS
 PAGE_SIZE = 1000
 HISTORY_DAYS = 60
 DAY = 86400
@@ -429,26 +435,7 @@ class PolicyWorld:
         return frag
 
 
-RESOURCE_FIELDS = ("resourceId", "subscriptionId", "resourceType", "resourceLocation",
-                   "resourceGroup", "resourceTags", "managementGroupIds")
-POLICY_FIELDS = ("policyAssignmentId", "policyDefinitionId", "effectiveParameters",
-                 "policyAssignmentName", "policyAssignmentOwner", "policyAssignmentParameters",
-                 "policyAssignmentScope", "policyDefinitionName", "policyDefinitionAction",
-                 "policyDefinitionCategory", "policySetDefinitionId", "policySetDefinitionName",
-                 "policySetDefinitionOwner", "policySetDefinitionCategory",
-                 "policySetDefinitionParameters", "policyDefinitionReferenceId",
-                 "policyDefinitionGroupNames", "policyDefinitionVersion",
-                 "policySetDefinitionVersion", "policyAssignmentVersion")
-#: Every field of a record, in the order the service sends them.
-FIELDS = ("timestamp", "resourceId", "policyAssignmentId", "policyDefinitionId",
-          "effectiveParameters", "isCompliant", "subscriptionId", "resourceType",
-          "resourceLocation", "resourceGroup", "resourceTags", "policyAssignmentName",
-          "policyAssignmentOwner", "policyAssignmentParameters", "policyAssignmentScope",
-          "policyDefinitionName", "policyDefinitionAction", "policyDefinitionCategory",
-          "policySetDefinitionId", "policySetDefinitionName", "policySetDefinitionOwner",
-          "policySetDefinitionCategory", "policySetDefinitionParameters", "managementGroupIds",
-          "policyDefinitionReferenceId", "complianceState", "policyDefinitionGroupNames",
-          "policyDefinitionVersion", "policySetDefinitionVersion", "policyAssignmentVersion")
+FIELDS = POLICY_STATE_FIELDS
 _EXPANDS = ("components", "policyEvaluationDetails")
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from toolkit._core.validate import SERVER_NAME_RE
+from toolkit._spec.arm import SERVER_NAME_PATTERN, SQL_API_VERSIONS, VAULT_KEY_NAME_PATTERN
 from toolkit.sandbox.arm.common import (
     _poll,
     arm_reply,
@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSIONS", "SqlWorld", "build_world", "catalog_rows", "register"]
 
-API_VERSIONS = ("2025-01-01", "2023-08-01", "2021-11-01")
+API_VERSIONS = SQL_API_VERSIONS
+#: The service's own name rule (its check is written here, apart from the client's).
+SERVER_NAME_RE = re.compile(SERVER_NAME_PATTERN)
 OPERATIONS_PAGE_SIZE = 40
 
 INVALID_MESSAGE = (
@@ -353,8 +355,7 @@ _DISPLAY_LOCATIONS = {"westeurope": "West Europe", "northeurope": "North Europe"
                       "francecentral": "France Central", "swedencentral": "Sweden Central",
                       "uksouth": "UK South"}
 
-KEY_NAME_RE = re.compile(r"^(?P<vault>[A-Za-z][-A-Za-z0-9]{1,22}[A-Za-z0-9])_"
-                         r"(?P<key>[-A-Za-z0-9]{1,127})(?:_(?P<version>[0-9A-Fa-f]{32}))?$")
+KEY_NAME_RE = re.compile(VAULT_KEY_NAME_PATTERN)
 ADMINS = ("dba-team@contoso.example", "security-ops@contoso.example",
           "platform-automation@contoso.example")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from toolkit._spec.arm import SUPPORT_API_VERSIONS
 from toolkit.sandbox.arm.common import arm_reply
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSIONS", "LANGUAGES", "PAGE_SIZE", "SupportWorld", "build_world", "register"]
 
-API_VERSIONS = ("2026-06-01", "2024-04-01", "2020-04-01")
+API_VERSIONS = SUPPORT_API_VERSIONS
 PAGE_SIZE = 10
 LANGUAGES = ("en", "de", "fr")
 

@@ -20,14 +20,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from toolkit._core.validate import check_uuid
-from toolkit.fabric.eventstream import DESCRIPTION_MAX, display_name_problem
+from toolkit._spec.common import UUID_PATTERN
+from toolkit._spec.fabric import (
+    DESCRIPTION_MAX,
+    DISPLAY_NAME_FORBIDDEN,
+    DISPLAY_NAME_MAX,
+    LABEL_STRATEGIES,
+)
 from toolkit.sandbox.buckets import Buckets
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
@@ -57,6 +63,8 @@ _WORKSPACES: tuple[tuple[str, str, bool, str, tuple[str, ...], str | None,
      (("Report", "Campaigns"),)),
     ("Personal: analyst", "PPU", False, "Admin", (), None, ()),
 )
+
+_UUID_RE = re.compile(UUID_PATTERN)
 
 # (name, applicable by the service, priority)
 _LABELS = (
@@ -210,13 +218,28 @@ def _definition_problem(parts: dict[str, bytes]) -> str | None:
     return None
 
 
+def _display_name_problem(name: Any) -> str | None:
+    """Why the service refuses an item display name (completing "The display name ..."), or
+    ``None``."""
+    rule = (f"must be 1 to {DISPLAY_NAME_MAX} characters, must not start or end with a space or "
+            "a '.', and must contain no control characters and none of "
+            + " ".join(sorted(DISPLAY_NAME_FORBIDDEN)))
+    if not isinstance(name, str):
+        return "must be a string"
+    if not name.strip() or len(name) > DISPLAY_NAME_MAX:
+        return rule
+    if name[0] in " ." or name[-1] in " .":
+        return "starts or ends with a space or '.'"
+    bad = sorted({c for c in name if c in DISPLAY_NAME_FORBIDDEN or ord(c) < 32 or ord(c) == 127})
+    if bad:
+        return f"contains the character(s) {''.join(bad)!r}, which item names may not hold"
+    return None
+
 def _workspace(request: Request) -> Workspace:
     ws_id = request.path_params["workspaceId"]
-    try:
-        check_uuid(ws_id, "workspaceId")
-    except ValueError:
+    if not _UUID_RE.fullmatch(ws_id):
         raise _invalid(f"The value '{ws_id}' is not a valid workspace id (a UUID).",
-                       "workspaceId") from None
+                       "workspaceId")
     fabric: Fabric = request.sandbox.world.section("fabric")
     ws = fabric.workspaces.get(ws_id.lower())
     if ws is None:
@@ -260,7 +283,7 @@ def _create(request: Request) -> Reply:
     name = body.get("displayName")
     if name is None:
         raise _invalid("The displayName field is required.", "displayName")
-    problem = display_name_problem(name)
+    problem = _display_name_problem(name)
     if problem:
         raise SandboxHTTPError(400, "InvalidDisplayName", f"The display name {problem}.",
                                relatedResource={"resourceId": str(name),
@@ -283,8 +306,9 @@ def _create(request: Request) -> Reply:
         wanted = settings.get("labelId") if isinstance(settings, dict) else None
         strategy = (settings.get("sensitivityLabelApplyStrategy") or "ApplyOrFail") \
             if isinstance(settings, dict) else None
-        if strategy not in ("ApplyOrFail", "Ignore"):
-            raise _invalid("sensitivityLabelApplyStrategy must be ApplyOrFail or Ignore.",
+        if strategy not in LABEL_STRATEGIES:
+            raise _invalid("sensitivityLabelApplyStrategy must be "
+                           f"{' or '.join(LABEL_STRATEGIES)}.",
                            "sensitivityLabelApplyStrategy")
         label = fabric.labels.get(str(wanted).lower())
         if label is None:

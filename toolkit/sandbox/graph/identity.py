@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from toolkit._spec.graph import API_VERSIONS
 from toolkit.sandbox.buckets import Buckets
 from toolkit.sandbox.http import Handler, Reply, Request, Router, SandboxHTTPError
 
@@ -31,7 +32,7 @@ __all__ = ["READ_PERMISSIONS", "Tenant", "build_world", "catalog_rows", "limits"
 #: Permissions that allow reading strength policies and their usage (least privileged first).
 READ_PERMISSIONS = ("Policy.Read.AuthenticationMethod", "Policy.Read.All",
                     "Policy.ReadWrite.AuthenticationMethod", "Policy.ReadWrite.ConditionalAccess")
-VERSIONS = ("beta", "v1.0")
+VERSIONS = API_VERSIONS
 PAGE_SIZE = 5
 #: Sustained requests a second per tenant, and the burst tolerated.
 RATE, BURST = 1.0, 60

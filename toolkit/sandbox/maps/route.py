@@ -23,9 +23,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from toolkit._core.geo import path_length_m
+from toolkit._spec.maps import (
+    ROUTE_API_VERSIONS,
+    ROUTE_AVOID,
+    ROUTE_OPTIMIZE,
+    ROUTE_OUTPUT_OPTIONS,
+    ROUTE_TRAVEL_MODES,
+    SNAP_MAX_GAP_M,
+    SNAP_MAX_POINTS,
+)
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
-from toolkit.sandbox.maps.roads import RouteResult, network
+from toolkit.sandbox.maps.roads.matching import match as match_trace
+from toolkit.sandbox.maps.roads.network import network
+from toolkit.sandbox.maps.roads.routing import RouteResult, routes
 from toolkit.sandbox.maps.traffic import traffic_factors
 
 if TYPE_CHECKING:
@@ -33,16 +44,13 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSIONS", "AVOID", "OPTIMIZE", "OUTPUT_OPTIONS", "TRAVEL_MODES", "register"]
 
-API_VERSIONS = ("2025-01-01",)
-OPTIMIZE = ("fastestWithoutTraffic", "fastestWithTraffic", "shortest")
-TRAVEL_MODES = ("driving", "truck")
-AVOID = ("limitedAccessHighways", "tollRoads", "ferries", "tunnels", "borderCrossings",
-         "lowEmissionZones", "unpavedRoads")
-OUTPUT_OPTIONS = ("routePath", "itinerary", "routeSummary", "regionTravelSummary")
+API_VERSIONS = ROUTE_API_VERSIONS
+OPTIMIZE = ROUTE_OPTIMIZE
+TRAVEL_MODES = ROUTE_TRAVEL_MODES
+AVOID = ROUTE_AVOID
+OUTPUT_OPTIONS = ROUTE_OUTPUT_OPTIONS
 BATCH_TIME_LIMIT = 60.0
 MAX_SNAP_M = 1500.0
-SNAP_MAX_POINTS = 5000
-SNAP_MAX_GAP_M = 6000.0
 SNAP_MAX_ROAD_M = 100_000.0
 
 
@@ -176,7 +184,7 @@ def _route_item(item: Any, sandbox: Sandbox) -> dict[str, Any]:
                             "use.")
         snapped.append(hit[:2])
     traffic = traffic_factors(sandbox)
-    found = net.routes(points, mode=mode, optimize=optimize, avoid=frozenset(avoid),
+    found = routes(net, points, mode=mode, optimize=optimize, avoid=frozenset(avoid),
                        traffic=traffic, count=count, snapped=snapped)
     if not found:
         raise ItemError("NoRouteFound", "No route connects the waypoints for this travel mode "
@@ -267,7 +275,7 @@ def _snap(request: Request) -> Reply:
         raise SandboxHTTPError(400, "BadRequest", "The points span more than 100 km of road; "
                                "send shorter traces.")
     net = network()
-    match = net.match(coords, mode=mode, interpolate=bool(body.get("interpolate")),
+    match = match_trace(net, coords, mode=mode, interpolate=bool(body.get("interpolate")),
                       speed_limit=bool(body.get("includeSpeedLimit")))
     if limits and match.road_distance_m > SNAP_MAX_ROAD_M:
         raise SandboxHTTPError(400, "BadRequest", f"The matched road distance is "

@@ -1,6 +1,6 @@
 """Geocode autocomplete (spec 2 §2.1, §4.1) over Andorra's places, points of interest and streets.
 
-The entities come from the OpenStreetMap extract (``data/andorra_places.json.gz``, (c)
+The entities come from the OpenStreetMap extract (``toolkit/_data/andorra_places.json.gz``, (c)
 OpenStreetMap contributors, ODbL): the country, its towns, villages, hamlets and localities,
 named points of interest (hotels, hospitals, churches, museums, fuel stations...) and the named
 streets. The extract holds almost no house numbers, so each street gets house numbers 1..N (N
@@ -15,18 +15,20 @@ in that language where the data has one (Catalan, the local language, otherwise)
 
 from __future__ import annotations
 
-import gzip
 import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from toolkit._core.geo import haversine_m
-from toolkit._core.schemas import AUTOCOMPLETE_TYPES
+from toolkit._data.andorra import place_records
+from toolkit._spec.maps import (
+    AUTOCOMPLETE_TYPE_GROUPS,
+    AUTOCOMPLETE_TYPES,
+    COUNTRY_CODE_PATTERN,
+    SEARCH_API_VERSIONS,
+)
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
 from toolkit.sandbox.maps.traffic import parse_bbox
@@ -36,16 +38,16 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSIONS", "RESULT_TYPES", "Entity", "entities", "register", "suggest"]
 
-API_VERSIONS = ("2026-01-01", "2025-06-01-preview")
+API_VERSIONS = SEARCH_API_VERSIONS
 
 #: The enumeration the service accepts in ``resultTypes`` (spec 2 §2.1).
 RESULT_TYPES = AUTOCOMPLETE_TYPES
 ADDRESS_TYPES = ("Address", "RoadBlock")
-GROUPS = ("Address", "Place")
+GROUPS = AUTOCOMPLETE_TYPE_GROUPS
 COUNTRY = {"ISO": "AD", "names": {"en": "Andorra", "ca": "Andorra", "es": "Andorra",
                                   "fr": "Andorre", "de": "Andorra", "pt": "Andorra",
                                   "ru": "Андорра"}}
-ISO2 = re.compile(r"^[A-Za-z]{2}$")
+ISO2 = re.compile(COUNTRY_CODE_PATTERN)
 
 
 def _norm(text: str) -> str:
@@ -82,9 +84,7 @@ def _weight(place: str | None, kind: str) -> int:
 @lru_cache(maxsize=1)
 def entities() -> tuple[Entity, ...]:
     """Every suggestible entity (loaded on first use)."""
-    raw = resources.files("toolkit.sandbox.maps").joinpath("data/andorra_places.json.gz")
-    with raw.open("rb") as fh:
-        data = orjson.loads(gzip.decompress(fh.read()))
+    data = place_records()
     out: list[Entity] = []
     for p in data["places"]:
         if p["place"] == "country":

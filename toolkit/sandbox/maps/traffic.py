@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from toolkit._core.geo import bbox_size_m
+from toolkit._spec.maps import INCIDENT_TYPES, TRAFFIC_API_VERSIONS
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
-from toolkit.sandbox.maps.roads import RoadNetwork, network
+from toolkit.sandbox.maps.roads.network import RoadNetwork, network
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
@@ -37,9 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["API_VERSIONS", "INCIDENT_TYPES", "Incident", "incidents_at", "register",
            "traffic_factors"]
 
-API_VERSIONS = ("2025-01-01",)
-INCIDENT_TYPES = ("Accident", "Congestion", "DisabledVehicle", "MassTransit", "Miscellaneous",
-                  "OtherNews", "PlannedEvent", "RoadHazard", "Construction", "Alert", "Weather")
+API_VERSIONS = TRAFFIC_API_VERSIONS
 STEP = timedelta(minutes=5)
 LOCAL = ZoneInfo("Europe/Andorra")
 ID_BASE = 18_000_000_000_000_000

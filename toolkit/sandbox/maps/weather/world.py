@@ -1,39 +1,10 @@
-"""Weather (spec 2 §2.5-2.7, §4.5-4.7): current air quality, daily air-quality forecasts and
-severe weather alerts over the maps world (Andorra), answered anywhere the real service covers.
+"""The weather world: the air-quality field over space and time, the ten-day cycles with their
+stagnation episodes, and the severe alerts of the national provider (see the package docstring).
 
-**Air quality** is a deterministic field over space and time:
-
-* *where*: a 100 m grid over the maps world built from the real road network and places
-  (OpenStreetMap contributors, ODbL): emissions along the roads weighted by class (the CG-1/CG-2
-  valley trunk roads most), spread over a few hundred metres, plus the towns and villages in the
-  valley floors (heating, streets), spread over a kilometre. Away from them (the mountains, and
-  anywhere else on Earth) the air is the regional background;
-* *when* (local time, Europe/Andorra): road traffic with the same rush hours as the traffic
-  incidents (weekdays 07:30-10:30 and 16:30-19:30...), heating in the morning and evening, ozone
-  made by sunshine and highest in the afternoon (and eaten by the traffic's NO in town), day to
-  day weather, and every ten days a multi-day stagnation *episode* (a winter inversion) that
-  multiplies what is emitted in the valleys;
-* *indices*: each pollutant's concentration maps to the global index (0-250+) by piecewise
-  linear breakpoints; the global index of a reading is the **maximum** of its pollutants', that
-  pollutant is the dominant one, and the category and colour follow exactly from the bands of
-  §2.5 (upper limits 20, 50, 100, 150, 250 inclusive). ``index`` is the dominant pollutant's
-  index on the local regulator's scale.
-
-Current readings are the field at the top of the current hour; the daily forecast of a day is,
-per pollutant, the highest hourly index of that local day, so today's forecast always agrees with
-(is at least) the current hour.
-
-**Severe alerts** come from the national provider ("Meteo Andorra"): in each ten-day cycle a snow
-warning, a wind warning, an air-quality alert over the valley parishes during the episode and a
-black-ice advisory, each over several parishes, with per-area status timelines that move through
-the eight keywords (New, Update, Continue, Extend, Upgrade, Correct, Cancel, Expire) over the
-sandbox clock; ended or cancelled areas stay listed for two hours. Details are in Catalan (the
-provider's language, ``ca-AD``) whatever ``language`` asks.
-
-**Coverage**: land, inland seas and the ocean within about 50 nautical miles of a coast (a
-Natural Earth 1:110m land mask, public domain); farther out at sea the service answers 400 in
-the ErrorResponse shape with ``x-vendor-error-code``.
+No HTTP here: every function answers from the seed, the place and the instant, so the handlers
+(:mod:`.handlers`) and the tests ask the same questions.
 """
+
 
 from __future__ import annotations
 
@@ -52,12 +23,16 @@ import numpy as np
 import orjson
 
 from toolkit._core.geo import LocalProjection, haversine_m
-from toolkit._core.schemas import AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
-from toolkit.sandbox.maps import note_arrival
+from toolkit._spec.maps import (
+    AIR_QUALITY_BANDS,
+    AIR_QUALITY_CATEGORIES,
+    AIR_QUALITY_COLORS,
+    ALERT_STATUSES,
+    WEATHER_API_VERSIONS,
+)
+from toolkit.sandbox.world import DEFAULT_EPOCH
 
 if TYPE_CHECKING:
-    from toolkit.sandbox.server import Sandbox
     from toolkit.sandbox.world import World
 
 __all__ = [
@@ -68,23 +43,26 @@ __all__ = [
     "POLLUTANTS",
     "WEATHER_QPS",
     "WeatherWorld",
+    "alert_record",
     "alerts_at",
+    "build_world",
+    "catalog_rows",
     "category_of",
     "covered",
     "daily_forecast",
     "hourly_reading",
-    "register",
+    "language_of",
 ]
 
-API_VERSIONS = ("1.1",)
+API_VERSIONS = WEATHER_API_VERSIONS
 #: Requests per second the real service allows one account for weather.
 WEATHER_QPS = 50
 LOCAL = ZoneInfo("Europe/Andorra")
 #: How far out at sea the service still answers (about 50 nautical miles).
 COVERAGE_M = 50 * 1852.0
-#: The fixed instant the world's cycles are counted from (independent of a sandbox's epoch, so a
-#: sandbox started at another instant sees the same weather at the same time).
-ANCHOR = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
+#: The instant the cycles are counted from: the default epoch, fixed (not a sandbox's own epoch) so
+#: that a sandbox started at another instant sees the same weather at the same time.
+ANCHOR = DEFAULT_EPOCH
 CYCLE = timedelta(days=10)
 GRID_M = 100.0
 #: Relative size of the towns (their heating and streets), the biggest first.
@@ -92,14 +70,7 @@ TOWN_WEIGHTS = {"Andorra la Vella": 1.0, "les Escaldes": 1.0, "Encamp": 0.55,
                 "Sant Julià de Lòria": 0.5, "La Massana": 0.4, "Santa Coloma": 0.3,
                 "Ordino": 0.22, "Canillo": 0.22, "Soldeu": 0.15}
 
-CATEGORY_COLORS = {
-    "Excellent": "#00E400",
-    "Fair": "#FFC300",
-    "Poor": "#FF7E00",
-    "Unhealthy": "#FF0000",
-    "Very unhealthy": "#8F3F97",
-    "Dangerous": "#7E0023",
-}
+CATEGORY_COLORS = AIR_QUALITY_COLORS
 
 #: Category names and descriptions per language (English is the default and the fallback).
 CATEGORY_TEXT: dict[str, dict[str, tuple[str, str]]] = {
@@ -192,8 +163,6 @@ POLLUTANTS = (
 UNIT = "µg/m³"
 UNIT_TYPE = 31
 
-ALERT_STATUSES = ("New", "Update", "Continue", "Extend", "Upgrade", "Correct", "Cancel",
-                  "Expire")
 STATUS_TEXT = {
     "ca": {"New": "Nou", "Update": "Actualització", "Continue": "Continua", "Extend": "Ampliació",
            "Upgrade": "Augment", "Correct": "Correcció", "Cancel": "Cancel·lació",
@@ -231,7 +200,7 @@ def category_of(value: float) -> str:
     return AIR_QUALITY_CATEGORIES[-1]
 
 
-def _lang(language: str | None) -> str:
+def language_of(language: str | None) -> str:
     if not language:
         return "en"
     primary = language.strip().split("-")[0].split("_")[0].lower()
@@ -510,7 +479,7 @@ def hourly_reading(ww: WeatherWorld, lon: float, lat: float, at: datetime, *,
     hour = at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
     idx = _pollutant_indices(concentrations(ww, lon, lat, [hour]))
     values = {k: (float(c[0]), float(g[0])) for k, (c, g) in idx.items()}
-    return {"dateTime": _iso(hour), **_reading(values, _lang(language), pollutants)}
+    return {"dateTime": _iso(hour), **_reading(values, language_of(language), pollutants)}
 
 
 def daily_forecast(ww: WeatherWorld, lon: float, lat: float, at: datetime, duration: int, *,
@@ -520,7 +489,7 @@ def daily_forecast(ww: WeatherWorld, lon: float, lat: float, at: datetime, durat
     tz = ww.timezone_at(lon, lat)
     today: date = at.astimezone(tz).date()
     out = []
-    lang = _lang(language)
+    lang = language_of(language)
     for d in range(duration):
         day = today + timedelta(days=d)
         start = datetime(day.year, day.month, day.day, tzinfo=tz)
@@ -655,7 +624,7 @@ def alerts_at(ww: WeatherWorld, parish: str | None, at: datetime) -> list[tuple[
     return found
 
 
-def _alert_record(alert: Alert, listed: list[tuple[AlertArea, str]], at: datetime, tz: tzinfo,
+def alert_record(alert: Alert, listed: list[tuple[AlertArea, str]], at: datetime, tz: tzinfo,
                   lang: str, details: bool) -> dict[str, Any]:
     title = _ALERT_TEXT[alert.kind]
     upgraded = any(s == "Upgrade" or any(st == "Upgrade" and w <= at for w, st in a.events)
@@ -702,7 +671,7 @@ def _alert_record(alert: Alert, listed: list[tuple[AlertArea, str]], at: datetim
 
 def build_world(world: World) -> WeatherWorld:
     """The weather section: the urban/road intensity grid and the places of the maps world."""
-    from toolkit.sandbox.maps.roads import network
+    from toolkit.sandbox.maps.roads.network import network
     from toolkit.sandbox.maps.search import entities
 
     net = network()
@@ -772,95 +741,3 @@ def catalog_rows(section: WeatherWorld) -> list[dict[str, Any]]:
                      "detail": f"alertId {a.alert_id}, priority {a.priority}, issued "
                                f"{_iso(a.issued)}; weather severe alerts"})
     return rows
-
-
-# ------------------------------------------------------------------------------ handlers
-
-
-def _section(request: Request) -> WeatherWorld:
-    return request.sandbox.world.section("weather")
-
-
-def _point(request: Request) -> tuple[float, float]:
-    if request.path_params.get("format", "json").lower() != "json":
-        raise SandboxHTTPError(400, "BadRequest", "Only the json format is supported.",
-                               target="format")
-    query = request.param("query")
-    if query is None or not query.strip():
-        raise SandboxHTTPError(400, "BadRequest", "The 'query' parameter is required: "
-                               "latitude,longitude.", target="query")
-    try:
-        lat, lon = (float(v) for v in query.split(","))
-    except ValueError:
-        raise SandboxHTTPError(400, "BadRequest", "The provided coordinates in query are "
-                               "invalid or not in the expected format latitude,longitude.",
-                               target="query") from None
-    if not (math.isfinite(lat) and math.isfinite(lon)) or not (-90 <= lat <= 90) or \
-            not (-180 <= lon <= 180):
-        raise SandboxHTTPError(400, "BadRequest", "The provided coordinates in query are out "
-                               "of range (latitude,longitude: -90 to 90, -180 to 180).",
-                               target="query")
-    if not covered(lon, lat):
-        raise SandboxHTTPError(400, "BadRequest", "The requested location is outside the "
-                               "coverage of the weather service: open ocean more than about "
-                               "50 nautical miles from a coast.", target="query")
-    return lon, lat
-
-
-def _bool(request: Request, name: str) -> bool:
-    value = request.param(name)
-    if value is None or value == "":
-        return True
-    low = value.lower()
-    if low not in ("true", "false"):
-        raise SandboxHTTPError(400, "BadRequest", f"'{name}' must be true or false.",
-                               target=name)
-    return low == "true"
-
-
-def _current(request: Request) -> Reply:
-    note_arrival(request, "air_quality")
-    lon, lat = _point(request)
-    with_pollutants = _bool(request, "pollutants")
-    rec = hourly_reading(_section(request), lon, lat, request.sandbox.now(),
-                         language=request.param("language"), pollutants=with_pollutants)
-    return Reply(200, {"results": [rec]})
-
-
-def _forecast(request: Request) -> Reply:
-    note_arrival(request, "air_quality_forecast")
-    lon, lat = _point(request)
-    text = request.param("duration")
-    try:
-        duration = int(text) if text not in (None, "") else 1
-    except ValueError:
-        duration = 0
-    if not 1 <= duration <= 7:
-        raise SandboxHTTPError(400, "BadRequest", "'duration' must be one of 1, 2, 3, 4, 5, 6 "
-                               "or 7 days.", target="duration")
-    recs = daily_forecast(_section(request), lon, lat, request.sandbox.now(), duration,
-                          language=request.param("language"))
-    return Reply(200, {"results": recs})
-
-
-def _alerts(request: Request) -> Reply:
-    note_arrival(request, "severe_weather_alerts")
-    lon, lat = _point(request)
-    details = _bool(request, "details")
-    ww = _section(request)
-    at = request.sandbox.now()
-    tz = ww.timezone_at(lon, lat)
-    lang = _lang(request.param("language"))
-    found = alerts_at(ww, ww.parish_at(lon, lat), at)
-    return Reply(200, {"results": [_alert_record(a, listed, at, tz, lang, details)
-                                   for a, listed in found]})
-
-
-def register(router: Router, sandbox: Sandbox) -> None:
-    """Add the three weather routes."""
-    router.add("GET", "/weather/airQuality/current/{format}", _current, family="maps",
-               api_versions=API_VERSIONS, name="air_quality")
-    router.add("GET", "/weather/airQuality/forecasts/daily/{format}", _forecast, family="maps",
-               api_versions=API_VERSIONS, name="air_quality_forecast")
-    router.add("GET", "/weather/severe/alerts/{format}", _alerts, family="maps",
-               api_versions=API_VERSIONS, name="severe_weather_alerts")

@@ -77,13 +77,15 @@ def test_connection_argument_must_be_a_connection() -> None:
         toolkit.sql_operations(connection="http://127.0.0.1")
 
 
-def test_rate_limiter_with_a_recording_sleeper_does_not_spin(sandbox) -> None:
-    from toolkit._core.concurrency import fan_out
+def test_starting_the_sandbox_is_said_in_one_line_when_logging_is_not_configured() -> None:
+    import os
+    import subprocess
+    import sys
 
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    waits: list[float] = []
-    conn.sleep = waits.append
-    outcomes = fan_out(lambda i: i * 2, list(range(40)), connection=conn, desc="t", rate=10.0)
-    assert [o.value for o in outcomes] == [i * 2 for i in range(40)]
-    # 40 starts at 10/s with a burst of 10: about 3 seconds of waits asked for, none slept
-    assert 2.5 <= sum(waits) <= 3.5
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLKIT_")}
+    code = "import toolkit; c = toolkit.connect(); c.close()"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120, check=True)
+    lines = [line for line in done.stderr.splitlines() if "started the sandbox" in line]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("toolkit: no endpoint configured; started the sandbox at http://127.0.0.1:")

@@ -1,4 +1,4 @@
-"""Map pictures and widgets: attribution, what they draw, driving the widgets from code."""
+"""Map widgets driven from code: the debounced autocomplete box and the route planner."""
 
 from __future__ import annotations
 
@@ -8,71 +8,11 @@ import pytest
 import shapely
 
 import toolkit
-from tests.maps.conftest import TOWNS, drive
+from tests.maps.conftest import TOWNS
 from toolkit._core.errors import ValidationError
-from toolkit.plot.maps import ATTRIBUTION
 from toolkit.widgets.maps import Debouncer, suggestion_labels
 
 matplotlib.use("Agg")
-ANDORRA = (1.40, 42.42, 1.80, 42.66)
-
-
-def _texts(ax) -> list[str]:
-    return [t.get_text() for t in ax.texts]
-
-
-@pytest.fixture(scope="module")
-def planned(sandbox):
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    routes = toolkit.route_directions(
-        [{"origin": TOWNS["Andorra la Vella"], "destination": TOWNS["Canillo"]},
-         {"origin": (1.30, 42.60), "destination": TOWNS["Canillo"]}],
-        max_route_count=2, connection=conn)
-    incidents = toolkit.traffic_incidents(ANDORRA, connection=conn)
-    return routes, incidents
-
-
-def test_routes_picture(planned) -> None:
-    import matplotlib.pyplot as plt
-
-    routes, incidents = planned
-    before = routes.copy()
-    ax = toolkit.plot.routes(routes, incidents=incidents)
-    assert ATTRIBUTION in _texts(ax)
-    widths = sorted({round(line.get_linewidth(), 1) for line in ax.get_lines()})
-    assert 3.0 in widths and 1.6 in widths  # main and alternative
-    assert len(ax.collections) >= 3  # road background and incident markers
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert {"main route", "alternative"} <= set(labels)
-    assert routes.equals(before)  # the input is never changed
-    plt.close(ax.figure)
-
-
-def test_snapped_trace_picture(sandbox) -> None:
-    import matplotlib.pyplot as plt
-
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    raw = drive([TOWNS["Andorra la Vella"], TOWNS["Encamp"]], spacing_m=50, noise_m=10)
-    snapped = toolkit.snap_to_roads(raw, include_speed_limit=True, connection=conn)
-    ax = toolkit.plot.snapped_trace(raw, snapped)
-    assert ATTRIBUTION in _texts(ax)
-    cbar_axes = [a for a in ax.figure.axes if a is not ax]
-    assert cbar_axes and "speed limit" in cbar_axes[0].get_ylabel()
-    plt.close(ax.figure)
-
-
-def test_incidents_picture(planned) -> None:
-    import matplotlib.pyplot as plt
-
-    _, incidents = planned
-    ax = toolkit.plot.incidents(incidents, bbox=ANDORRA)
-    assert ATTRIBUTION in _texts(ax)
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert set(incidents["incidentType"].astype(str)) <= set(labels)
-    assert {"LowImpact", "Serious"} <= set(labels)
-    plt.close(ax.figure)
-    with pytest.raises(ValidationError, match=r"plot\.incidents needs the columns"):
-        toolkit.plot.incidents(incidents.drop(columns="endPoint"))
 
 
 def test_debouncer_sends_only_the_last_value() -> None:

@@ -1,0 +1,93 @@
+"""Fan-out: rate limiting without sleeping, and the one rule of a batch (every item failed ->
+raise; otherwise the errors stay rows)."""
+
+from __future__ import annotations
+
+import pytest
+
+import toolkit
+from toolkit._core.concurrency import Outcome, fan_out, settle
+from toolkit._core.errors import (
+    ApiError,
+    AuthenticationError,
+    ProtocolError,
+    ServiceError,
+    ToolkitError,
+)
+
+
+def _failed(i: int, err: ToolkitError) -> Outcome[int, int]:
+    return Outcome(i, i, error=err)
+
+
+def _ok(i: int) -> Outcome[int, int]:
+    return Outcome(i, i, value=i * 10)
+
+
+def test_some_failed_keeps_the_errors_as_rows() -> None:
+    outcomes = [_ok(0), _failed(1, ServiceError(503)), _ok(2)]
+    assert settle(outcomes) is outcomes
+    assert [o.ok for o in outcomes] == [True, False, True]
+
+
+def test_all_failed_raises_the_first_error() -> None:
+    first, second = ServiceError(503), ServiceError(500)
+    with pytest.raises(ServiceError) as info:
+        settle([_failed(0, first), _failed(1, second)])
+    assert info.value is first
+
+
+def test_nothing_to_do_is_not_a_failure() -> None:
+    assert settle([]) == []
+
+
+def test_a_fatal_error_ends_the_call_even_when_others_succeeded() -> None:
+    denied = AuthenticationError(401)
+    with pytest.raises(AuthenticationError) as info:
+        settle([_ok(0), _failed(1, denied)], fatal=(AuthenticationError,))
+    assert info.value is denied
+    settle([_ok(0), _failed(1, ServiceError(503))], fatal=(AuthenticationError,))
+    with pytest.raises(ServiceError):
+        settle([_ok(0), _failed(1, ServiceError(503))], fatal=(ToolkitError,))
+
+
+def test_spared_errors_stay_rows_even_when_every_item_failed() -> None:
+    outcomes = [_failed(0, ProtocolError("bad batch")), _failed(1, ProtocolError("bad"))]
+    assert settle(outcomes, spared=(ProtocolError,)) is outcomes
+    with pytest.raises(ApiError):
+        settle([_failed(0, ApiError(400))], spared=(ProtocolError,))
+
+
+def test_result_gives_the_value_or_raises_the_error() -> None:
+    assert _ok(3).result() == 30
+    err = ServiceError(502)
+    with pytest.raises(ServiceError) as info:
+        _failed(0, err).result()
+    assert info.value is err
+
+
+def test_fan_out_keeps_input_order_and_captures_toolkit_errors(sandbox) -> None:
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+
+    def work(i: int) -> int:
+        if i % 3 == 0:
+            raise ServiceError(503)
+        return i
+
+    outcomes = fan_out(work, list(range(9)), connection=conn, desc="t", max_workers=4)
+    assert [o.index for o in outcomes] == list(range(9))
+    assert [o.ok for o in outcomes] == [i % 3 != 0 for i in range(9)]
+    with pytest.raises(ZeroDivisionError):  # a bug is not captured
+        fan_out(lambda i: 1 // 0, [1], connection=conn, desc="t")
+
+
+def test_rate_limiter_with_a_recording_sleeper_does_not_spin(sandbox) -> None:
+    from toolkit._core.concurrency import fan_out
+
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    waits: list[float] = []
+    conn.sleep = waits.append
+    outcomes = fan_out(lambda i: i * 2, list(range(40)), connection=conn, desc="t", rate=10.0)
+    assert [o.value for o in outcomes] == [i * 2 for i in range(40)]
+    # 40 starts at 10/s with a burst of 10: about 3 seconds of waits asked for, none slept
+    assert 2.5 <= sum(waits) <= 3.5

@@ -1,0 +1,65 @@
+"""The client's own checks of inputs: each names the parameter and the rule, before any request,
+and applies the spec's patterns."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from toolkit._core.errors import ValidationError
+from toolkit._core.validate import (
+    check_choice,
+    check_int,
+    check_resource_group,
+    check_uuid,
+    many_strings,
+    resource_group_problem,
+    server_name_problem,
+)
+
+
+@pytest.mark.parametrize("name", ["a", "sql-prod-01", "x" * 63, "0db"])
+def test_valid_server_names(name) -> None:
+    assert server_name_problem(name) is None
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("-a", "'-'"), ("UPPER", "lower-case"), ("a_b", "lower-case"), ("x" * 64, "63"),
+])
+def test_invalid_server_names_say_why(name, says) -> None:
+    problem = server_name_problem(name)
+    assert problem is not None and says in problem
+
+
+@pytest.mark.parametrize("name", ["rg", "rg.web(1)", "x" * 90])
+def test_valid_resource_groups(name) -> None:
+    assert resource_group_problem(name) is None
+    assert check_resource_group(name) == name
+
+
+@pytest.mark.parametrize("name", ["", "x" * 91, "ends.", "a/b", 7])
+def test_invalid_resource_groups_name_the_parameter(name) -> None:
+    assert resource_group_problem(name) is not None
+    with pytest.raises(ValidationError, match="resource_group"):
+        check_resource_group(name)
+
+
+def test_uuids_in_any_case_or_as_uuid_objects() -> None:
+    u = uuid.UUID(int=7)
+    assert check_uuid(u, "id") == str(u)
+    assert check_uuid(str(u).upper(), "id") == str(u).upper()
+    with pytest.raises(ValidationError, match=r"workspace_id.*UUID"):
+        check_uuid("not-a-uuid", "workspace_id")
+
+
+def test_choices_ints_and_many_strings() -> None:
+    assert check_choice("truck", "mode", ("driving", "truck")) == "truck"
+    with pytest.raises(ValidationError, match="mode"):
+        check_choice("bike", "mode", ("driving", "truck"))
+    assert check_int(5, "top", minimum=1, maximum=10) == 5
+    for bad in (0, 11, True, 2.5):
+        with pytest.raises(ValidationError, match="top"):
+            check_int(bad, "top", minimum=1, maximum=10)
+    assert many_strings("a", "names") == (["a"], True)
+    assert many_strings(["a", "b"], "names") == (["a", "b"], False)

@@ -1,0 +1,85 @@
+"""Facts of the resource-management services (spec 1): api-versions, names' patterns, policy
+record fields and the enumerations the answers use.
+
+Data only: the client (``toolkit.arm``, ``toolkit._core.validate``, ``toolkit._core.schemas``)
+and the sandbox (``toolkit.sandbox.arm``) both read these; each compiles its own patterns and
+writes its own checks, so a check that drifts on one side is caught by the other.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CLUSTER_NAME_PATTERN",
+    "COMPLIANCE_STATES",
+    "HEALTH_STATES",
+    "HOSTED_CLUSTER_API_VERSIONS",
+    "MANAGED_CLUSTER_API_VERSIONS",
+    "NETWORK_API_VERSIONS",
+    "POLICY_API_VERSIONS",
+    "POLICY_FIELDS",
+    "POLICY_STATE_FIELDS",
+    "RESOURCE_FIELDS",
+    "RESOURCE_GROUP_MAX",
+    "RESOURCE_GROUP_PATTERN",
+    "SERVER_NAME_PATTERN",
+    "SQL_API_VERSIONS",
+    "SUPPORT_API_VERSIONS",
+    "VAULT_KEY_NAME_PATTERN",
+]
+
+# -------------------------------------------------------------------------------- api-versions
+# Each tuple lists the versions a service accepts, the newest first: the client sends the first
+# by default, the sandbox accepts them all.
+
+NETWORK_API_VERSIONS = ("2025-05-01", "2024-05-01", "2023-09-01")
+SQL_API_VERSIONS = ("2025-01-01", "2023-08-01", "2021-11-01")
+POLICY_API_VERSIONS = ("2024-10-01", "2019-10-01")
+SUPPORT_API_VERSIONS = ("2026-06-01", "2024-04-01", "2020-04-01")
+MANAGED_CLUSTER_API_VERSIONS = ("2026-04-01", "2025-10-01", "2025-07-01")
+HOSTED_CLUSTER_API_VERSIONS = ("2025-07-25", "2023-11-22")
+
+# ------------------------------------------------------------------------------------ patterns
+
+#: SQL server names: 1 to 63 lower-case letters, digits and hyphens, no leading/trailing hyphen.
+SERVER_NAME_PATTERN = r"^[0-9a-z]([-0-9a-z]{0,61}[0-9a-z])?$"
+#: Resource group names: letters, digits, ``_ - . ( )``; 1 to 90 characters, not ending in ``.``.
+RESOURCE_GROUP_PATTERN = r"^[-\w.()]{1,90}$"
+RESOURCE_GROUP_MAX = 90
+#: Managed cluster names: 1 to 63 characters, letters, digits, ``-`` and ``_``, alphanumeric ends.
+CLUSTER_NAME_PATTERN = r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$"
+#: A vault-key protector's server key name: ``{vault}_{key}[_{version}]``.
+VAULT_KEY_NAME_PATTERN = (r"^(?P<vault>[A-Za-z][-A-Za-z0-9]{1,22}[A-Za-z0-9])_"
+                          r"(?P<key>[-A-Za-z0-9]{1,127})(?:_(?P<version>[0-9A-Fa-f]{32}))?$")
+
+# -------------------------------------------------------------------------------- enumerations
+
+#: Backend health states, best first.
+HEALTH_STATES = ("Up", "Partial", "Draining", "Down", "Unknown")
+#: Policy compliance states, in the order of a roll-up's rank (worst last): a resource's state
+#: over several policies is the highest one (notes §4).
+COMPLIANCE_STATES = ("Unknown", "Exempt", "Conflict", "Compliant", "NonCompliant")
+#: The fields of a policy state record that describe the resource evaluated.
+RESOURCE_FIELDS = ("resourceId", "subscriptionId", "resourceType", "resourceLocation",
+                   "resourceGroup", "resourceTags", "managementGroupIds")
+#: The fields of a policy state record that describe the policy (assignment, definition, set).
+POLICY_FIELDS = ("policyAssignmentId", "policyDefinitionId", "effectiveParameters",
+                 "policyAssignmentName", "policyAssignmentOwner", "policyAssignmentParameters",
+                 "policyAssignmentScope", "policyDefinitionName", "policyDefinitionAction",
+                 "policyDefinitionCategory", "policySetDefinitionId", "policySetDefinitionName",
+                 "policySetDefinitionOwner", "policySetDefinitionCategory",
+                 "policySetDefinitionParameters", "policyDefinitionReferenceId",
+                 "policyDefinitionGroupNames", "policyDefinitionVersion",
+                 "policySetDefinitionVersion", "policyAssignmentVersion")
+#: Every field of a policy state record, in the order the service sends them.
+POLICY_STATE_FIELDS = ("timestamp", "resourceId", "policyAssignmentId", "policyDefinitionId",
+                       "effectiveParameters", "isCompliant", "subscriptionId", "resourceType",
+                       "resourceLocation", "resourceGroup", "resourceTags",
+                       "policyAssignmentName", "policyAssignmentOwner",
+                       "policyAssignmentParameters", "policyAssignmentScope",
+                       "policyDefinitionName", "policyDefinitionAction",
+                       "policyDefinitionCategory", "policySetDefinitionId",
+                       "policySetDefinitionName", "policySetDefinitionOwner",
+                       "policySetDefinitionCategory", "policySetDefinitionParameters",
+                       "managementGroupIds", "policyDefinitionReferenceId", "complianceState",
+                       "policyDefinitionGroupNames", "policyDefinitionVersion",
+                       "policySetDefinitionVersion", "policyAssignmentVersion")

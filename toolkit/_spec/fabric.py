@@ -1,0 +1,43 @@
+"""Facts of the eventstream service (spec 3, item creation): the api-version, item naming
+limits, label strategies and the item and principal type enumerations.
+
+Data only: the client (``toolkit.fabric``, ``toolkit._core.schemas``) and the sandbox
+(``toolkit.sandbox.fabric``) read these; each side writes its own checks.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "API_VERSIONS",
+    "API_VERSION_PATTERN",
+    "DESCRIPTION_MAX",
+    "DISPLAY_NAME_FORBIDDEN",
+    "DISPLAY_NAME_MAX",
+    "ITEM_TYPES",
+    "LABEL_STRATEGIES",
+    "PRINCIPAL_TYPES",
+]
+
+#: The interface versions (the client sends the first by default).
+API_VERSIONS = ("v1",)
+#: The shape of an interface version in the path.
+API_VERSION_PATTERN = r"^v\d+(\.\d+)?$"
+#: Item display names: at most this many characters...
+DISPLAY_NAME_MAX = 256
+#: ...none of these, no control characters, and no leading or trailing space or ``.``.
+DISPLAY_NAME_FORBIDDEN = frozenset('\\/:*?"<>|#%')
+DESCRIPTION_MAX = 256
+#: ``sensitivityLabelSettings.sensitivityLabelApplyStrategy``.
+LABEL_STRATEGIES = ("ApplyOrFail", "Ignore")
+ITEM_TYPES = (
+    "Dashboard", "Report", "SemanticModel", "PaginatedReport", "Datamart", "Lakehouse",
+    "Eventhouse", "Environment", "KQLDatabase", "KQLQueryset", "KQLDashboard", "DataPipeline",
+    "Notebook", "SparkJobDefinition", "MLExperiment", "MLModel", "Warehouse", "Eventstream",
+    "SQLEndpoint", "MirroredWarehouse", "MirroredDatabase", "Reflex", "GraphQLApi",
+    "MountedDataFactory", "SQLDatabase", "CopyJob", "VariableLibrary", "Dataflow", "AirflowJob",
+    "WarehouseSnapshot", "DigitalTwinBuilder", "DigitalTwinBuilderFlow",
+    "MirroredVendorPartnerCatalog", "Map", "AnomalyDetector", "UserDataFunction", "GraphModel",
+    "GraphQuerySet", "PartnerDatabase", "OperationsAgent", "NoSqlDatabase", "Ontology",
+    "EventSchemaSet", "DataAgent", "MirroredCatalog", "AppBackend", "DataBuildToolJob",
+)
+PRINCIPAL_TYPES = ("User", "ServicePrincipal", "Group", "ServicePrincipalProfile", "EntireTenant")

@@ -1,0 +1,121 @@
+"""Facts of the maps services (spec 2): api-versions, the enumerations of search, routing,
+traffic and weather, their limits, and the air-quality colour scale.
+
+Data only: the client (``toolkit.maps``, ``toolkit._core.schemas``), the plots
+(``toolkit.plot``) and the sandbox (``toolkit.sandbox.maps``) read these; each side writes its
+own checks.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AIR_QUALITY_BANDS",
+    "AIR_QUALITY_CATEGORIES",
+    "AIR_QUALITY_COLORS",
+    "ALERT_STATUSES",
+    "AUTOCOMPLETE_TYPES",
+    "AUTOCOMPLETE_TYPE_GROUPS",
+    "COUNTRY_CODE_PATTERN",
+    "DOMINANT_POLLUTANTS",
+    "INCIDENT_SEVERITIES",
+    "INCIDENT_TYPES",
+    "POLLUTANT_SHORT_NAMES",
+    "POLLUTANT_TYPES",
+    "ROUTE_API_VERSIONS",
+    "ROUTE_AVOID",
+    "ROUTE_BATCH_SIZE",
+    "ROUTE_OPTIMIZE",
+    "ROUTE_OUTPUT_OPTIONS",
+    "ROUTE_TRAVEL_MODES",
+    "SEARCH_API_VERSIONS",
+    "SNAP_MAX_GAP_M",
+    "SNAP_MAX_POINTS",
+    "TRAFFIC_API_VERSIONS",
+    "TRAFFIC_CONGESTION",
+    "WEATHER_API_VERSIONS",
+]
+
+# -------------------------------------------------------------------------------- api-versions
+# The versions each service accepts, the newest first: the client sends the first by default.
+
+SEARCH_API_VERSIONS = ("2026-01-01", "2025-06-01-preview")
+ROUTE_API_VERSIONS = ("2025-01-01",)
+TRAFFIC_API_VERSIONS = ("2025-01-01",)
+WEATHER_API_VERSIONS = ("1.1",)
+
+# ------------------------------------------------------------------------------------- search
+
+#: The groups ``resultTypeGroups`` accepts.
+AUTOCOMPLETE_TYPE_GROUPS = ("Address", "Place")
+#: The enumeration ``resultTypes`` accepts (spec 2 §2.1).
+AUTOCOMPLETE_TYPES = (
+    "Address", "AdminDivision1", "AdminDivision2", "AdminDivision3", "AdministrativeBuilding",
+    "Airport", "AirportTerminal", "AmusementPark", "AncientSite", "Aquarium", "Archipelago",
+    "Basin", "Battlefield", "Bay", "Beach", "Bridge", "BusinessStructure", "Camp", "Canal",
+    "Casino", "Castle", "Cave", "Cemetery", "Channel", "Church", "Cliff", "Coast",
+    "CommunityCenter", "Continent", "CountryRegion", "Crater", "CulturalRegion", "Dam", "Delta",
+    "Desert", "DrainageBasin", "Dune", "FacilityStructure", "FerryTerminal",
+    "FinancialStructure", "FireStation", "Forest", "Fort", "Garden", "Geyser", "Glacier",
+    "GolfCourse", "GreaterPopulatedPlace", "HigherEducationFacility", "HistoricalSite",
+    "Hospital", "HotSpring", "Ice", "IndigenousPeoplesReserve", "IndustrialStructure", "Island",
+    "Isthmus", "Lake", "LandArea", "Landform", "LandmarkBuilding", "Library", "Lighthouse",
+    "Marina", "Market", "MedicalStructure", "MetroStation", "MilitaryBase", "Mission",
+    "Monument", "Mosque", "Mountain", "MountainRange", "MultiModalStation", "Museum",
+    "NauticalStructure", "Neighborhood", "Oasis", "ObservationPoint", "Ocean", "OfficeBuilding",
+    "Other", "Park", "ParkingStructure", "Pass", "Peninsula", "Plain", "Planet", "Plateau",
+    "Playground", "PlayingField", "Pole", "PoliticalUnit", "PopulatedPlace", "Port",
+    "Postcode1", "Promontory", "RaceTrack", "RailwayStation", "Reef", "ReligiousStructure",
+    "Reserve", "ResidentialStructure", "River", "RoadBlock", "Ruin", "ScientificResearchBase",
+    "Sea", "SeaplaneLandingArea", "Shrine", "SkiArea", "Spring", "Stadium",
+    "StatisticalDistrict", "Temple", "Theater", "TouristRailway", "TouristStructure",
+    "Trailhead", "TransportationStructure", "Tunnel", "Valley", "Volcano", "Walkway", "Wall",
+    "Waterfall", "WaterFeature", "Wetland", "Winery", "Zoo",
+)
+#: ISO 3166-1 alpha-2 country codes (``countryRegion``).
+COUNTRY_CODE_PATTERN = r"^[A-Za-z]{2}$"
+
+# ------------------------------------------------------------------------------------ routing
+
+ROUTE_OPTIMIZE = ("fastestWithoutTraffic", "fastestWithTraffic", "shortest")
+ROUTE_TRAVEL_MODES = ("driving", "truck")
+ROUTE_AVOID = ("limitedAccessHighways", "tollRoads", "ferries", "tunnels", "borderCrossings",
+               "lowEmissionZones", "unpavedRoads")
+ROUTE_OUTPUT_OPTIONS = ("routePath", "itinerary", "routeSummary", "regionTravelSummary")
+#: Queries in one route-directions batch request.
+ROUTE_BATCH_SIZE = 100
+#: Points of one snap-to-roads request, and the longest gap between consecutive points.
+SNAP_MAX_POINTS = 5000
+SNAP_MAX_GAP_M = 6000.0
+
+# ------------------------------------------------------------------------------------ traffic
+
+INCIDENT_TYPES = ("Accident", "Congestion", "DisabledVehicle", "MassTransit", "Miscellaneous",
+                  "OtherNews", "PlannedEvent", "RoadHazard", "Construction", "Alert", "Weather")
+#: Incident severities, mildest first (the service's codes 1 to 4).
+INCIDENT_SEVERITIES = ("LowImpact", "Minor", "Moderate", "Serious")
+TRAFFIC_CONGESTION = ("Mild", "Medium")
+
+# ------------------------------------------------------------------------------------ weather
+
+#: Air-quality categories, best first.
+AIR_QUALITY_CATEGORIES = ("Excellent", "Fair", "Poor", "Unhealthy", "Very unhealthy",
+                          "Dangerous")
+#: Upper limits of the global index of each category but the last (spec 2 §2.5).
+AIR_QUALITY_BANDS = (20.0, 50.0, 100.0, 150.0, 250.0)
+#: The colour of each category (the service's ``categoryColor``; the plots use the same scale).
+AIR_QUALITY_COLORS = {
+    "Excellent": "#00E400",
+    "Fair": "#FFC300",
+    "Poor": "#FF7E00",
+    "Unhealthy": "#FF0000",
+    "Very unhealthy": "#8F3F97",
+    "Dangerous": "#7E0023",
+}
+DOMINANT_POLLUTANTS = ("Carbon Monoxide", "Nitrogen Dioxide", "Ozone", "Particulate Matter 2.5",
+                       "Particulate Matter 10", "Sulfur Dioxide")
+POLLUTANT_TYPES = ("CO", "NO2", "O3", "PM2.5", "PM10", "SO2")
+#: A dominant pollutant's name -> its pollutant type.
+POLLUTANT_SHORT_NAMES = dict(zip(DOMINANT_POLLUTANTS, POLLUTANT_TYPES, strict=True))
+#: Alert statuses (the common alerting protocol's message types).
+ALERT_STATUSES = ("New", "Update", "Continue", "Extend", "Upgrade", "Correct", "Cancel",
+                  "Expire")
