@@ -53,12 +53,21 @@ if TYPE_CHECKING:  # pragma: no cover
         hosted_cluster_credentials as hosted_cluster_credentials,
         write_kubeconfig as write_kubeconfig,
     )
-    from toolkit.arm.network import backend_health as backend_health
-    from toolkit.arm.policy import (
+    from toolkit.arm.compliance import (
         compliance_summary as compliance_summary,
         compliance_trend as compliance_trend,
         evaluated_expressions as evaluated_expressions,
-        policy_states as policy_states,
+    )
+    from toolkit.arm.history import (
+        read_policy_history as read_policy_history,
+        snapshot_policy_states as snapshot_policy_states,
+    )
+    from toolkit.arm.network import backend_health as backend_health
+    from toolkit.arm.policy import policy_states as policy_states
+    from toolkit.arm.resources import (
+        management_groups as management_groups,
+        resource_groups as resource_groups,
+        subscriptions as subscriptions,
     )
     from toolkit.arm.sql import (
         check_server_names as check_server_names,
@@ -66,6 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover
         sql_operations as sql_operations,
         update_encryption_protector as update_encryption_protector,
     )
+    from toolkit.arm.summary import policy_summary as policy_summary
     from toolkit.arm.support import (
         classification_consents as classification_consents,
         problem_classifications as problem_classifications,

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Connection", "Settings", "connect", "get_connection"]
+__all__ = ["Connection", "Settings", "connect", "environment_credential", "get_connection"]
 
 #: Real service hosts, used when a credential is given without endpoints.
 DEFAULT_URLS = {
@@ -81,6 +81,7 @@ _ENV_SETTINGS = {
     "max_retries": ("TOOLKIT_MAX_RETRIES", int),
     "max_retry_wait": ("TOOLKIT_MAX_RETRY_WAIT", float),
     "max_concurrency": ("TOOLKIT_MAX_CONCURRENCY", int),
+    "max_partitions": ("TOOLKIT_MAX_PARTITIONS", int),
     "read_timeout": ("TOOLKIT_TIMEOUT", float),
     "request_deadline": ("TOOLKIT_REQUEST_DEADLINE", float),
     "max_body_bytes": ("TOOLKIT_MAX_BODY_BYTES", int),
@@ -359,6 +360,43 @@ def connect(
     with _default_lock:
         _default = conn
     return conn
+
+
+def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
+    """A credential from this process's own environment, for a process that must authenticate
+    without being handed a secret (a dask worker).
+
+    ``TOOLKIT_SANDBOX_SECRET`` with a loopback ``arm_url``: the sandbox's token authority derived
+    from that secret; ``TOOLKIT_TOKEN``: that static token (a string);
+    ``TOOLKIT_CREDENTIAL=default``: azure-identity's ``DefaultAzureCredential`` (environment,
+    workload or managed identity).
+
+    Raises
+    ------
+    ValidationError
+        None of them is set (named ``parameter``).
+    """
+    secret = os.environ.get("TOOLKIT_SANDBOX_SECRET")
+    from toolkit._core.pipeline import is_loopback
+
+    if secret and is_loopback(arm_url):
+        from toolkit.sandbox.auth import SandboxCredential, TokenAuthority
+
+        return SandboxCredential(TokenAuthority(secret))
+    if os.environ.get("TOOLKIT_TOKEN"):
+        return os.environ["TOOLKIT_TOKEN"]
+    if os.environ.get("TOOLKIT_CREDENTIAL", "").lower() == "default":
+        try:
+            from azure.identity import DefaultAzureCredential
+        except ImportError as err:
+            raise ValidationError("TOOLKIT_CREDENTIAL", "default",
+                                  "needs azure-identity: pip install 'toolkit[identity]'") from err
+        return DefaultAzureCredential()
+    raise ValidationError(parameter, None, "this process found no credential: set "
+                                           "TOOLKIT_CREDENTIAL=default (environment, workload or "
+                                           "managed identity) or TOOLKIT_TOKEN in its "
+                                           "environment, or TOOLKIT_SANDBOX_SECRET for a sandbox")
+
 
 
 def _announce(line: str) -> None:

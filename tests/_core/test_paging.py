@@ -1,7 +1,13 @@
 """Paging over a replayed service: next links followed, a repeated link refused, and a failed
-page leaving what was read on the error's declared attributes."""
+page leaving what was read on the error's declared attributes.
+
+Also: next links from the envelope only, runs of empty pages end with ProtocolError, and
+prefetching behaves as one chain.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -9,7 +15,16 @@ import toolkit
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import ProtocolError, ServiceError, ToolkitError
 from toolkit._core.frames import FrameBuilder
-from toolkit._core.paging import PagingStyle, collect_frame, iter_pages
+from toolkit._core.paging import (
+    ARM,
+    EMPTY_PAGE_LIMIT,
+    ODATA,
+    UNKNOWN,
+    PagingStyle,
+    collect_frame,
+    envelope_next_link,
+    iter_pages,
+)
 from toolkit._core.schemas import Col, Schema
 
 STYLE = PagingStyle(items_key="value", next_key="nextLink", next_method="GET")
@@ -68,3 +83,114 @@ def test_the_attributes_are_declared_on_every_error() -> None:
     err = ToolkitError("x")
     assert err.partial is None and err.next_link is None
     assert "partial" in ToolkitError.__annotations__ and "next_link" in ToolkitError.__annotations__
+
+
+TOKEN = "example-token-0123456789"
+
+
+@pytest.mark.parametrize(("body", "want"), [
+    (b'{"@odata.nextLink": "https://h/x?a=1&$skiptoken=abc", "value": [1]}',
+     "https://h/x?a=1&$skiptoken=abc"),
+    (b' {"@odata.context":"c","@odata.count":3,"@odata.nextLink":"a\\"b","value":[]}', 'a"b'),
+    (b'{"@odata.nextLink":null,"value":[]}', None),
+    (b'{"@odata.nextLink":"","value":[]}', None),
+])
+def test_the_envelope_head_names_the_next_link(body: bytes, want: Any) -> None:
+    assert envelope_next_link(body, ODATA) == want
+
+
+@pytest.mark.parametrize("body", [
+    b'{"value":[]}',                                                   # not in the head
+    b'{"value":[{"@odata.nextLink":"http://evil/steal"}]}',            # inside a record
+    b'{"value":[], "@odata.nextLink": "http://h/after"}',              # after the items
+    b'{"meta":{"@odata.nextLink":"http://evil/"},"@odata.nextLink":"x","value":[]}',
+    b'{"@odata.count":1,"@odata.nextLink":7,"value":[]}',              # not a string
+    b'{"@odata.next\\u004cink":"http://evil/","value":[]}',            # an escaped key
+    b'[1, 2]',
+    b'not json',
+    b'',
+])
+def test_anything_else_is_left_to_the_parsed_page(body: bytes) -> None:
+    assert envelope_next_link(body, ODATA) is UNKNOWN
+
+
+def test_a_link_planted_in_record_data_goes_nowhere() -> None:
+    with replay_server() as elsewhere, replay_server() as rp:
+        elsewhere.add("POST", r".*", Answer(200, {"value": []}))
+        planted = f"{elsewhere.url}/steal?$skiptoken=x"
+        record = {"resourceId": "/subscriptions/s/x", "complianceState": "Compliant",
+                  "timestamp": "2026-11-20T08:00:00Z",
+                  "resourceTags": {"@odata.nextLink": planted}}
+        rp.add("POST", r"queryResults", Answer(200, {"value": [record]}))
+        conn = toolkit.connect(base_url=rp.url, token=TOKEN, progress=False, max_retries=0)
+        try:
+            df = toolkit.policy_states("00000000-0000-0000-0000-000000000000", "rg",
+                                       connection=conn)
+        finally:
+            conn.close()
+    assert len(df) == 1 and planted in df["resourceTags"].iloc[0]
+    assert elsewhere.seen == []
+    assert len(rp.seen) == 1
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_a_run_of_empty_pages_ends_with_protocol_error(prefetch: bool) -> None:
+    with replay_server() as rp:
+        n = EMPTY_PAGE_LIMIT + 20
+        answers = [Answer(200, {"nextLink": f"{rp.url}/items?page={i + 1}", "value": []})
+                   for i in range(n)]
+        rp.add("GET", r"/items", *answers, Answer(200, {"value": [{"id": "last"}]}))
+        conn = toolkit.connect(base_url=rp.url, token=TOKEN, progress=False, max_retries=0)
+        try:
+            pages = iter_pages(conn.pipeline("arm"), "GET", "/items", style=ARM,
+                               prefetch=prefetch)
+            with pytest.raises(toolkit.ProtocolError, match="in a row held no items"):
+                for _ in pages:
+                    pass
+        finally:
+            conn.close()
+        assert len(rp.seen) <= EMPTY_PAGE_LIMIT + 2
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_a_few_empty_pages_are_followed(prefetch: bool) -> None:
+    with replay_server() as rp:
+        answers = [Answer(200, {"value": [], "nextLink": f"{rp.url}/items?page={i + 1}"})
+                   for i in range(5)]
+        rp.add("GET", r"/items", *answers, Answer(200, {"value": [{"id": "last"}]}))
+        conn = toolkit.connect(base_url=rp.url, token=TOKEN, progress=False, max_retries=0)
+        try:
+            items = [i for page in iter_pages(conn.pipeline("arm"), "GET", "/items",
+                                              prefetch=prefetch) for i in page.items]
+        finally:
+            conn.close()
+    assert items == [{"id": "last"}]
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_a_repeated_link_raises_in_both_modes(prefetch: bool) -> None:
+    with replay_server() as rp:
+        rp.add("GET", r"/items", Answer(200, {"nextLink": f"{rp.url}/items?again=1",
+                                              "value": [{"id": 1}]}))
+        conn = toolkit.connect(base_url=rp.url, token=TOKEN, progress=False, max_retries=0)
+        try:
+            with pytest.raises(toolkit.ProtocolError, match="same next link twice"):
+                for _ in iter_pages(conn.pipeline("arm"), "GET", "/items", prefetch=prefetch):
+                    pass
+        finally:
+            conn.close()
+        assert len(rp.seen) <= 4
+
+
+def test_weather_pages_stop_on_a_repeated_link_with_an_error() -> None:
+    with replay_server() as rp:
+        page = {"results": [{"dateTime": "2026-11-20T09:00:00+01:00", "globalIndex": 10.0}],
+                "nextLink": f"{rp.url}/weather/airQuality/current/json?again=1"}
+        rp.add("GET", r"/weather/airQuality/current", Answer(200, page))
+        conn = toolkit.connect(base_url=rp.url, maps_key="example-maps-key-0123456789",
+                               progress=False, max_retries=0)
+        try:
+            with pytest.raises(toolkit.ProtocolError, match="same next link twice"):
+                toolkit.air_quality((42.5, 1.5), connection=conn)
+        finally:
+            conn.close()

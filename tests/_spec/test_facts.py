@@ -114,7 +114,7 @@ def test_no_fact_of_the_spec_is_written_twice() -> None:
      graph.API_VERSIONS),
     ("toolkit._core.schemas:COMPLIANCE_STATES", "toolkit._spec.arm:COMPLIANCE_STATES",
      arm.COMPLIANCE_STATES),
-    ("toolkit.arm.policy:RESOURCE_FIELDS", "toolkit.sandbox.arm.policy:RESOURCE_FIELDS",
+    ("toolkit.arm.policy:RESOURCE_FIELDS", "toolkit.sandbox.arm.policy.world:RESOURCE_FIELDS",
      arm.RESOURCE_FIELDS),
     ("toolkit.fabric.eventstream:DESCRIPTION_MAX",
      "toolkit.sandbox.fabric.eventstream:DESCRIPTION_MAX", fabric.DESCRIPTION_MAX),
@@ -128,7 +128,7 @@ def test_client_and_sandbox_tables_are_the_spec(client: str, server: str, fact: 
 @pytest.mark.parametrize(("client", "server", "family", "spec"), [
     ("toolkit.arm.network", "toolkit.sandbox.arm.network", arm, "NETWORK_API_VERSIONS"),
     ("toolkit.arm.sql", "toolkit.sandbox.arm.sql", arm, "SQL_API_VERSIONS"),
-    ("toolkit.arm.policy", "toolkit.sandbox.arm.policy", arm, "POLICY_API_VERSIONS"),
+    ("toolkit.arm.policy", "toolkit.sandbox.arm.policy.handlers", arm, "POLICY_API_VERSIONS"),
     ("toolkit.arm.support", "toolkit.sandbox.arm.support", arm, "SUPPORT_API_VERSIONS"),
     ("toolkit.maps.search", "toolkit.sandbox.maps.search", maps, "SEARCH_API_VERSIONS"),
     ("toolkit.maps.route", "toolkit.sandbox.maps.route", maps, "ROUTE_API_VERSIONS"),

@@ -211,6 +211,10 @@ VALID: dict[str, dict[str, Any]] = {
     "encryption_protector": {"subscription_id": SUB, "resource_group": "rg-data-weu",
                              "server": "sql-retail-prod-weu-02"},
     "policy_states": {"subscription_id": SUB, "resource_group": "rg-web-weu"},
+    "policy_summary": {"subscription_id": SUB, "resource_group": "rg-web-weu"},
+    "management_groups": {},
+    "subscriptions": {},
+    "resource_groups": {"subscription_id": SUB},
     "support_services": {},
     "problem_classifications": {"service_name": "virtual-machines"},
     "cluster_monitoring_credentials": {"subscription_id": SUB, "resource_group": "rg-web-weu",
@@ -254,7 +258,10 @@ _WEATHER = ("air_quality", "air_quality_forecast", "severe_weather_alerts")
 
 RULES: list[Rule] = [
     *[Rule(f, "subscription_id", BAD_UUID) for f in (*_ARM_IDS, "check_server_names")],
-    *[Rule(f, "resource_group", BAD_RESOURCE_GROUP) for f in _ARM_IDS],
+    *[Rule(f, "resource_group", BAD_RESOURCE_GROUP) for f in _ARM_IDS
+      if f != "policy_states"],
+    # without a resource group, policy states are the subscription's
+    Rule("policy_states", "resource_group", BAD_RESOURCE_GROUP.filter(lambda v: v is not None)),
     *[Rule(f, "api_version", BAD_API_VERSION) for f in (
         *_ARM_IDS, "check_server_names", "sql_operations", "support_services",
         "problem_classifications", "autocomplete", "route_directions", "snap_to_roads",
@@ -284,6 +291,21 @@ RULES: list[Rule] = [
     Rule("policy_states", "start", st.datetimes(min_value=pd.Timestamp("2026-01-01")
                                                 .to_pydatetime()).map(str),
          extra=(("end", "2026-01-01T00:00:00Z"),)),
+    *[Rule(f, "scope", st.one_of(
+        NOT_TEXT_NOR_NONE, st.sampled_from([
+            "", "/", "/subscriptions/x", "/providers/Vendor.Management/managementGroups/",
+            f"/subscriptions/{SUB}/resourceGroups/bad name", f"/subscriptions/{SUB}/foo",
+            f"/subscriptions/{SUB}/providers/Vendor.Authorization/policyAssignments",
+            "subscriptions/" + SUB, "https://management.vendor.com/subscriptions/" + SUB])),
+        extra=(("subscription_id", None), ("resource_group", None)))
+      for f in ("policy_states", "policy_summary")],
+    Rule("policy_states", "engine", st.one_of(NOT_TEXT_NOR_NONE,
+                                              st.sampled_from(["", "spark", "Dask", "ray"]))),
+    Rule("policy_summary", "top", BAD_INT(0)),
+    Rule("policy_summary", "filter", BAD_BLANK),
+    Rule("resource_groups", "subscription_id", BAD_UUID),
+    *[Rule(f, "max_items", BAD_INT(0)) for f in ("management_groups", "subscriptions",
+                                                  "resource_groups")],
     Rule("policy_states", "expand", st.one_of(
         st.integers(), st.just([]), st.sampled_from(["everything", "components,nothing", "",
                                                      "details"]),

@@ -1,10 +1,16 @@
-"""Fan-out: many requests run concurrently within a service's rate, results in input order."""
+"""Fan-out: many requests run concurrently within a service's rate, results in input order.
+
+A service's documented rate holds for the caller, not for one call: :func:`shared_limiter` keeps
+one :class:`RateLimiter` per connection and service, which every fan-out on that connection (two
+cells, a widget firing while a cell runs, threads of the user's own) draws from.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,7 +22,7 @@ from toolkit._core.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Outcome", "RateLimiter", "fan_out", "settle"]
+__all__ = ["Outcome", "RateLimiter", "fan_out", "settle", "shared_limiter"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -63,6 +69,42 @@ class RateLimiter:
             self._sleep(wait)
 
 
+_LIMITERS: dict[int, dict[str, RateLimiter]] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def _forget(key: int) -> None:
+    with _LIMITERS_LOCK:
+        _LIMITERS.pop(key, None)
+
+
+def shared_limiter(connection: Any, service: str, rate: float,
+                   burst: int | None = None) -> RateLimiter:
+    """The rate limiter of ``service`` on ``connection``: made on first use, then the same
+    object for every call and thread using that connection (kept while the connection lives).
+
+    Parameters
+    ----------
+    connection : Connection
+        Gives the clock and the wait (``clock``, ``sleep_for``).
+    service : str
+        The name the rate is documented for (e.g. ``"maps.weather"``).
+    rate, burst
+        As :class:`RateLimiter`; the first caller's values hold for the connection's life.
+    """
+    key = id(connection)
+    with _LIMITERS_LOCK:
+        per = _LIMITERS.get(key)
+        if per is None:
+            per = _LIMITERS[key] = {}
+            weakref.finalize(connection, _forget, key)
+        limiter = per.get(service)
+        if limiter is None:
+            limiter = per[service] = RateLimiter(rate, burst, clock=connection.clock,
+                                                 sleep=connection.sleep_for)
+        return limiter
+
+
 @dataclass
 class Outcome(Generic[T, R]):
     """The result of one item of a fan-out: its value, or the error it raised."""
@@ -92,6 +134,7 @@ def fan_out(
     rate: float | None = None,
     max_workers: int | None = None,
     burst: int | None = None,
+    service: str | None = None,
 ) -> list[Outcome[T, R]]:
     """Run ``func`` over ``items`` concurrently; outcomes come back in input order.
 
@@ -115,12 +158,15 @@ def fan_out(
     burst : int, optional
         Bucket size of the rate limiter (default: the rate); ``1`` spaces the starts evenly, so
         no window of one second holds more than ``rate`` (+1) starts.
+    service : str, optional
+        The name the rate is documented for (default: ``desc``): fan-outs of the same service
+        on one connection share one limiter (:func:`shared_limiter`), so together they keep the
+        rate.
     """
     outcomes: list[Outcome[T, R]] = [Outcome(i, item) for i, item in enumerate(items)]
     if not items:
         return outcomes
-    limiter = (RateLimiter(rate, burst, clock=connection.clock, sleep=connection.sleep_for)
-               if rate else None)
+    limiter = shared_limiter(connection, service or desc, rate, burst) if rate else None
     workers = min(max_workers or connection.settings.max_concurrency, len(items))
     bar = progress_bar(connection, desc=desc, total=len(items))
 

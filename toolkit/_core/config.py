@@ -51,6 +51,9 @@ class Settings:
         Backoff factor between retries without ``Retry-After``.
     max_concurrency : int
         Concurrent requests of a fan-out (1 to 64).
+    max_partitions : int
+        Concurrent chains of one long paged read, e.g. the time slices of ``policy_states``
+        (1 to 64; 1 reads one chain).
     connect_timeout, read_timeout : float
         Seconds to connect, and to wait for each read from the socket.
     request_deadline : float
@@ -77,6 +80,7 @@ class Settings:
     max_retry_wait: float = 60.0
     backoff: float = 0.8
     max_concurrency: int = 8
+    max_partitions: int = 8
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
     request_deadline: float = 600.0
@@ -103,6 +107,9 @@ class Settings:
              "at least 0 seconds"),
             ("max_concurrency", isinstance(self.max_concurrency, int)
              and 1 <= self.max_concurrency <= 64, "between 1 and 64"),
+            ("max_partitions", isinstance(self.max_partitions, int)
+             and not isinstance(self.max_partitions, bool) and 1 <= self.max_partitions <= 64,
+             "between 1 and 64"),
             ("read_timeout", number(self.read_timeout) and self.read_timeout > 0,
              "more than 0 seconds"),
             ("request_deadline", number(self.request_deadline) and self.request_deadline > 0,

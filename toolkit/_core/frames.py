@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FrameBuilder", "as_dict", "as_list", "build_frame", "convert_column", "empty_frame",
-           "getter", "to_geoframe"]
+__all__ = ["FrameBuilder", "as_dict", "as_list", "as_text", "build_frame", "category_dtype",
+           "convert_column", "empty_frame", "getter", "to_geoframe"]
 
 _MISSING = object()
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -62,7 +62,9 @@ def getter(path: tuple[str, ...]) -> Callable[[Any], Any]:
     return get
 
 
-def _as_text(value: Any) -> Any:
+def as_text(value: Any) -> Any:
+    """A JSON value as text: strings as they are, objects and arrays as compact JSON, numbers
+    and booleans through ``str``, ``None`` and NaN as ``None``."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, float) and np.isnan(value):
@@ -96,19 +98,26 @@ def _to_numeric(values: Sequence[Any]) -> pd.Series:
     return pd.to_numeric(pd.Series(clean, dtype=object), errors="coerce")
 
 
+def category_dtype(col: Col, texts: Iterable[Any]) -> pd.CategoricalDtype:
+    """The categorical dtype of a column holding ``texts``: the documented categories first (in
+    their documented order, which is the rank when the column is ordered), then every other value
+    seen, sorted, so that undocumented values are kept rather than lost."""
+    documented = list(col.categories)
+    known = set(documented)
+    extra = sorted({t for t in texts if t is not None and t not in known})
+    if extra and documented:
+        logger.debug("column %s: values outside the documented set kept: %s", col.name, extra)
+    return pd.CategoricalDtype(documented + extra, ordered=col.ordered)
+
+
 def convert_column(values: Sequence[Any], col: Col) -> pd.api.extensions.ExtensionArray | Any:
     """Turn raw JSON values into the array the column's kind declares."""
     kind = col.kind
     if kind == "string":
-        return pd.array([_as_text(v) for v in values], dtype="string")
+        return pd.array([as_text(v) for v in values], dtype="string")
     if kind == "category":
-        text = [_as_text(v) for v in values]
-        documented = list(col.categories)
-        known = set(documented)
-        extra = sorted({v for v in text if v is not None and v not in known})
-        if extra:
-            logger.debug("column %s: values outside the documented set kept: %s", col.name, extra)
-        return pd.Categorical(text, categories=documented + extra, ordered=col.ordered)
+        text = [as_text(v) for v in values]
+        return pd.Categorical(text, dtype=category_dtype(col, text))
     if kind == "datetime":
         return _to_datetime(values).array
     if kind == "Int64":

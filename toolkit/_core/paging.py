@@ -9,11 +9,15 @@ page cap.
 from __future__ import annotations
 
 import logging
+import queue
+import re
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import pandas as pd
 
 from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWarning
@@ -24,7 +28,8 @@ from toolkit._core.provenance import provenance
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Page", "PagingStyle", "collect_frame", "iter_pages"]
+__all__ = ["EMPTY_PAGE_LIMIT", "Page", "PagingStyle", "collect_frame", "envelope_next_link",
+           "iter_pages"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,10 @@ ODATA = PagingStyle(next_key="@odata.nextLink", next_method="POST")
 MAPS = PagingStyle(items_key="features", next_key="nextLink")
 
 
+#: ``content -> (envelope, items)``, or ``None`` for a page to parse as JSON.
+Decoder = Callable[[bytes], "tuple[dict[str, Any], list[Any]] | None"]
+
+
 @dataclass
 class Page:
     """One page: its items, the whole parsed body, and the response."""
@@ -49,6 +58,128 @@ class Page:
     body: Mapping[str, Any]
     response: Response
     number: int
+
+
+#: Consecutive pages without items (but with a next link) after which the pager stops with
+#: ProtocolError: a service may send a few empty pages, never an endless run of them.
+EMPTY_PAGE_LIMIT = 100
+#: How much of a body's start is read for the envelope's next link (see :func:`envelope_next_link`).
+ENVELOPE_HEAD_LIMIT = 64 * 1024
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_SCALAR = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null")
+_WS = re.compile(rb"[ \t\r\n]*")
+UNKNOWN: Any = object()
+
+
+def _skip(content: bytes, pos: int) -> int:
+    """The position after any whitespace at ``pos``."""
+    m = _WS.match(content, pos)
+    return m.end() if m is not None else pos
+
+
+def envelope_next_link(content: bytes, style: PagingStyle) -> Any:
+    """The next link of a page from the envelope's head, without parsing the page.
+
+    The top-level members before the items (``style.items_key``) are read in order; a next link
+    among them is the envelope's own (never a value inside a record, which all come after). Gives
+    the link, ``None`` when the head says there is no next page, or :data:`UNKNOWN` when the head
+    does not say (the link comes after the items, a member that is not a plain value precedes it,
+    or the head is not JSON): the caller then waits for the parsed page.
+    """
+    pos = _skip(content, 0)
+    if content[pos:pos + 1] != b"{":
+        return UNKNOWN
+    pos += 1
+    items = style.items_key.encode()
+    wanted = style.next_key.encode()
+    limit = min(len(content), ENVELOPE_HEAD_LIMIT)
+    while pos < limit:
+        pos = _skip(content, pos)
+        key = _STRING.match(content, pos)
+        if key is None:
+            return UNKNOWN
+        pos = _skip(content, key.end())
+        if content[pos:pos + 1] != b":":
+            return UNKNOWN
+        pos = _skip(content, pos + 1)
+        name = key.group()[1:-1]
+        if b"\\" in name:
+            return UNKNOWN
+        if name == items:
+            return UNKNOWN
+        value = _STRING.match(content, pos) or _SCALAR.match(content, pos)
+        if value is None:
+            return UNKNOWN
+        if name == wanted:
+            try:
+                link = orjson.loads(value.group())
+            except orjson.JSONDecodeError:
+                return UNKNOWN
+            if link is None or link == "":
+                return None
+            return link if isinstance(link, str) else UNKNOWN
+        pos = _skip(content, value.end())
+        if content[pos:pos + 1] != b",":
+            return UNKNOWN
+        pos += 1
+    return UNKNOWN
+
+
+class _Chain:
+    """The checks every chain of pages makes: the body's shape, the next link's type, a link
+    seen before (a service loop), and a run of empty pages."""
+
+    def __init__(self, style: PagingStyle, operation: str | None,
+                 decode: Decoder | None = None) -> None:
+        self.style = style
+        self.operation = operation
+        self.decode = decode
+        self.seen: set[str] = set()
+        self.empty = 0
+        self.number = 0
+
+    def page(self, response: Response) -> tuple[Page, str | None]:
+        """The page of a response and its next link (checked)."""
+        style, operation = self.style, self.operation
+        typed = self.decode(response.content) if self.decode is not None else None
+        if typed is not None:
+            body, items = typed
+        else:
+            body = response.json()
+            items = None
+        if not isinstance(body, dict):
+            raise ProtocolError(f"{operation}: expected a JSON object with {style.items_key!r}, "
+                                f"got {type(body).__name__}", url=response.url)
+        if typed is None:
+            items = body.get(style.items_key)
+        if items is None:
+            items = []
+        if not isinstance(items, list):
+            raise ProtocolError(f"{operation}: {style.items_key!r} is not a list",
+                                url=response.url)
+        next_link = body.get(style.next_key)
+        if next_link == "":
+            next_link = None
+        if next_link is not None and not isinstance(next_link, str):
+            raise ProtocolError(f"{operation}: the next link {style.next_key!r} is "
+                                f"{type(next_link).__name__}, not a URL string; the remaining "
+                                "pages cannot be read", url=response.url)
+        page = Page(items, body, response, self.number)
+        self.number += 1
+        return page, next_link
+
+    def follow(self, next_link: str, page: Page) -> None:
+        """Check that ``next_link`` (given by ``page``) may be followed."""
+        if next_link in self.seen:
+            raise ProtocolError(f"{self.operation}: the service sent the same next link twice; "
+                                "stopping instead of looping", url=page.response.url)
+        self.seen.add(next_link)
+        self.empty = self.empty + 1 if not page.items else 0
+        if self.empty >= EMPTY_PAGE_LIMIT:
+            raise ProtocolError(f"{self.operation}: {self.empty} pages in a row held no items "
+                                "but named a next page; stopping instead of following them "
+                                "without end", url=page.response.url)
 
 
 def iter_pages(
@@ -61,45 +192,155 @@ def iter_pages(
     json: Any = None,
     operation: str | None = None,
     headers: Mapping[str, str] | None = None,
+    prefetch: bool = False,
+    first: Response | None = None,
+    decode: Decoder | None = None,
 ) -> Iterator[Page]:
     """Yield every page of a collection, following next links until there are none.
 
     ``headers`` (e.g. ``Accept-Language``) go with every page's request. A repeated next link
-    (a service loop) raises ProtocolError instead of looping forever.
+    (a service loop) or :data:`EMPTY_PAGE_LIMIT` empty pages in a row raise ProtocolError
+    instead of looping forever. A failing next page raises with ``err.next_link`` set.
+
+    With ``prefetch``, the next page is asked for in a background thread as soon as the current
+    one has arrived, when the envelope names the next link before the items (read from the
+    envelope's head only: see :func:`envelope_next_link`); the page is parsed here meanwhile.
+    Close the iterator (or exhaust it) to stop the fetching.
+
+    ``first`` is the answer to the first request when the caller has already sent it.
+    ``decode`` turns a page's bytes into ``(envelope, items)`` (typed records, e.g.
+    :func:`~toolkit._core.columns.page_decoder`), or ``None`` for a page it cannot type, which
+    is then parsed as JSON; the page's ``body`` then holds the envelope's next link only.
     """
-    response = pipeline.send(method, path, params=params, json=json, operation=operation,
-                             headers=headers)
-    seen: set[str] = set()
-    number = 0
+    if prefetch:
+        yield from _prefetched(pipeline, method, path, style=style, params=params, json=json,
+                               operation=operation, headers=headers, first=first,
+                               decode=decode)
+        return
+    response = first if first is not None else pipeline.send(
+        method, path, params=params, json=json, operation=operation, headers=headers)
+    chain = _Chain(style, operation, decode)
     while True:
-        body = response.json()
-        if not isinstance(body, dict):
-            raise ProtocolError(f"{operation}: expected a JSON object with {style.items_key!r}, "
-                                f"got {type(body).__name__}", url=response.url)
-        items = body.get(style.items_key)
-        if items is None:
-            items = []
-        if not isinstance(items, list):
-            raise ProtocolError(f"{operation}: {style.items_key!r} is not a list", url=response.url)
-        yield Page(items, body, response, number)
-        next_link = body.get(style.next_key)
-        if next_link is None or next_link == "":
+        page, next_link = chain.page(response)
+        yield page
+        if next_link is None:
             return
-        if not isinstance(next_link, str):
-            raise ProtocolError(f"{operation}: the next link {style.next_key!r} is "
-                                f"{type(next_link).__name__}, not a URL string; the remaining "
-                                "pages cannot be read", url=response.url)
-        if next_link in seen:
-            raise ProtocolError(f"{operation}: the service sent the same next link twice; "
-                                "stopping instead of looping", url=response.url)
-        seen.add(next_link)
-        number += 1
+        chain.follow(next_link, page)
         try:
             response = pipeline.send(style.next_method, next_link, operation=operation,
                                      headers=headers)
         except ToolkitError as err:
             err.next_link = next_link
             raise
+
+
+class _Fetcher:
+    """Fetch the pages of one chain in a background thread, asking for page k+1 as soon as page
+    k has arrived when its envelope names the link before the items.
+
+    Responses (or the error a request raised) are handed over through a queue of ``depth``;
+    :meth:`close` stops the fetching.
+    """
+
+    def __init__(self, pipeline: Pipeline, method: str, url: str, *, style: PagingStyle,
+                 params: Mapping[str, Any] | None, json: Any, operation: str | None,
+                 headers: Mapping[str, str] | None, depth: int = 2,
+                 first: Response | None = None) -> None:
+        self._pipeline = pipeline
+        self._style = style
+        self._operation = operation
+        self._headers = headers
+        self._queue: queue.Queue[tuple[str, Any, Any]] = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._first = first
+        self._thread = threading.Thread(target=self._run, args=(method, url, params, json),
+                                        name="toolkit-pages", daemon=True)
+        self._thread.start()
+
+    def _put(self, item: tuple[str, Any, Any]) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self, method: str, url: str, params: Mapping[str, Any] | None, json: Any) -> None:
+        seen: set[str] = set()
+        try:
+            while not self._stop.is_set():
+                response, self._first = self._first, None
+                if response is None:
+                    response = self._pipeline.send(method, url, params=params, json=json,
+                                                   operation=self._operation,
+                                                   headers=self._headers, check_json=False)
+                ahead = envelope_next_link(response.content, self._style)
+                if isinstance(ahead, str) and ahead in seen:
+                    ahead = UNKNOWN  # the consumer raises the loop error from the parsed page
+                if not self._put(("page", response, ahead)):
+                    return
+                if not isinstance(ahead, str):
+                    return  # the end, or the consumer goes on from the parsed page
+                seen.add(ahead)
+                method, url, params, json = self._style.next_method, ahead, None, None
+        except BaseException as err:  # handed to the consumer, with the link that failed
+            self._put(("error", err, url))
+
+    def get(self) -> tuple[str, Any, Any]:
+        return self._queue.get()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyle,
+                params: Mapping[str, Any] | None, json: Any, operation: str | None,
+                headers: Mapping[str, str] | None, first: Response | None,
+                decode: Decoder | None) -> Iterator[Page]:
+    """:func:`iter_pages` with the next request sent from a background thread."""
+    fetcher = _Fetcher(pipeline, method, path, style=style, params=params, json=json,
+                       operation=operation, headers=headers, first=first)
+    chain = _Chain(style, operation, decode)
+    try:
+        while True:
+            kind, response, ahead = fetcher.get()
+            if kind == "error":
+                if chain.number and isinstance(response, ToolkitError):
+                    response.next_link = ahead
+                raise response
+            try:
+                page, next_link = chain.page(response)
+            except ProtocolError:
+                if response.content and _unreadable(response):
+                    # a body cut short or garbled in transit: ask for it once more, here
+                    logger.warning("%s: unreadable page; asking again once", operation)
+                    pipeline.stats.add(retries=1)
+                    response = pipeline.send(response.method, response.url,
+                                             operation=operation, headers=headers)
+                    ahead = UNKNOWN
+                    page, next_link = chain.page(response)
+                else:
+                    raise
+            yield page
+            if next_link is None:
+                return
+            chain.follow(next_link, page)
+            if next_link != ahead:  # the head did not say (or said otherwise): go on from here
+                fetcher.close()
+                fetcher = _Fetcher(pipeline, style.next_method, next_link, style=style,
+                                   params=None, json=None, operation=operation, headers=headers)
+    finally:
+        fetcher.close()
+
+
+def _unreadable(response: Response) -> bool:
+    try:
+        orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 def _resumable(pages: Iterator[Page], builder: FrameBuilder, operation: str,

@@ -322,8 +322,11 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
                 left = end - time.monotonic()
                 if left <= 0:
                     raise self._over_deadline(response)
-                if sock is not None:
-                    sock.settimeout(max(0.001, min(self.read_timeout, left)))
+                # once the body is complete the connection goes back to the pool, where another
+                # thread may take it: set the timeout only while it is still this response's
+                if sock is not None and getattr(raw, "connection", None) is not None:
+                    with contextlib.suppress(OSError):
+                        sock.settimeout(max(0.001, min(self.read_timeout, left)))
                 try:
                     data = raw.read1(1 << 20, decode_content=False)
                 except u3.ReadTimeoutError:

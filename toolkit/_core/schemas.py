@@ -297,6 +297,77 @@ EVALUATED_EXPRESSIONS = Schema(
 
 SCHEMAS.update({s.name: s for s in (POLICY_STATES, EVALUATED_EXPRESSIONS)})
 
+MANAGEMENT_GROUPS = Schema(
+    "management_groups",
+    (
+        Col("id", "string"),
+        Col("name", "string"),
+        Col("type", "string"),
+        Col("displayName", "string", path="properties.displayName"),
+        Col("tenantId", "string", path="properties.tenantId"),
+    ),
+)
+
+SUBSCRIPTIONS = Schema(
+    "subscriptions",
+    (
+        Col("id", "string"),
+        Col("subscriptionId", "string"),
+        Col("displayName", "string"),
+        Col("state", "category", categories=("Enabled", "Warned", "PastDue", "Disabled",
+                                              "Deleted")),
+        Col("tenantId", "string"),
+        Col("authorizationSource", "string"),
+        Col("subscriptionPolicies.quotaId", "string"),
+        Col("subscriptionPolicies.spendingLimit", "category",
+            categories=("On", "Off", "CurrentPeriodOff")),
+    ),
+)
+
+RESOURCE_GROUPS = Schema(
+    "resource_groups",
+    (
+        Col("id", "string"),
+        Col("name", "string"),
+        Col("type", "string"),
+        Col("location", "category"),
+        Col("tags", "object"),
+        Col("provisioningState", "string", path="properties.provisioningState"),
+        Col("managedBy", "string"),
+        Col("subscription_id", "string"),
+    ),
+)
+
+#: Levels of a policy summary, outermost first.
+SUMMARY_LEVELS = ("scope", "assignment", "definition", "group")
+_SUMMARY_COUNTS = tuple(
+    Col(f"{what}_{state}", "Int64")
+    for what in ("resources", "policies")
+    for state in ("compliant", "noncompliant", "conflict", "exempt", "unknown"))
+
+POLICY_SUMMARY = Schema(
+    "policy_summary",
+    (
+        Col("level", "category", categories=SUMMARY_LEVELS, ordered=True),
+        Col("policyAssignmentId", "category"),
+        Col("policyAssignmentName", "category"),
+        Col("policySetDefinitionId", "category"),
+        Col("policyDefinitionId", "category"),
+        Col("policyDefinitionReferenceId", "category"),
+        Col("policyDefinitionGroupNames", "list"),
+        Col("policyGroupName", "category"),
+        Col("effect", "category"),
+        Col("nonCompliantResources", "Int64"),
+        Col("nonCompliantPolicies", "Int64"),
+        *_SUMMARY_COUNTS,
+        Col("queryResultsUri", "string"),
+    ),
+)
+
+SCHEMAS.update({s.name: s for s in (MANAGEMENT_GROUPS, SUBSCRIPTIONS, RESOURCE_GROUPS,
+                                    POLICY_SUMMARY)})
+
+
 
 
 STRENGTH_USAGE = Schema(

@@ -18,6 +18,7 @@ from toolkit._core.geo import (
     to_bbox,
     to_point,
 )
+from toolkit._core.paging import MAPS, iter_pages
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import AUTOCOMPLETE, AUTOCOMPLETE_TYPE_GROUPS, AUTOCOMPLETE_TYPES
 from toolkit._core.validate import (
@@ -191,20 +192,14 @@ def autocomplete(query: str | Sequence[str], *, coordinates: Any = None, bbox: A
     def ask(q: str) -> tuple[list[dict[str, Any]], list[str]]:
         rows: list[dict[str, Any]] = []
         ids: list[str] = []
-        response = pipe.send("GET", "/geocode:autocomplete", params={**params, "query": q},
-                             headers=headers, operation="autocomplete")
-        seen: set[str] = set()
-        while True:
-            if response.request_id:
-                ids.append(response.request_id)
-            body = response.json_object()
-            rows.extend(autocomplete_rows(body, q))
-            next_link = body.get("nextLink") if isinstance(body, dict) else None
-            if not isinstance(next_link, str) or not next_link or next_link in seen \
-                    or len(rows) >= top:
+        for page in iter_pages(pipe, "GET", "/geocode:autocomplete", style=MAPS,
+                               params={**params, "query": q}, headers=headers,
+                               operation="autocomplete"):
+            if page.response.request_id:
+                ids.append(page.response.request_id)
+            rows.extend(autocomplete_rows(page.body, q))
+            if len(rows) >= top:
                 break
-            seen.add(next_link)
-            response = pipe.send("GET", next_link, headers=headers, operation="autocomplete")
         for k, row in enumerate(rows[:top], start=1):
             row["rank"] = k
         return rows[:top], ids

@@ -36,6 +36,7 @@ from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, AuthenticationError, ToolkitError, ValidationError
 from toolkit._core.frames import build_frame, to_geoframe
 from toolkit._core.geo import latlon_param, to_lonlat
+from toolkit._core.paging import PagingStyle, iter_pages
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import (
     AIR_QUALITY,
@@ -63,6 +64,8 @@ API_VERSION = WEATHER_API_VERSIONS[0]
 #: 2 keeps any one-second window at 47 starts at most, leaving room for network jitter).
 WEATHER_QPS = 45.0
 WEATHER_BURST = 2
+#: Weather answers list ``results`` and name the next page in ``nextLink`` (GET).
+RESULTS = PagingStyle(items_key="results")
 
 CURRENT_PATH = "/weather/airQuality/current/json"
 FORECAST_PATH = "/weather/airQuality/forecasts/daily/json"
@@ -111,27 +114,18 @@ def _ask_all(conn: Connection, path: str, points: np.ndarray, params: dict[str, 
 
     def ask(i: int) -> tuple[list[dict[str, Any]], list[str]]:
         lon, lat = points[i]
-        response = pipe.send("GET", path, params={**params, "query": latlon_param(lon, lat)},
-                             operation=operation)
         results: list[dict[str, Any]] = []
         ids: list[str] = []
-        seen: set[str] = set()
-        while True:
-            if response.request_id:
-                ids.append(response.request_id)
-            body = response.json_object()
-            items = body.get("results")
-            results.extend(r for r in (items if isinstance(items, list) else [])
-                           if isinstance(r, dict))
-            link = body.get("nextLink")
-            if not isinstance(link, str) or not link or link in seen:
-                break
-            seen.add(link)
-            response = pipe.send("GET", link, operation=operation)
+        for page in iter_pages(pipe, "GET", path, style=RESULTS,
+                               params={**params, "query": latlon_param(lon, lat)},
+                               operation=operation):
+            if page.response.request_id:
+                ids.append(page.response.request_id)
+            results.extend(r for r in page.items if isinstance(r, dict))
         return results, ids
 
     outcomes = fan_out(ask, list(range(len(points))), connection=conn, desc=operation,
-                       rate=WEATHER_QPS, burst=WEATHER_BURST)
+                       rate=WEATHER_QPS, burst=WEATHER_BURST, service="maps.weather")
     answers: list[Any] = []
     request_ids: list[str] = []
     for o in settle(outcomes, fatal=(AuthenticationError,)):

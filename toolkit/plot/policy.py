@@ -29,7 +29,7 @@ _LABELS = {"compliant": "Compliant", "non_compliant": "NonCompliant", "conflict"
 def _summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
     if "resources" in df.columns and "compliant" in df.columns:
         return require_columns(df, [by, *COMPLIANCE_COLORS], "plot.compliance_by")
-    from toolkit.arm.policy import compliance_summary
+    from toolkit.arm.compliance import compliance_summary
 
     require_columns(df, ["resourceId", "complianceState", by], "plot.compliance_by")
     return compliance_summary(df, by=by)

@@ -359,7 +359,53 @@ def _examples(sandbox: Sandbox) -> dict[str, dict[str, Any]]:
             "authenticationStrengthPolicyId":
                 first("authentication_strength_policy").get("name")},
         "create_eventstream": {"workspaceId": first("fabric_workspace").get("name")},
+        **_policy_examples(sandbox),
     }
+
+
+def _policy_examples(sandbox: Sandbox) -> dict[str, dict[str, Any]]:
+    """Path values of the policy routes at every scope: things of the policy world."""
+    from toolkit.sandbox.arm.policy.world import PolicyWorld
+
+    world = sandbox.world
+    pw: PolicyWorld = world.section("policy")
+    sub = world.subscriptions[0]
+
+    def policy(assignment_scope: str) -> Any:
+        return next(p for p in pw.policies
+                    if p.fields["policyAssignmentScope"].lower() == assignment_scope.lower())
+
+    at_sub = policy(f"/subscriptions/{sub.id}")
+    groups = {g.name.lower() for g in sub.resource_groups}
+    at_rg = next(p for p in pw.policies if p.assignment.scope[0] == "rg"
+                 and p.assignment.scope[2].lower() in groups
+                 and p.fields["policyAssignmentScope"].lower().startswith(
+                     f"/subscriptions/{sub.id}".lower()))
+    in_set = next(p for p in pw.policies if p.set_name and p.assignment is at_sub.assignment)
+    resource = pw.resources[pw.by_group[(sub.id.lower(), at_rg.assignment.scope[2].lower())][0]]
+    provider, _, rest = resource.fields["resourceId"].split("/providers/", 1)[1].partition("/")
+    out: dict[str, dict[str, Any]] = {}
+    for prefix, word in (("policy_states", "latest"), ("policy_summary", "latest")):
+        out[f"{prefix}_management_group"] = {"managementGroupId": world.tenant_id,
+                                             "policyStatesResource": word}
+        out[f"{prefix}_subscription"] = {"policyStatesResource": word}
+        out[prefix if prefix == "policy_summary" else "_unused"] = {
+            "resourceGroupName": at_rg.assignment.scope[2], "policyStatesResource": word}
+        out[f"{prefix}_subscription_assignment"] = {
+            "policyAssignmentName": at_sub.assignment.name, "policyStatesResource": word}
+        out[f"{prefix}_resource_group_assignment"] = {
+            "resourceGroupName": at_rg.assignment.scope[2],
+            "policyAssignmentName": at_rg.assignment.name, "policyStatesResource": word}
+        out[f"{prefix}_definition"] = {"definitionName": in_set.fields["policyDefinitionName"],
+                                       "policyStatesResource": word}
+        out[f"{prefix}_set_definition"] = {
+            "definitionName": in_set.fields["policySetDefinitionName"],
+            "policyStatesResource": word}
+        out[f"{prefix}_resource"] = {"resourceGroupName": resource.group,
+                                     "resourceProvider": provider, "resourcePath": rest,
+                                     "policyStatesResource": word}
+    out.pop("_unused", None)
+    return out
 
 
 def _path_parameters(route: Route, examples: dict[str, dict[str, Any]]

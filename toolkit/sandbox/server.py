@@ -8,6 +8,7 @@ injects faults (see :mod:`toolkit.sandbox.faults`). Its world is deterministic f
 
 from __future__ import annotations
 
+import gzip
 import importlib
 import logging
 import re
@@ -37,6 +38,7 @@ from toolkit.sandbox.http import (
     error_reply,
     family_of,
 )
+from toolkit.sandbox.network import NetworkModel
 from toolkit.sandbox.world import DEFAULT_EPOCH
 
 if TYPE_CHECKING:
@@ -53,7 +55,8 @@ SERVICE_MODULES = (
     "toolkit.sandbox.arm.common",
     "toolkit.sandbox.arm.network",
     "toolkit.sandbox.arm.sql",
-    "toolkit.sandbox.arm.policy",
+    "toolkit.sandbox.arm.policy.handlers",
+    "toolkit.sandbox.arm.tenant",
     "toolkit.sandbox.arm.support",
     "toolkit.sandbox.arm.clusters",
     "toolkit.sandbox.graph.identity",
@@ -64,6 +67,20 @@ SERVICE_MODULES = (
     "toolkit.sandbox.maps.weather.handlers",
     "toolkit.sandbox.openapi",
 )
+
+#: Answers from this size on are compressed for a client that accepts gzip (the front doors of
+#: the real services do the same for JSON).
+COMPRESS_MIN = 1024
+
+
+def _accepts_gzip(value: str | None) -> bool:
+    """Whether an ``Accept-Encoding`` header accepts gzip (and does not refuse it with q=0)."""
+    for item in (value or "").split(","):
+        name, _, params = item.strip().partition(";")
+        if name.strip().lower() in ("gzip", "x-gzip", "*"):
+            q = params.strip().lower()
+            return not (q.startswith("q=") and q[2:].strip() in ("0", "0.0", "0.00", "0.000"))
+    return False
 
 
 
@@ -103,12 +120,20 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("sandbox: " + format, *args)
 
+    def setup(self) -> None:
+        super().setup()
+        network = self.server.sandbox.network
+        if network is not None:
+            network.connected()
+
     def _serve(self) -> None:
         sandbox = self.server.sandbox
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         reply, fault, request = sandbox.handle(self.command, self.path, dict(self.headers.items()),
                                                body)
+        if sandbox.network is not None:
+            sandbox.network.before_answer()
         self._send(reply, fault, request)
 
     def _send(self, reply: Reply, fault: FaultRule | None, request: Request) -> None:
@@ -121,6 +146,12 @@ class _Handler(BaseHTTPRequestHandler):
         headers = dict(reply.headers)
         if payload or reply.status not in (204, 304):
             headers.setdefault("Content-Type", reply.content_type)
+        sandbox = self.server.sandbox
+        if (sandbox.compress and len(payload) >= COMPRESS_MIN
+                and _accepts_gzip(request.headers.get("accept-encoding"))):
+            payload = gzip.compress(payload, compresslevel=sandbox.compress_level, mtime=0)
+            headers["Content-Encoding"] = "gzip"
+            headers["Vary"] = "Accept-Encoding"
         for k, v in headers.items():
             self.send_header(k, str(v))
         if fault is not None and fault.kind == "drop" and len(payload) > 1:
@@ -135,7 +166,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         if self.command != "HEAD" and payload:
-            self.wfile.write(payload)
+            if sandbox.network is not None:
+                self.wfile.flush()
+                sandbox.network.send(self.wfile.write, payload)
+            else:
+                self.wfile.write(payload)
+        sandbox.note_bytes(len(payload))
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
 
@@ -166,6 +202,12 @@ class Sandbox:
     secret : str, optional
         Derive the token signing key and the maps key from this secret instead of random bytes
         (``TOOLKIT_SANDBOX_SECRET`` for the sandbox ``connect()`` starts).
+    network : NetworkModel, optional
+        Make every answer wait as over a real link (round trip, bandwidth per connection,
+        service time; see :mod:`toolkit.sandbox.network`); ``None``: loopback speed.
+    compress : bool
+        Compress answers of 1 kB and more with gzip when the client accepts it, as the real
+        front doors do (``compress_level`` 1 to 9).
 
     Examples
     --------
@@ -177,7 +219,8 @@ class Sandbox:
                  namespace: str = "Vendor", header_prefix: str = "x-vendor-", tls: bool = False,
                  lro_polls: int = 2, lro_retry_after: int = 1,
                  epoch: datetime | None = None, frozen_clock: bool = False,
-                 secret: str | None = None) -> None:
+                 secret: str | None = None, network: NetworkModel | None = None,
+                 compress: bool = True, compress_level: int = 5) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the sandbox listens on loopback only")
         self.seed = seed
@@ -191,7 +234,17 @@ class Sandbox:
         self.lro_retry_after = lro_retry_after
         self.epoch = epoch or DEFAULT_EPOCH
         self.frozen_clock = frozen_clock
+        self._held_at: datetime | None = None
         self.authority = TokenAuthority(secret)
+        if network is not None and not isinstance(network, NetworkModel):
+            raise TypeError("network must be a NetworkModel or None")
+        if not 1 <= compress_level <= 9:
+            raise ValueError("compress_level must be between 1 and 9")
+        self.network = network
+        self.compress = compress
+        self.compress_level = compress_level
+        self.bytes_sent = 0
+        self._bytes_lock = threading.Lock()
         self.faults = FaultPlan(seed)
         self.log: deque[LoggedRequest] = deque(maxlen=200_000)
         self.state: dict[str, Any] = {}
@@ -297,9 +350,18 @@ class Sandbox:
     def now(self) -> datetime:
         """The sandbox clock: the epoch plus the real time since the sandbox was made (or the
         epoch itself with ``frozen_clock``)."""
+        if self._held_at is not None:
+            return self._held_at
         if self.frozen_clock:
             return self.epoch
         return self.epoch + timedelta(seconds=time.monotonic() - self._started_at)
+
+    def hold_clock(self, when: datetime | None) -> None:
+        """Hold the clock at ``when`` (an aware datetime), for instance a past day, to see the
+        services answer as they did then; ``None`` lets it run again."""
+        if when is not None and when.tzinfo is None:
+            raise ValueError("hold_clock needs an aware datetime (UTC)")
+        self._held_at = when
 
     def catalog(self) -> pd.DataFrame:
         """What the world holds (see :func:`toolkit.sandbox.catalog`)."""
@@ -324,6 +386,11 @@ class Sandbox:
     def maps_key(self) -> Any:
         """The maps shared key this sandbox accepts (a masked Secret)."""
         return self.authority.maps_key
+
+    def note_bytes(self, n: int) -> None:
+        """Count body bytes sent (:attr:`bytes_sent`, what went over the wire)."""
+        with self._bytes_lock:
+            self.bytes_sent += n
 
     # ------------------------------------------------------------------ faults and log
     def inject(self, kind: str, **kw: Any) -> FaultRule:

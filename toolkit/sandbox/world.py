@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SECTIONS", "ResourceGroup", "Subscription", "World"]
+__all__ = ["SECTIONS", "ManagementGroup", "ResourceGroup", "Subscription", "World"]
 
 #: The fixed instant the sandbox clock starts from (the world's "now"), and the origin of every
 #: calendar its simulations keep (weather cycles, traffic).
@@ -31,7 +31,7 @@ DEFAULT_EPOCH = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
 SECTIONS: dict[str, str] = {
     "network": "toolkit.sandbox.arm.network:build_world",
     "sql": "toolkit.sandbox.arm.sql:build_world",
-    "policy": "toolkit.sandbox.arm.policy:build_world",
+    "policy": "toolkit.sandbox.arm.policy.world:build_world",
     "support": "toolkit.sandbox.arm.support:build_world",
     "clusters": "toolkit.sandbox.arm.clusters:build_world",
     "identity": "toolkit.sandbox.graph.identity:build_world",
@@ -39,6 +39,10 @@ SECTIONS: dict[str, str] = {
     "maps": "toolkit.sandbox.maps.search:build_world",
     "weather": "toolkit.sandbox.maps.weather.world:build_world",
 }
+
+#: Extra store subscriptions (under the ``stores`` management group) for tenant-scale runs.
+SUBSCRIPTIONS_ENV = "TOOLKIT_SANDBOX_SUBSCRIPTIONS"
+MAX_EXTRA_SUBSCRIPTIONS = 200
 
 _LOCATIONS = ("westeurope", "northeurope", "francecentral", "swedencentral", "uksouth")
 
@@ -66,6 +70,26 @@ class Subscription:
         low = name.lower()
         return next((g for g in self.resource_groups if g.name.lower() == low), None)
 
+
+@dataclass
+class ManagementGroup:
+    """A management group: ``name`` is its id segment (the root group's is the tenant id)."""
+
+    name: str
+    display_name: str
+    parent: str | None
+    subscriptions: list[str] = field(default_factory=list)  # subscription names directly below
+
+
+# (management group, display name, parent); "root" is the tenant root group
+_GROUPS = (
+    ("root", "Tenant Root Group", None),
+    ("retail", "Retail", "root"),
+    ("stores", "Retail stores", "retail"),
+    ("platform", "Platform", "root"),
+)
+_SUB_GROUP = {"retail-prod": "retail", "retail-dev": "retail", "shared-platform": "platform"}
+_STORE_GROUPS = (("rg-store-web", "westeurope", "web"), ("rg-store-data", "northeurope", "data"))
 
 # (subscription name, [(resource group, location, purpose)])
 _TENANT = (
@@ -116,6 +140,20 @@ class World:
             for rg, loc, purpose in groups:
                 sub.resource_groups.append(ResourceGroup(sub.id, rg, loc, purpose))
             self.subscriptions.append(sub)
+        for i in range(_extra_subscriptions()):
+            sub = Subscription(str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                               f"retail-store-{i + 1:03d}")
+            for rg, loc, purpose in _STORE_GROUPS:
+                sub.resource_groups.append(ResourceGroup(sub.id, rg, loc, purpose))
+            self.subscriptions.append(sub)
+        self.management_groups: list[ManagementGroup] = []
+        for name, display, parent in _GROUPS:
+            mg_name = self.tenant_id if name == "root" else name
+            mg_parent = None if parent is None else (self.tenant_id if parent == "root"
+                                                     else parent)
+            self.management_groups.append(ManagementGroup(mg_name, display, mg_parent))
+        for sub in self.subscriptions:
+            self.management_group(self.group_of(sub.name)).subscriptions.append(sub.name)
         self._sections: dict[str, Any] = {}
         self._lock = threading.RLock()
 
@@ -127,6 +165,28 @@ class World:
         """The subscription with this id (case-insensitive)."""
         low = subscription_id.lower()
         return next((s for s in self.subscriptions if s.id.lower() == low), None)
+
+    def group_of(self, subscription_name: str) -> str:
+        """The management group a subscription sits directly below."""
+        return _SUB_GROUP.get(subscription_name, "stores")
+
+    def management_group(self, name: str) -> ManagementGroup:
+        """The management group of this name (``root`` or the tenant id: the root group)."""
+        low = self.tenant_id if name == "root" else name.lower()
+        for mg in self.management_groups:
+            if mg.name.lower() == low:
+                return mg
+        raise KeyError(name)
+
+    def ancestors(self, subscription_name: str) -> list[str]:
+        """The management groups above a subscription, nearest first, root last."""
+        out: list[str] = []
+        name: str | None = self.group_of(subscription_name)
+        while name is not None:
+            mg = self.management_group(name)
+            out.append(mg.name)
+            name = mg.parent
+        return out
 
     def resource_groups(self) -> list[ResourceGroup]:
         """Every resource group of every subscription."""
@@ -175,6 +235,18 @@ class World:
         cols = ["kind", "subscription_id", "resource_group", "name", "location", "detail"]
         df = pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
         return df.astype("string")
+
+
+def _extra_subscriptions() -> int:
+    import os
+
+    raw = os.environ.get(SUBSCRIPTIONS_ENV, "").strip()
+    if not raw:
+        return 0
+    if not raw.isdigit() or int(raw) > MAX_EXTRA_SUBSCRIPTIONS:
+        raise ValueError(f"{SUBSCRIPTIONS_ENV} must be a whole number from 0 to "
+                         f"{MAX_EXTRA_SUBSCRIPTIONS}, not {raw!r}")
+    return int(raw)
 
 
 def _resolve(target: str) -> Callable[[World], Any]:

@@ -147,7 +147,8 @@ def compliance_view(subscription_id: str, resource_group: str, *, window_days: i
         ``records`` (the :func:`toolkit.policy_states` frame) and ``summary`` (the
         :func:`toolkit.compliance_summary` frame for the grouping).
     """
-    from toolkit.arm.policy import compliance_summary, policy_states
+    from toolkit.arm.compliance import compliance_summary
+    from toolkit.arm.policy import policy_states
     from toolkit.connection import get_connection
 
     if isinstance(window_days, bool) or not isinstance(window_days, int) or \

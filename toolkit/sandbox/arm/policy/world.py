@@ -1,22 +1,23 @@
-"""Policy compliance states (spec 1 §2.8, §4.6) over 60 days of evaluation history.
-
-``POST .../resourceGroups/{rg}/providers/Vendor.PolicyInsights/policyStates/{latest|default}/
-queryResults`` with ``$from``/``$to`` (default: the day before the request), ``$filter``,
-``$apply``, ``$orderby``, ``$select``, ``$top``, ``$expand`` and ``$skiptoken``. ``default`` returns
-every record in the window, ``latest`` the newest per (resource, assignment, definition, reference
-id). Pages hold 1000 records; ``@odata.count`` is the number on the page; ``@odata.nextLink`` (a
-POST) carries every option plus a ``$skiptoken`` that pins the window, so later pages see the same
-records even though the clock moves. Bad expressions answer 400 ``QueryFailure`` naming the
-problem.
+"""The sandbox's policy world: definitions, sets, assignments, resources and their evaluation
+history (spec 1 §2.8, §4.6). The HTTP side is :mod:`toolkit.sandbox.arm.policy.handlers`.
 
 The world: 24 definitions (real categories and effects), three policy sets with reference ids and
-group names, 10 assignments at management-group, subscription and resource-group scope, a couple of
-thousand resources of 15 types, and one evaluation a day per (resource, policy) pair for 60 days.
+group names, 10 assignments placed at the scopes they live at (the tenant root and ``retail``
+management groups, subscriptions, resource groups; an assignment covers every resource below its
+scope), a couple of thousand resources of 15 types, and one evaluation a day per (resource,
+policy) pair for 60 days.
+``TOOLKIT_SANDBOX_POLICY_HISTORY_DAYS`` (60 to 400) asks for a longer past: beyond 60 days each pair
+is evaluated on about one day in seven (daily evaluations at a lower density), so a year of
+history stays small.
 The story: a monitoring remediation campaign (deployIfNotExists) lifts compliance between 40 and 22
 days ago; an "allowed locations" assignment made 9 days ago lands non-compliant for the resources
 outside Europe; the sandbox resource group of the dev subscription is exempt from the security
 baseline since day 30; two ``modify`` assignments fight over the ``env`` tag in ``rg-web-weu``
 (Conflict); a manual access-review policy reports Unknown.
+
+The management groups (tenant root > retail > stores, tenant root > platform) come from the core
+world (:class:`toolkit.sandbox.world.World`), as do the extra store subscriptions of
+``TOOLKIT_SANDBOX_SUBSCRIPTIONS``.
 
 Scale: ``TOOLKIT_SANDBOX_POLICY_SCALE`` (default 1) multiplies the resources of every group (up to
 about 45,000 records per group at scale 1; 27 gives over a million in a 60-day ``default`` query
@@ -26,51 +27,33 @@ JSON is built from pre-serialized fragments, so pages are served fast.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import threading
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
 
 import numpy as np
 import orjson
 import pandas as pd
 
-from toolkit._spec.arm import (
-    POLICY_API_VERSIONS,
-    POLICY_FIELDS,
-    POLICY_STATE_FIELDS,
-    RESOURCE_FIELDS,
-)
-from toolkit.sandbox.arm.common import arm_reply, find_group
-from toolkit.sandbox.arm.odata import (
-    ODataError,
-    Table,
-    apply_transformations,
-    evaluate_filter,
-    order_rows,
-    parse_apply,
-    parse_filter,
-    parse_orderby,
-    parse_select,
-)
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+from toolkit._spec.arm import POLICY_FIELDS, POLICY_STATE_FIELDS, RESOURCE_FIELDS
 
 if TYPE_CHECKING:
-    from toolkit.sandbox.server import Sandbox
     from toolkit.sandbox.world import World
 
-__all__ = ["API_VERSIONS", "FIELDS", "PAGE_SIZE", "STATES", "PolicyWorld", "build_world",
-           "catalog_rows", "register"]
+__all__ = ["FIELDS", "POLICY_FIELDS", "RESOURCE_FIELDS", "STATES", "GroupRecords", "PolicyWorld",
+           "build_world", "catalog_rows"]
 
-API_VERSIONS = POLICY_API_VERSIONS
-PAGE_SIZE = 1000
 HISTORY_DAYS = 60
+HISTORY_ENV = "TOOLKIT_SANDBOX_POLICY_HISTORY_DAYS"
+MAX_HISTORY_DAYS = 400
+#: Older than this many days, a pair is evaluated on about one day in SPARSE_EVERY.
+DENSE_DAYS = 60
+SPARSE_EVERY = 7
 DAY = 86400
 STATES = ("Compliant", "NonCompliant", "Conflict", "Exempt", "Unknown")
 _C, _NC, _CONFLICT, _EXEMPT, _UNKNOWN = range(5)
@@ -259,9 +242,6 @@ ASSIGNMENTS = (
                ("mg", "root"), 90),
 )
 
-_SUB_MG = {"retail-prod": "retail", "retail-dev": "retail", "shared-platform": "platform"}
-
-
 @dataclass
 class Policy:
     """One (assignment, definition, reference id): the unit a state record is about."""
@@ -290,6 +270,7 @@ class Resource:
     created: int  # days before now (exists for day <= created)
     deleted: int  # exists for day >= deleted (0: still exists)
     fields: dict[str, Any]
+    groups: frozenset[str] = frozenset()  # management groups above it ("root" for the root)
 
 
 @dataclass
@@ -316,7 +297,10 @@ class PolicyWorld:
     resources: list[Resource]
     by_group: dict[tuple[str, str], list[int]]
     seed: int
+    history_days: int = HISTORY_DAYS
     _records: dict[tuple[str, str], GroupRecords] = field(default_factory=dict)
+    _scopes: OrderedDict[tuple[tuple[str, str], ...], GroupRecords] = field(
+        default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _columns: dict[str, tuple[np.ndarray, pd.Index]] = field(default_factory=dict)
     _res_frag: dict[int, bytes] = field(default_factory=dict)
@@ -330,6 +314,32 @@ class PolicyWorld:
             if key not in self._records:
                 self._records[key] = self._build_records(key)
             return self._records[key]
+
+    def scope_records(self, keys: list[tuple[str, str]]) -> GroupRecords:
+        """The histories of several groups as one (pairs numbered on; kept for a few scopes)."""
+        keys = [(s.lower(), g.lower()) for s, g in keys]
+        if len(keys) == 1:
+            return self.records(*keys[0])
+        parts = [self.records(s, g) for s, g in keys]
+        cache_key = tuple(keys)
+        with self._lock:
+            hit = self._scopes.get(cache_key)
+            if hit is not None:
+                self._scopes.move_to_end(cache_key)
+                return hit
+        offsets = np.cumsum([0] + [len(p.pair_resource) for p in parts])[:len(parts)]
+        joined = GroupRecords(
+            np.concatenate([p.pair_resource for p in parts] or [np.empty(0, np.int32)]),
+            np.concatenate([p.pair_policy for p in parts] or [np.empty(0, np.int32)]),
+            np.concatenate([p.pair + o for p, o in zip(parts, offsets, strict=True)]
+                           or [np.empty(0, np.int32)]).astype(np.int32),
+            np.concatenate([p.ts for p in parts] or [np.empty(0, np.int64)]),
+            np.concatenate([p.state for p in parts] or [np.empty(0, np.int8)]))
+        with self._lock:
+            self._scopes[cache_key] = joined
+            while len(self._scopes) > 3:
+                self._scopes.popitem(last=False)
+        return joined
 
     def _build_records(self, key: tuple[str, str]) -> GroupRecords:
         members = self.by_group.get(key, [])
@@ -350,13 +360,20 @@ class PolicyWorld:
         last = np.empty(n, dtype=np.int64)
         for i, (r, p) in enumerate(zip(pr, pp, strict=True)):
             res = self.resources[r]
-            first[i] = min(res.created, self.policies[p].assignment.since, HISTORY_DAYS - 1)
+            first[i] = min(res.created, self.policies[p].assignment.since,
+                           self.history_days - 1)
             last[i] = res.deleted
         counts = np.maximum(first - last + 1, 0)
         pair = np.repeat(np.arange(n, dtype=np.int32), counts)
         starts = np.repeat(first, counts)
         within = np.arange(len(pair)) - np.repeat(np.cumsum(counts) - counts, counts)
         day = starts - within  # days before now, descending within each pair: oldest first
+        if self.history_days > DENSE_DAYS:  # the long past: about one day in SPARSE_EVERY per pair
+            # which pairs a past day evaluated: spread by a hash, so days a week apart see
+            # different pairs
+            mixed = (pair.astype(np.int64) * 0x9E3779B1 + day * 0x85EBCA77) & 0xFFFFFFFF
+            keep = (day < DENSE_DAYS) | ((mixed >> 7) % SPARSE_EVERY == 0)
+            pair, day = pair[keep], day[keep]
         now = int(self.epoch.timestamp())
         ts = now - day * DAY - offset[pair]
         state = self._states(pair, day, latent, pair_resource, pair_policy, rng)
@@ -436,7 +453,6 @@ class PolicyWorld:
 
 
 FIELDS = POLICY_STATE_FIELDS
-_EXPANDS = ("components", "policyEvaluationDetails")
 
 
 def _text(value: Any) -> Any:
@@ -451,7 +467,7 @@ def _applies(pol: Policy, res: Resource) -> bool:
         return False
     scope = pol.assignment.scope
     if scope[0] == "mg":
-        return scope[1] == "root" or _SUB_MG.get(res.subscription) == scope[1]
+        return scope[1] in res.groups
     if scope[0] == "sub":
         return res.subscription == scope[1]
     return res.subscription == scope[1] and res.group == scope[2]
@@ -468,6 +484,16 @@ def _resource_id(sub_id: str, group: str, ns: str, kind: str, name: str) -> str:
     names = name.split("/")
     tail = "/".join(f"{t}/{n}" for t, n in zip(types, names, strict=True))
     return f"/subscriptions/{sub_id}/resourceGroups/{group}/providers/{ns}.{provider}/{tail}"
+
+
+def _history_days() -> int:
+    raw = os.environ.get(HISTORY_ENV, "").strip()
+    if not raw:
+        return HISTORY_DAYS
+    if not raw.isdigit() or not HISTORY_DAYS <= int(raw) <= MAX_HISTORY_DAYS:
+        raise ValueError(f"{HISTORY_ENV} must be a whole number of days from {HISTORY_DAYS} to "
+                         f"{MAX_HISTORY_DAYS}, not {raw!r}")
+    return int(raw)
 
 
 def _scale() -> float:
@@ -488,6 +514,7 @@ def build_world(world: World) -> PolicyWorld:
     ns = world.namespace
     tenant = world.tenant_id
     scale = _scale()
+    history = _history_days()
     subs = {s.name: s for s in world.subscriptions}
     auth = f"{ns}.Authorization"
     mg_path = f"/providers/{ns}.Management/managementGroups"
@@ -562,6 +589,8 @@ def build_world(world: World) -> PolicyWorld:
     resources: list[Resource] = []
     by_group: dict[tuple[str, str], list[int]] = {}
     for sub in world.subscriptions:
+        ancestors = world.ancestors(sub.name)
+        above = frozenset(["root", *ancestors])
         for g in sub.resource_groups:
             count, weights = _MIX[g.purpose]
             count = max(1, round(count * scale * (0.8 + 0.4 * rng.random())))
@@ -599,7 +628,7 @@ def build_world(world: World) -> PolicyWorld:
                         "project": f"{app}-{2024 + rng.randrange(3)}"}
                 if rng.random() > 0.25:
                     tags["costCenter"] = f"cc-{1000 + rng.randrange(60)}"
-                created = HISTORY_DAYS + 30 if rng.random() < 0.8 else rng.randrange(HISTORY_DAYS)
+                created = history + 30 if rng.random() < 0.8 else rng.randrange(HISTORY_DAYS)
                 deleted = 0 if rng.random() < 0.95 else rng.randrange(0, max(1, created))
                 rid = _resource_id(sub.id, g.name, ns, kind, name)
                 fields = {
@@ -609,14 +638,14 @@ def build_world(world: World) -> PolicyWorld:
                     "resourceLocation": location,
                     "resourceGroup": g.name,
                     "resourceTags": orjson.dumps(tags).decode(),
-                    "managementGroupIds": f"{_SUB_MG[sub.name]},{tenant}",
+                    "managementGroupIds": ",".join(ancestors),
                 }
                 res = Resource(len(resources), sub.name, sub.id, g.name, kind, name, location,
-                               tags, created, deleted, fields)
+                               tags, created, deleted, fields, above)
                 members.append(res.index)
                 resources.append(res)
     return PolicyWorld(ns, tenant, world.epoch, scale, policies, resources, by_group,
-                       world.seed)
+                       world.seed, history)
 
 
 def catalog_rows(pw: PolicyWorld) -> list[dict[str, Any]]:
@@ -635,331 +664,3 @@ def catalog_rows(pw: PolicyWorld) -> list[dict[str, Any]]:
                      "detail": f"{a.display}: {kind} ({n} policies) at "
                                f"{pol.fields['policyAssignmentScope']}"})
     return rows
-
-
-# ------------------------------------------------------------------------- the query table
-def _record_table(pw: PolicyWorld, rec: GroupRecords, rows: np.ndarray) -> Table:
-    def fetch(name: str, at: np.ndarray) -> Any:
-        if name == "timestamp":
-            return pd.Series(pd.to_datetime(rec.ts[at], unit="s", utc=True))
-        if name == "complianceState":
-            return pd.Series(pd.Categorical.from_codes(rec.state[at], STATES))
-        if name == "isCompliant":
-            return pd.Series(rec.state[at] == _C)
-        if name in RESOURCE_FIELDS:
-            owner = rec.pair_resource[rec.pair[at]]
-        else:
-            owner = rec.pair_policy[rec.pair[at]]
-        codes, values = pw.column_codes(name)
-        return pd.Series(pd.Categorical.from_codes(codes[owner], values))
-
-    return Table(FIELDS, fetch, rows)
-
-
-@dataclass
-class _Result:
-    rows: np.ndarray | None  # record positions, or
-    frame: pd.DataFrame | None  # aggregated rows
-
-
-def _parse_time(request: Request, name: str) -> datetime | None:
-    raw = request.param(name)
-    if raw is None or raw == "":
-        return None
-    try:
-        ts = pd.Timestamp(raw)
-    except ValueError:
-        raise SandboxHTTPError(400, "InvalidQueryParameterValue",
-                               f"The value '{raw}' of query parameter '{name}' is not a valid "
-                               "ISO 8601 date-time.") from None
-    ts = ts.tz_localize("UTC") if ts.tz is None else ts.tz_convert("UTC")
-    return ts.to_pydatetime()
-
-
-def _token(offset: int, start: datetime, end: datetime) -> str:
-    raw = orjson.dumps({"o": offset, "f": start.isoformat(), "t": end.isoformat()})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _untoken(token: str) -> tuple[int, datetime, datetime]:
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        data = orjson.loads(raw)
-        return (int(data["o"]), datetime.fromisoformat(data["f"]),
-                datetime.fromisoformat(data["t"]))
-    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
-        raise SandboxHTTPError(400, "InvalidSkipToken",
-                               f"The $skiptoken '{token[:40]}' is not valid.") from None
-
-
-def _query(request: Request) -> Reply:
-    sandbox = request.sandbox
-    sub, group = find_group(request)
-    resource = request.path_params["policyStatesResource"]
-    if resource.lower() not in ("latest", "default"):
-        raise SandboxHTTPError(400, "InvalidPolicyStatesResource",
-                               f"The policy states resource '{resource}' is not supported; use "
-                               "'latest' or 'default'.")
-    resource = resource.lower()
-    token = request.param("$skiptoken")
-    if token:
-        offset, start, end = _untoken(token)
-    else:
-        offset = 0
-        end = _parse_time(request, "$to") or sandbox.now()
-        start = _parse_time(request, "$from") or end - timedelta(days=1)
-    if start > end:
-        raise SandboxHTTPError(400, "InvalidQueryParameterValue",
-                               f"The interval is empty: $from ({start.isoformat()}) is after $to "
-                               f"({end.isoformat()}).")
-    top_raw = request.param("$top")
-    top = None
-    if top_raw not in (None, ""):
-        try:
-            top = int(top_raw)
-        except ValueError:
-            top = -1
-        if top < 0:
-            raise SandboxHTTPError(400, "InvalidQueryParameterValue",
-                                   f"The value '{top_raw}' of query parameter '$top' must be an "
-                                   "integer of at least 0.")
-    expand = [e.strip() for e in (request.param("$expand") or "").split(",") if e.strip()]
-    by_lower = {e.lower(): e for e in _EXPANDS}
-    for e in expand:
-        if e.lower() not in by_lower:
-            raise SandboxHTTPError(400, "InvalidQueryParameterValue",
-                                   f"The $expand value '{e}' is not supported; use "
-                                   f"{' or '.join(_EXPANDS)}.")
-    expand = [by_lower[e.lower()] for e in expand]
-    options = {k: request.param(k) for k in ("$filter", "$apply", "$orderby", "$select")}
-    pw: PolicyWorld = sandbox.world.section("policy")
-    try:
-        result = _cached_result(sandbox, pw, sub.id, group.name, resource, start, end, options)
-        select = parse_select(options["$select"]) if options["$select"] else None
-    except ODataError as err:
-        raise SandboxHTTPError(400, "InvalidQueryParameterValue", err.message) from None
-    total = len(result.rows) if result.rows is not None else len(result.frame)  # type: ignore
-    limit = total if top is None else min(total, top)
-    stop = min(offset + PAGE_SIZE, limit)
-    base = (f"{request.base_url}/subscriptions/{sub.id}/resourcegroups/{group.name}/providers/"
-            f"{sandbox.namespace}.PolicyInsights/policyStates")
-    context = f"{base}/$metadata#{resource}"
-    next_link = None
-    if stop < limit:
-        params = [(k, v) for k, v in request.query if k.lower() != "$skiptoken"]
-        params.append(("$skiptoken", _token(stop, start, end)))
-        query = urlencode(params, quote_via=quote, safe="$,:")
-        next_link = f"{request.base_url}{request.path}?{query}"
-    head = orjson.dumps({"@odata.nextLink": next_link, "@odata.context": context,
-                         "@odata.count": max(0, stop - offset)})[:-1]
-    entity_ctx = orjson.dumps(f"{context}/$entity")
-    if result.frame is not None:
-        page = result.frame.iloc[offset:stop]
-        if select:
-            cols = _resolve_select(select, list(result.frame.columns))
-            page = page[cols]
-        values = [{"@odata.id": None, "@odata.context": f"{context}/$entity",
-                   **{k: _plain(v) for k, v in row.items()}}
-                  for row in page.to_dict("records")]
-        body = head + b',"value":' + orjson.dumps(values) + b"}"
-    else:
-        rows = result.rows[offset:stop]  # type: ignore[index]
-        rec = pw.records(sub.id, group.name)
-        if select or expand:
-            items = _generic_records(pw, rec, rows, select, expand, entity_ctx)
-        else:
-            items = _fast_records(pw, rec, rows, entity_ctx)
-        body = head + b',"value":[' + b",".join(items) + b"]}"
-    reply = arm_reply(request, None)
-    reply.raw = body
-    return reply
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.floating):
-        return None if np.isnan(v) else float(v)
-    if isinstance(v, pd.Timestamp):
-        return v.strftime("%Y-%m-%dT%H:%M:%SZ")
-    if v is pd.NA or (isinstance(v, float) and np.isnan(v)):
-        return None
-    return v
-
-
-def _resolve_select(select: list[str], names: list[str]) -> list[str]:
-    by_lower = {n.lower(): n for n in names}
-    out = []
-    for s in select:
-        if s.lower() not in by_lower:
-            raise SandboxHTTPError(400, "InvalidQueryParameterValue",
-                                   f"Invalid $select expression: unknown column '{s}'; known "
-                                   f"columns: {', '.join(names)}")
-        out.append(by_lower[s.lower()])
-    return out
-
-
-_RESULTS_KEY = "policy_results"
-
-
-def _cached_result(sandbox: Sandbox, pw: PolicyWorld, sub_id: str, group: str, resource: str,
-                   start: datetime, end: datetime, options: dict[str, str | None]) -> _Result:
-    key = (sub_id.lower(), group.lower(), resource, start.isoformat(), end.isoformat(),
-           tuple(sorted((k, v or "") for k, v in options.items())))
-    with sandbox.state_lock:
-        cache: OrderedDict[Any, _Result] = sandbox.state.setdefault(_RESULTS_KEY, OrderedDict())
-        hit = cache.get(key)
-        if hit is not None:
-            cache.move_to_end(key)
-            return hit
-    result = _evaluate(pw, sub_id, group, resource, start, end, options)
-    with sandbox.state_lock:
-        cache[key] = result
-        while len(cache) > 6:
-            cache.popitem(last=False)
-    return result
-
-
-def _evaluate(pw: PolicyWorld, sub_id: str, group: str, resource: str, start: datetime,
-              end: datetime, options: dict[str, str | None]) -> _Result:
-    rec = pw.records(sub_id, group)
-    lo, hi = start.timestamp(), end.timestamp()
-    rows = np.flatnonzero((rec.ts >= lo) & (rec.ts <= hi))
-    if resource == "latest" and len(rows):
-        pairs = rec.pair[rows]
-        # records are ordered by pair then time: the last of each pair is the newest
-        is_last = np.append(pairs[1:] != pairs[:-1], True)
-        rows = rows[is_last]
-    # newest first, then by resource id, as the service lists states
-    rows = rows[np.argsort(-rec.ts[rows], kind="stable")]
-    table = _record_table(pw, rec, rows)
-    if options["$filter"]:
-        mask = evaluate_filter(parse_filter(options["$filter"]), table)
-        table = table.take(np.flatnonzero(mask))
-    if options["$apply"]:
-        out = apply_transformations(parse_apply(options["$apply"]), table)
-        if options["$orderby"]:
-            out = out.take(order_rows(out, parse_orderby(options["$orderby"])))
-        if isinstance(out, Table) and out.names == list(FIELDS):
-            frame = out.frame()
-            frame["timestamp"] = frame["timestamp"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-            return _Result(None, frame.astype(object).where(frame.notna(), None))
-        return _Result(None, out.frame())
-    if options["$orderby"]:
-        table = table.take(order_rows(table, parse_orderby(options["$orderby"])))
-    return _Result(table.rows, None)
-
-
-_STATE_BYTES = [orjson.dumps({"complianceState": s, "isCompliant": s == "Compliant"})[1:-1]
-                for s in STATES]
-
-
-def _timestamps(ts: np.ndarray) -> list[bytes]:
-    text = np.datetime_as_string(ts.astype("datetime64[s]"), unit="s")
-    return [f'"timestamp":"{t}Z",'.encode() for t in text.tolist()]
-
-
-def _fast_records(pw: PolicyWorld, rec: GroupRecords, rows: np.ndarray,
-                  entity_ctx: bytes) -> list[bytes]:
-    prefix = b'{"@odata.id":null,"@odata.context":' + entity_ctx + b","
-    stamps = _timestamps(rec.ts[rows])
-    pairs = rec.pair[rows]
-    res = rec.pair_resource[pairs].tolist()
-    pol = rec.pair_policy[pairs].tolist()
-    states = rec.state[rows].tolist()
-    rfrag = pw.resource_fragment
-    pfrag = pw.policy_fragment
-    sbytes = _STATE_BYTES
-    return [b"".join((prefix, t, rfrag(r), b",", pfrag(p), b",", sbytes[s], b"}"))
-            for t, r, p, s in zip(stamps, res, pol, states, strict=True)]
-
-
-def _generic_records(pw: PolicyWorld, rec: GroupRecords, rows: np.ndarray,
-                     select: list[str] | None, expand: list[str],
-                     entity_ctx: bytes) -> list[bytes]:
-    names = _resolve_select(select, list(FIELDS)) if select else list(FIELDS)
-    pairs = rec.pair[rows]
-    res_idx = rec.pair_resource[pairs]
-    pol_idx = rec.pair_policy[pairs]
-    stamps = [f"{t}Z" for t in np.datetime_as_string(rec.ts[rows].astype("datetime64[s]"),
-                                                      unit="s").tolist()]
-    ctx = orjson.loads(entity_ctx)
-    out = []
-    for i in range(len(rows)):
-        r = pw.resources[res_idx[i]]
-        p = pw.policies[pol_idx[i]]
-        state = STATES[rec.state[rows[i]]]
-        full = {"timestamp": stamps[i], "complianceState": state,
-                "isCompliant": state == "Compliant", **r.fields, **p.fields}
-        item: dict[str, Any] = {"@odata.id": None, "@odata.context": ctx}
-        item.update({n: full[n] for n in names})
-        if "components" in expand:
-            item["components"] = _components(r, p, state, stamps[i])
-        if "policyEvaluationDetails" in expand:
-            item["policyEvaluationDetails"] = _evaluation(pw, r, p, state, int(rows[i]))
-        out.append(orjson.dumps(item))
-    return out
-
-
-def _components(r: Resource, p: Policy, state: str, stamp: str) -> list[dict[str, Any]]:
-    if r.kind != "KV" or p.definition.name not in ("kv-soft-delete", "kv-purge-protection"):
-        return []
-    vault = r.name
-    out = []
-    for kind, n in (("Key", 2), ("Secret", 3)):
-        for i in range(n):
-            name = f"{kind.lower()}-{vault.split('-')[1]}-{i + 1}"
-            comp_state = state if state != "NonCompliant" or i == 0 else "Compliant"
-            out.append({"id": f"https://{vault}.vault.vendor.net/{kind.lower()}s/{name}",
-                        "type": kind, "name": name, "timestamp": stamp,
-                        "complianceState": comp_state})
-    return out
-
-
-def _evaluation(pw: PolicyWorld, r: Resource, p: Policy, state: str,
-                row: int) -> dict[str, Any] | None:
-    if state not in ("Compliant", "NonCompliant"):
-        return None
-    d = p.definition
-    ns = pw.namespace
-    type_name = f"{ns}.{TYPES[r.kind][0]}"
-    expressions: list[dict[str, Any]] = [
-        {"result": "True", "expressionKind": "Field", "expression": "type", "path": "type",
-         "expressionValue": type_name, "targetValue": type_name, "operator": "Equals"},
-    ] if d.applies != ("*",) else []
-    ok = state == "Compliant"
-    if d.name == "allowed-locations":
-        expressions.append({"result": "False" if ok else "True", "expressionKind": "Field",
-                            "expression": "location", "path": "location",
-                            "expressionValue": r.location, "targetValue": d.expected,
-                            "operator": "NotIn"})
-    elif isinstance(d.expected, bool):
-        expressions.append({"result": "False" if ok else "True", "expressionKind": "Field",
-                            "expression": f"{type_name}/{d.path.split('.')[-1]}",
-                            "path": d.path, "expressionValue": d.expected if ok else
-                            (not d.expected), "targetValue": d.expected,
-                            "operator": "NotEquals"})
-    elif d.expected == "exists":
-        expressions.append({"result": "False" if ok else "True", "expressionKind": "Field",
-                            "expression": d.path, "path": d.path,
-                            "expressionValue": r.tags.get("costCenter") if ok else None,
-                            "targetValue": False, "operator": "Exists"})
-    else:
-        expressions.append({"result": "False" if ok else "True", "expressionKind": "Field",
-                            "expression": d.path, "path": d.path,
-                            "expressionValue": d.expected if ok else "",
-                            "targetValue": d.expected, "operator": "NotEquals"})
-    details: dict[str, Any] = {"evaluatedExpressions": expressions}
-    if d.effect in ("auditIfNotExists", "deployIfNotExists"):
-        details["ifNotExistsDetails"] = {
-            "resourceId": f"{r.fields['resourceId']}/providers/{ns}.Insights/"
-                          f"diagnosticSettings/setByPolicy" if ok else None,
-            "totalResources": 1 if ok else 0}
-    return details
-
-
-def register(router: Router, sandbox: Sandbox) -> None:
-    """Add the policy states query route."""
-    router.add("POST", "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/"
-               "providers/{ns}.PolicyInsights/policyStates/{policyStatesResource}/queryResults",
-               _query, family="arm", api_versions=API_VERSIONS, name="policy_states")

@@ -1,0 +1,173 @@
+"""A tenant's policy states: one process against dask with two workers, side by side.
+
+The sandbox runs in its own process with a tenant of ``--subscriptions`` store subscriptions
+(``TOOLKIT_SANDBOX_SUBSCRIPTIONS``) besides its own three, its policy world scaled
+(``TOOLKIT_SANDBOX_POLICY_SCALE``) so that a ``default`` query of the tenant root management group
+over the window holds at least ``--records`` state records. Each contender runs in a fresh
+process and reads the whole query:
+
+(a) ``policy_states(scope=<root group>, resource="default")`` in the driver process;
+(b) the same with ``engine="dask"`` on a two-worker ``LocalCluster`` (one task per subscription;
+    the workers rebuild their connection from the non-secret settings and the sandbox secret in
+    their environment).
+
+Each prints records a second (first request to the frame in the driver) and the driver's peak
+resident memory; the workers' peaks are printed beside (b).
+
+    .venv/bin/python benchmarks/tenant_policy.py                     # 5,000,000 records
+    .venv/bin/python benchmarks/tenant_policy.py --records 500000 --modes a,b
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import secrets
+import subprocess
+import sys
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WINDOW_DAYS = 59
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ------------------------------------------------------------------------------ server process
+def serve(records: int, subscriptions: int) -> None:
+    """Start the sandbox tenant, print how to query it, serve until killed."""
+    sys.path.insert(0, ROOT)
+    from datetime import timedelta
+
+    from toolkit.sandbox.server import Sandbox
+    from toolkit.sandbox.world import World
+
+    os.environ["TOOLKIT_SANDBOX_SUBSCRIPTIONS"] = str(subscriptions)
+    os.environ["TOOLKIT_SANDBOX_POLICY_SCALE"] = "1"
+    probe = World(7)
+    end = probe.epoch
+    start = end - timedelta(days=WINDOW_DAYS)
+    pw = probe.section("policy")
+    lo, hi = start.timestamp(), end.timestamp()
+    at_one = sum(int(((r.ts >= lo) & (r.ts <= hi)).sum())
+                 for r in (pw.records(*k) for k in pw.by_group))
+    scale = max(1.0, records / at_one * 1.05)
+    os.environ["TOOLKIT_SANDBOX_POLICY_SCALE"] = f"{scale:.3f}"
+    sandbox = Sandbox(seed=7, frozen_clock=True,
+                      secret=os.environ["TOOLKIT_SANDBOX_SECRET"]).start()
+    world = sandbox.world
+    t0 = time.perf_counter()
+    pw = world.section("policy")
+    pw.scope_records(list(pw.by_group))  # the tenant's records, built once
+    for r in range(len(pw.resources)):  # serialized once, as a warm service would
+        pw.resource_fragment(r)
+    for p in range(len(pw.policies)):
+        pw.policy_fragment(p)
+    print(json.dumps({"url": sandbox.url, "root": world.tenant_id, "scale": scale,
+                      "subscriptions": len(world.subscriptions),
+                      "start": start.isoformat(), "end": end.isoformat(),
+                      "build_seconds": round(time.perf_counter() - t0, 1)}), flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        sandbox.stop()
+
+
+# ------------------------------------------------------------------------------ contenders
+def child(mode: str, cfg: dict[str, Any]) -> None:
+    """One contender in this (fresh) process; prints one JSON line."""
+    sys.path.insert(0, ROOT)
+    import toolkit
+    from toolkit.sandbox.auth import SandboxCredential, TokenAuthority
+
+    credential = SandboxCredential(TokenAuthority(os.environ["TOOLKIT_SANDBOX_SECRET"]))
+    conn = toolkit.connect(cfg["url"], credential=credential, progress=False)
+    scope = f"/providers/Microsoft.Management/managementGroups/{cfg['root']}"
+    workers: dict[str, float] = {}
+    base = _peak_mb()
+    if mode == "a":
+        t0 = time.perf_counter()
+        df = toolkit.policy_states(scope=scope, resource="default", start=cfg["start"],
+                                   end=cfg["end"], connection=conn)
+        rows, seconds = len(df), time.perf_counter() - t0
+    else:
+        import distributed
+
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, host="127.0.0.1") as cluster, \
+                distributed.Client(cluster) as client:
+            t0 = time.perf_counter()
+            ddf = toolkit.policy_states(scope=scope, resource="default", start=cfg["start"],
+                                        end=cfg["end"], engine="dask", connection=conn)
+            rows, seconds = len(ddf), time.perf_counter() - t0
+            workers = client.run(_peak_mb)
+    print(json.dumps({"mode": mode, "rows": rows, "seconds": seconds, "peak_mb": _peak_mb(),
+                      "baseline_mb": base, "workers_peak_mb": list(workers.values())}),
+          flush=True)
+
+
+LABELS = {"a": "(a) one process", "b": "(b) dask, 2 workers"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=5_000_000)
+    parser.add_argument("--subscriptions", type=int, default=20, help="store subscriptions "
+                        "added to the sandbox's three")
+    parser.add_argument("--modes", default="a,b")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--config", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        serve(args.records, args.subscriptions)
+        return 0
+    if args.child:
+        child(args.child, json.loads(args.config))
+        return 0
+    # the sandbox and the workers share a secret through their environment, never argv
+    env = {**os.environ, "TOOLKIT_SANDBOX_SECRET": secrets.token_urlsafe(24)}
+    server = subprocess.Popen([sys.executable, __file__, "--serve", "--records",
+                               str(args.records), "--subscriptions", str(args.subscriptions)],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert server.stdout is not None
+        cfg = json.loads(server.stdout.readline())
+        print(f"sandbox (own process): {cfg['subscriptions']} subscriptions, policy scale "
+              f"{cfg['scale']:.2f}, built in {cfg['build_seconds']} s; reading the root "
+              f"group's default states {cfg['start'][:10]} .. {cfg['end'][:10]}", flush=True)
+        results = {}
+        for mode in args.modes.split(","):
+            out = subprocess.run([sys.executable, __file__, "--child", mode, "--config",
+                                  json.dumps(cfg)], capture_output=True, text=True, env=env,
+                                 check=False)
+            if out.returncode != 0:
+                print(f"{LABELS[mode]} failed:\n{out.stderr[-2000:]}", flush=True)
+                continue
+            results[mode] = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"\n{'':24}{'records':>12}{'seconds':>10}{'records/s':>12}{'driver peak MB':>16}"
+              f"  workers' peak MB")
+        for mode, r in results.items():
+            rate = r["rows"] / r["seconds"]
+            workers = ", ".join(f"{w:,.0f}" for w in r["workers_peak_mb"]) or "-"
+            print(f"{LABELS[mode]:24}{r['rows']:>12,}{r['seconds']:>10.1f}{rate:>12,.0f}"
+                  f"{r['peak_mb']:>16,.0f}  {workers}")
+        if {"a", "b"} <= set(results):
+            ratio = results["b"]["seconds"] and results["a"]["seconds"] / results["b"]["seconds"]
+            print(f"\ndask / one process: {ratio:.2f}x the records a second; same rows: "
+                  f"{results['a']['rows'] == results['b']['rows']}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""The interning builder: the same frame from dicts and from typed records, and the same frame
+as FrameBuilder; pages that do not fit the declared types are left to the general parser."""
+
+from __future__ import annotations
+
+import orjson
+import pandas as pd
+
+from tests.conftest import example
+from toolkit._core.columns import InterningBuilder, page_decoder
+from toolkit._core.frames import FrameBuilder
+from toolkit._core.schemas import POLICY_STATES
+
+GROUPS = (("resourceId", "resourceType", "resourceTags"),
+          ("policyAssignmentId", "policyDefinitionId"))
+
+
+def _page() -> bytes:
+    body = example("05-policy-states", "PolicyStates_QueryResourceGroupScope.json")[
+        "responses"]["200"]["body"]
+    extra = dict(body["value"][0], complianceState="Pending", resourceTags=None,
+                 policyDefinitionGroupNames=["a", "b"], isCompliant=None)
+    return orjson.dumps({"@odata.nextLink": None, "value": [*body["value"], extra] * 3})
+
+
+def _build(records) -> pd.DataFrame:
+    builder = InterningBuilder(POLICY_STATES.columns, groups=GROUPS)
+    builder.add(records)
+    builder.add(records[:2])
+    return builder.build()
+
+
+def test_typed_records_give_the_frame_of_dicts_and_of_frame_builder() -> None:
+    content = _page()
+    decode = page_decoder(POLICY_STATES.columns, "value", "@odata.nextLink")
+    typed = decode(content)
+    assert typed is not None
+    envelope, records = typed
+    assert envelope == {"@odata.nextLink": None} and not isinstance(records[0], dict)
+    dicts = orjson.loads(content)["value"]
+    from_structs, from_dicts = _build(records), _build(dicts)
+    pd.testing.assert_frame_equal(from_structs, from_dicts)
+    reference = FrameBuilder(POLICY_STATES)
+    reference.add(dicts)
+    reference.add(dicts[:2])
+    pd.testing.assert_frame_equal(from_dicts, reference.build(), check_categorical=False)
+    # the categories follow the one rule: documented first, others sorted after
+    assert list(from_dicts["complianceState"].cat.categories) == list(
+        reference.build()["complianceState"].cat.categories)
+
+
+def test_a_page_of_unexpected_types_is_left_to_the_general_parser() -> None:
+    decode = page_decoder(POLICY_STATES.columns, "value", "@odata.nextLink")
+    for hostile in (b'{"value":[{"resourceId": 7}]}', b'{"value":{"a":1}}', b"[1]",
+                    b'{"value":[{"isCompliant":"yes"}]}', b"not json"):
+        assert decode(hostile) is None
+    assert decode(b'{"value":null,"@odata.nextLink":"x"}') == ({"@odata.nextLink": "x"}, [])

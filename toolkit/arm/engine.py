@@ -1,0 +1,249 @@
+"""Reading a tenant with dask: one task per slice of a scope, run on the active
+``distributed.Client`` when there is one, otherwise on dask's local scheduler.
+
+Slices: a management group is read one subscription at a time (the group's query filtered on
+``subscriptionId``, so each slice is exactly that subscription's part of the group's records); a
+subscription one resource group at a time; other scopes, with ``resource="default"``, one day of
+the window at a time; otherwise as one task.
+
+Workers never receive a secret. The task graph carries the connection's non-secret settings
+(:class:`WorkerSettings`: endpoint, vocabulary, TLS verification, retry and timeout settings);
+each worker process rebuilds a connection from them and its own credential source
+(:func:`worker_credential`): ``TOOLKIT_TOKEN``, ``TOOLKIT_CREDENTIAL=default`` (azure-identity's
+``DefaultAzureCredential``: environment, workload or managed identity), or, against a sandbox on
+loopback, the sandbox's token authority derived from ``TOOLKIT_SANDBOX_SECRET``.
+
+The frames of all slices have the dtypes of :func:`~toolkit.arm.policy_states`; category columns
+are unified across partitions (the union of the values every partition saw), so a partition's
+categories equal the others'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from toolkit._core.errors import ValidationError
+from toolkit._core.schemas import POLICY_STATES
+from toolkit.connection import Connection, Settings, environment_credential, get_connection
+
+if TYPE_CHECKING:
+    from toolkit.arm.scopes import Scope
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["WorkerSettings", "history_dask", "policy_states_dask", "worker_credential"]
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerSettings:
+    """What a worker needs to rebuild a connection: nothing secret."""
+
+    arm_url: str
+    namespace: str
+    header_prefix: str
+    verify: bool | str
+    settings: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(cls, conn: Connection) -> WorkerSettings:
+        """The non-secret settings of a connection."""
+        return cls(conn.arm_url, conn.namespace, conn.header_prefix, conn.verify,
+                   tuple(dataclasses.asdict(conn.settings).items()))
+
+
+def worker_credential(arm_url: str) -> Any:
+    """The credential a worker process finds for itself (never one sent to it); see
+    :func:`toolkit.connection.environment_credential`."""
+    return environment_credential(arm_url, parameter="engine")
+
+
+_CONNECTIONS: dict[WorkerSettings, Connection] = {}
+_LOCK = threading.Lock()
+
+
+def _worker_connection(spec: WorkerSettings) -> Connection:
+    with _LOCK:
+        conn = _CONNECTIONS.get(spec)
+        if conn is None:
+            from toolkit._core.secrets import Secret
+
+            found = worker_credential(spec.arm_url)
+            token = Secret(found, "token") if isinstance(found, str) else None
+            conn = Connection(arm_url=spec.arm_url, maps_url=spec.arm_url,
+                              graph_url=spec.arm_url, fabric_url=spec.arm_url,
+                              credential=None if token else found, token=token,
+                              namespace=spec.namespace, header_prefix=spec.header_prefix,
+                              verify=spec.verify,
+                              settings=Settings(**dict(spec.settings)))
+            _CONNECTIONS[spec] = conn
+        return conn
+
+
+def _read_slice(spec: WorkerSettings | None, scope: str, options: Mapping[str, Any]
+                ) -> pd.DataFrame:
+    """One task: a slice of the scope, read with the worker's own connection."""
+    from toolkit.arm.policy import policy_states
+
+    conn = _worker_connection(spec) if spec is not None else None
+    return policy_states(scope=scope, connection=conn, **options)
+
+
+def _categories_of(df: pd.DataFrame) -> dict[str, list[Any]]:
+    return {name: list(df[name].cat.categories) for name in df.columns
+            if isinstance(df[name].dtype, pd.CategoricalDtype)}
+
+
+def _merge(found: list[dict[str, list[Any]]]) -> dict[str, list[Any]]:
+    """The union of each column's categories, in first-seen order (documented ones first)."""
+    cats: dict[str, list[Any]] = {}
+    for one in found:
+        for name, values in one.items():
+            seen = cats.setdefault(name, [])
+            known = set(seen)
+            seen.extend(v for v in values if v not in known)
+    return cats
+
+
+def _unify(parts: list[pd.DataFrame]) -> dict[str, list[Any]]:
+    return _merge([_categories_of(p) for p in parts])
+
+
+def _on_cluster(client: Any, tasks: list[Any]) -> Any:
+    """Run the tasks on the cluster (a task whose worker dies is run again elsewhere), then
+    unify the categories of the partitions."""
+    parts = client.gather(client.compute(tasks, retries=3))
+    cats = _unify(parts)
+    return _frames([_set_categories(p, cats) for p in parts])
+
+
+def _as_given() -> Any:
+    """Keep object columns as they are (dask would turn them into pyarrow strings)."""
+    import dask
+
+    return dask.config.set({"dataframe.convert-string": False})
+
+
+def _frames(parts: list[pd.DataFrame]) -> Any:
+    """One dask partition per frame."""
+    import dask.dataframe as dd
+
+    with _as_given():
+        if len(parts) == 1:
+            return dd.from_pandas(parts[0], npartitions=1)
+        return dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
+
+
+def _empty(df: pd.DataFrame) -> pd.DataFrame:
+    return df.iloc[:0]
+
+
+def _set_categories(df: pd.DataFrame, cats: Mapping[str, list[Any]]) -> pd.DataFrame:
+    out = df.copy()
+    for name, values in cats.items():
+        if name in out.columns:
+            out[name] = out[name].cat.set_categories(values)
+    return out
+
+
+def _slices(where: Scope, conn: Connection, resource: str, filter: str | None,
+            start: pd.Timestamp | None, end: pd.Timestamp | None) -> list[tuple[str, Any]]:
+    """(scope, extra options) per task."""
+    ns = conn.namespace
+    if where.kind == "managementGroup":
+        from toolkit.arm.resources import subscriptions
+
+        subs = subscriptions(connection=conn)["subscriptionId"].tolist()
+        return [(where.path(ns), {"filter": f"({filter}) and subscriptionId eq '{s}'"
+                                  if filter else f"subscriptionId eq '{s}'"}) for s in subs]
+    if where.kind == "subscription":
+        from toolkit.arm.resources import resource_groups
+
+        groups = resource_groups(where.subscription_id or "", connection=conn)["name"].tolist()
+        return [(f"{where.path(ns)}/resourceGroups/{g}", {"filter": filter}) for g in groups]
+    if resource == "default" and start is not None and end is not None:
+        edges = list(pd.date_range(start, end, freq="D"))
+        if edges[-1] < end:
+            edges.append(end)
+        out = []
+        for i, (a, b) in enumerate(itertools.pairwise(edges)):
+            # windows are inclusive: each slice but the last stops just before the next
+            stop = b if i == len(edges) - 2 else b - pd.Timedelta(microseconds=1)
+            out.append((where.path(ns), {"filter": filter, "start": a, "end": stop}))
+        return out or [(where.path(ns), {"filter": filter})]
+    return [(where.path(ns), {"filter": filter})]
+
+
+def _client() -> Any:
+    try:
+        from distributed import get_client
+    except ImportError:  # pragma: no cover - the extra installs distributed
+        return None
+    try:
+        return get_client()
+    except ValueError:
+        return None
+
+
+def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply: str | None,
+                       select: str | None, orderby: str | None, top: int | None,
+                       start: pd.Timestamp | None, end: pd.Timestamp | None,
+                       expand: str | None, max_items: int | None, api_version: str,
+                       connection: Connection | None) -> Any:
+    """:func:`~toolkit.arm.policy_states` with ``engine="dask"`` (arguments already checked)."""
+    try:
+        import dask
+    except ImportError as err:  # pragma: no cover - the extra is part of dev
+        raise ImportError("engine='dask' needs dask: pip install 'toolkit[dask]'") from err
+    for name, value in (("apply", apply), ("top", top), ("max_items", max_items),
+                        ("orderby", orderby)):
+        if value is not None:
+            raise ValidationError(name, value, "is not available with engine='dask' (a slice's "
+                                               "aggregate, order or cap is not the scope's)")
+    conn = get_connection(connection)
+    client = _client()
+    # in this process the connection itself serves; other processes rebuild their own
+    spec = WorkerSettings.of(conn) if client is not None else None
+    common = {"resource": resource, "select": select, "expand": expand,
+              "api_version": api_version, "start": start, "end": end}
+    tasks = []
+    for scope, extra in _slices(where, conn, resource, filter, start, end):
+        options = {**common, **{k: v for k, v in extra.items()}}
+        tasks.append(dask.delayed(_read_slice, pure=True)(spec, scope, options))
+    if client is not None:
+        logger.info("policy_states: %d slices on the cluster", len(tasks))
+        return _on_cluster(client, tasks)
+    parts = list(dask.compute(*tasks, scheduler="threads"))
+    cats = _unify(parts)
+    parts = [_set_categories(p, cats) for p in parts]
+    meta = parts[0].iloc[:0] if parts else _set_categories(
+        pd.DataFrame({c.name: pd.Series(dtype=c.dtype())  # type: ignore[call-overload]
+                      for c in POLICY_STATES.columns}), {})
+    logger.info("policy_states: %d slices read with dask", len(parts))
+    return _frames(parts or [meta])
+
+
+def history_dask(store: str, files: list[str], columns: list[str], expr: Any,
+                 storage_options: dict[str, Any] | None) -> Any:
+    """:func:`~toolkit.arm.history.read_policy_history` with ``engine="dask"``: one task per
+    file, categories unified."""
+    import dask
+
+    from toolkit.arm.history import _read_files
+
+    tasks = [dask.delayed(_read_files, pure=True)(store, [f], columns, expr, storage_options)
+             for f in files]
+    client = _client()
+    if client is not None and tasks:
+        return _on_cluster(client, tasks)
+    parts = list(dask.compute(*tasks, scheduler="threads"))
+    if not parts:
+        return _frames([_read_files(store, [], columns, expr, storage_options)])
+    cats = _unify(parts)
+    return _frames([_set_categories(p, cats) for p in parts])
