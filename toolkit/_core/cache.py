@@ -196,11 +196,20 @@ def cached_session(path: Path, header_prefix: str) -> Any:
         match_headers=["Accept", "Accept-Language"], ignored_parameters=_CREDENTIAL_HEADERS,
         key_fn=key_fn, cache_control=False, stale_if_error=False,
     )
+    # The key already holds what answers vary by (Accept, Accept-Language, the caller); the
+    # service's Vary also names Accept-Encoding, which the transport decodes before anything is
+    # stored, so requests-cache is not asked to key on it a second way.
+    session.hooks["response"].append(_drop_vary)
     if fresh and path.exists():
         path.chmod(0o600)
     with _opened_lock:
         _opened.add(str(path))
     return session
+
+
+def _drop_vary(response: Any, *args: Any, **kwargs: Any) -> Any:
+    response.headers.pop("Vary", None)
+    return response
 
 
 def cache_clear(path: Any = None) -> int:
