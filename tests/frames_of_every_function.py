@@ -33,8 +33,17 @@ def every_frame(sandbox: Any, conn: Any) -> dict[str, pd.DataFrame]:
     out["check_server_names"] = toolkit.check_server_names(sub, [sql["name"], "fresh-name-1",
                                                                  "Bad_Name"], **kw)
     out["sql_operations"] = toolkit.sql_operations(**kw)
-    states = toolkit.policy_states(sub, "rg-web-weu", expand=["PolicyEvaluationDetails",
-                                                              "components"], **kw)
+    states = toolkit.policy_states(sub, "rg-web-weu", **kw)
+    # nested objects come with expand=, answered at resource scope
+    resource = str(states["resourceId"].iloc[0])
+    detailed = toolkit.policy_states(scope=resource, expand=["PolicyEvaluationDetails",
+                                                             "components"], **kw)
+    states = pd.concat([detailed, states], ignore_index=True) if len(detailed) else states
+    states.attrs = dict(detailed.attrs)
+    out["management_groups"] = toolkit.management_groups(**kw)
+    out["subscriptions"] = toolkit.subscriptions(**kw)
+    out["resource_groups"] = toolkit.resource_groups(sub, **kw)
+    out["policy_summary"] = toolkit.policy_summary(sub, "rg-web-weu", **kw)
     out["policy_states"] = states
     out["compliance_summary"] = toolkit.compliance_summary(states)
     out["compliance_trend"] = toolkit.compliance_trend(states)
