@@ -80,3 +80,34 @@ def replay_server() -> Iterator[Replay]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def word_pairs(cloud: Any) -> list[tuple[str, str]]:
+    """(neutral word, the cloud's word) from the clouds' facts, longest first, so that a
+    namespace word inside a longer word is replaced with the longer one."""
+    from dataclasses import fields
+
+    from toolkit._spec.clouds import NEUTRAL
+
+    pairs = {(getattr(NEUTRAL.words, f.name), getattr(cloud.words, f.name))
+             for f in fields(NEUTRAL.words)}
+    pairs |= {(NEUTRAL.vault_suffix, cloud.vault_suffix), (NEUTRAL.k8s_suffix, cloud.k8s_suffix),
+              (NEUTRAL.environment, cloud.environment),
+              (NEUTRAL.words.async_header.replace("-", ""),
+               cloud.words.async_header.replace("-", ""))}
+    pairs |= {(h, cloud.hosts[f]) for f, h in NEUTRAL.hosts.items() if h and cloud.hosts[f]}
+    return sorted((p for p in pairs if p[0] != p[1]), key=lambda p: -len(p[0]))
+
+
+def in_words(value: Any, cloud: Any) -> Any:
+    """A neutral example (or frame value) in a cloud's words: strings, and the strings inside
+    lists, tuples and dicts (keys too)."""
+    if isinstance(value, str):
+        for neutral, real in word_pairs(cloud):
+            value = value.replace(neutral, real).replace(neutral.upper(), real.upper())
+        return value
+    if isinstance(value, dict):
+        return {in_words(k, cloud): in_words(v, cloud) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(in_words(v, cloud) for v in value)
+    return value

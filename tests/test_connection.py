@@ -8,7 +8,7 @@ import pytest
 
 import toolkit
 from toolkit._core.errors import ValidationError
-from toolkit.connection import DEFAULT_URLS
+from toolkit._spec.clouds import NEUTRAL
 
 
 def test_environment_gives_every_setting(monkeypatch) -> None:
@@ -27,7 +27,7 @@ def test_environment_gives_every_setting(monkeypatch) -> None:
     assert conn.sandbox is None
     assert conn.arm_url == "https://arm.example.test"
     assert conn.maps_url == "https://maps.example.test"
-    assert conn.graph_url == DEFAULT_URLS["graph"]
+    assert conn.graph_url == NEUTRAL.host("graph")
     assert conn.token.reveal() == "env-token-value-123"
     assert conn.maps_key.reveal() == "env-maps-key-456"
     assert (conn.namespace, conn.header_prefix) == ("Contoso", "x-contoso-")

@@ -8,6 +8,7 @@ log line (and one line on stderr when no logging is configured).
 Environment variables (each gives the keyword of the same meaning):
 
 =============================  ===============================================================
+``TOOLKIT_CLOUD``              ``cloud``: ``public``, ``usgov``, ``china`` or ``neutral``
 ``TOOLKIT_BASE_URL``           ``base_url``: all four families at one address
 ``TOOLKIT_ARM_URL``            ``arm_url`` (resource management)
 ``TOOLKIT_MAPS_URL``           ``maps_url``
@@ -18,8 +19,8 @@ Environment variables (each gives the keyword of the same meaning):
 ``TOOLKIT_MAPS_KEY``           ``maps_key`` (shared key)
 ``TOOLKIT_MAPS_SAS_TOKEN``     ``maps_sas_token``
 ``TOOLKIT_MAPS_CLIENT_ID``     ``maps_client_id`` (account id sent with bearer tokens to maps)
-``TOOLKIT_NAMESPACE``          ``namespace`` (provider namespace word, default ``Vendor``)
-``TOOLKIT_HEADER_PREFIX``      ``header_prefix`` (default ``x-vendor-``)
+``TOOLKIT_NAMESPACE``          ``namespace`` (provider namespace word; the cloud's by default)
+``TOOLKIT_HEADER_PREFIX``      ``header_prefix`` (the cloud's by default)
 ``TOOLKIT_VERIFY``             ``verify``: ``true``, ``false`` (loopback only) or a CA bundle path
 ``TOOLKIT_TRUSTED_HOSTS``      ``trusted_hosts``: comma-separated extra hosts links may name
 ``TOOLKIT_MAX_RETRIES``        retries per request (default 5)
@@ -45,13 +46,14 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from toolkit._core.config import Credentials, FamilyConfig, Settings, check_verify
 from toolkit._core.errors import ValidationError
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
 from toolkit._core.secrets import RedactingHandler, Secret, install_log_redaction
+from toolkit._spec.clouds import CLOUDS, DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
 
 if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
@@ -60,22 +62,11 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["Connection", "Settings", "connect", "environment_credential", "get_connection"]
 
-#: Real service hosts, used when a credential is given without endpoints.
-DEFAULT_URLS = {
-    "arm": "https://management.vendor.com",
-    "maps": "https://atlas.vendor.com",
-    "graph": "https://graph.vendor.com",
-    "fabric": "https://api.fabric.vendor.com",
-}
+#: Token scopes per family of the specification's neutral cloud (a Connection built by hand).
+DEFAULT_SCOPES: dict[str, str | None] = dict(NEUTRAL.scopes)
 
-#: Token scopes per family (see notes on authentication).
-DEFAULT_SCOPES = {
-    "arm": "https://management.vendor.com/.default",
-    "maps": "https://atlas.vendor.com/.default",
-    "graph": "https://graph.vendor.com/.default",
-    "fabric": "https://api.fabric.vendor.com/.default",
-}
-
+_FAMILY_NAMES = {"arm": "resource management", "maps": "maps", "graph": "identity (Graph)",
+                 "fabric": "eventstreams (Fabric)"}
 
 _ENV_SETTINGS = {
     "max_retries": ("TOOLKIT_MAX_RETRIES", int),
@@ -141,26 +132,71 @@ class Connection:
     header_prefix: str = "x-vendor-"
     verify: bool | str = True
     settings: Settings = field(default_factory=Settings)
-    scopes: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SCOPES))
+    scopes: dict[str, str | None] = field(default_factory=lambda: dict(DEFAULT_SCOPES))
     sandbox: Sandbox | None = None
     stats: Stats = field(default_factory=Stats)
     sleep: Any = time.sleep
     async_header: str = ""
     owns_sandbox: bool = False
+    cloud: Cloud = NEUTRAL
+    words: Vocabulary = NEUTRAL.words
 
     def __post_init__(self) -> None:
         self._pipelines: dict[str, Pipeline] = {}
         self._lock = threading.Lock()
         self._skipped = 0.0
+        if self.words.namespace != self.namespace or \
+                self.words.header_prefix != self.header_prefix:
+            self.words = replace(self.words, namespace=self.namespace,
+                                 header_prefix=self.header_prefix)
+        self.async_header = self.async_header or self.words.async_header
 
     def url_for(self, family: str) -> str:
-        """The base URL of a family."""
-        return {"arm": self.arm_url, "maps": self.maps_url, "graph": self.graph_url,
-                "fabric": self.fabric_url}[family]
+        """The base URL of a family.
+
+        Raises
+        ------
+        ValidationError
+            The connection's cloud does not offer the family and no URL was given for it.
+        """
+        url = {"arm": self.arm_url, "maps": self.maps_url, "graph": self.graph_url,
+               "fabric": self.fabric_url}[family]
+        if not url:
+            raise ValidationError(f"{family}_url", None,
+                                  f"the {self.cloud.name} cloud offers no {_FAMILY_NAMES[family]} "
+                                  f"service; pass {family}_url= (and a token scope in scopes=) "
+                                  "to use one")
+        return url
 
     def scope_for(self, family: str) -> str:
-        """The token scope of a family."""
-        return self.scopes[family]
+        """The token scope of a family.
+
+        Raises
+        ------
+        ValidationError
+            No scope is known for the family (a family the cloud does not offer, reached at a
+            URL given by hand: pass ``scopes={family: ...}``).
+        """
+        scope = self.scopes.get(family)
+        if not scope:
+            raise ValidationError("scopes", family,
+                                  f"the {self.cloud.name} cloud names no token scope for "
+                                  f"{_FAMILY_NAMES[family]}; pass scopes={{'{family}': "
+                                  "'<resource>/.default'}}")
+        return scope
+
+    def check_offered(self, operation: str) -> None:
+        """Refuse, before any request, an operation the connection's cloud does not offer.
+
+        Raises
+        ------
+        ValidationError
+            Naming the ``cloud`` and the operation.
+        """
+        if operation in self.cloud.unavailable:
+            raise ValidationError("cloud", self.cloud.name,
+                                  f"{operation} is not available in the {self.cloud.name} "
+                                  "cloud (the service does not offer it there)")
 
     def sleep_for(self, seconds: float) -> None:
         """Wait (through :attr:`sleep`, so tests can record instead of sleeping)."""
@@ -178,14 +214,21 @@ class Connection:
     def config_for(self, family: str) -> FamilyConfig:
         """The frozen configuration the family's pipeline is built from."""
         return FamilyConfig(
-            family=family, base_url=self.url_for(family), scope=self.scopes.get(family),
+            family=family, base_url=self.url_for(family), scope=self._scope_needed(family),
             header_prefix=self.header_prefix, namespace=self.namespace,
-            async_header=self.async_header or f"{self.namespace}-AsyncOperation",
+            async_header=self.async_header,
             verify=self.verify, settings=self.settings,
             credentials=Credentials(self.credential, self.token, self.maps_key,
                                     self.maps_sas_token, self.maps_client_id),
             stats=self.stats, sleep=self.sleep_for, clock=self.clock,
         )
+
+    def _scope_needed(self, family: str) -> str | None:
+        """The family's scope; a credential that will be asked for a token needs one."""
+        if self.credential is None or self.token is not None or (
+                family == "maps" and (self.maps_key or self.maps_sas_token)):
+            return self.scopes.get(family)
+        return self.scope_for(family)
 
     def pipeline(self, family: str) -> Pipeline:
         """The family's pipeline, built on first use and kept."""
@@ -240,8 +283,10 @@ def connect(
     maps_key: str | Secret | None = None,
     maps_sas_token: str | Secret | None = None,
     maps_client_id: str | None = None,
-    namespace: str = "Vendor",
-    header_prefix: str = "x-vendor-",
+    cloud: str | None = None,
+    scopes: dict[str, str] | None = None,
+    namespace: str | None = None,
+    header_prefix: str | None = None,
     verify: bool | str = True,
     sandbox: bool | Sandbox | None = None,
     **settings: Any,
@@ -261,11 +306,24 @@ def connect(
     maps_key, maps_sas_token : str, optional
         Maps shared key or SAS token (they take precedence over a bearer token for maps).
     maps_client_id : str, optional
-        Maps account id sent as ``x-vendor-client-id`` with bearer tokens.
-    namespace : str
-        Provider namespace word (``Vendor`` as in the spec).
-    header_prefix : str
-        Custom header prefix (``x-vendor-`` as in the spec).
+        Maps account id sent as the ``client-id`` header of the cloud's prefix
+        (``x-ms-client-id``) with bearer tokens.
+    cloud : {"public", "usgov", "china", "neutral"}, optional
+        The cloud whose hosts, token scopes and words every family uses
+        (:mod:`toolkit._spec.clouds`). Default: ``TOOLKIT_CLOUD``, else the sandbox's own
+        cloud when connecting to a sandbox, else the cloud whose hosts the given URLs name,
+        else ``neutral`` when URLs are given (a gateway or a sandbox in another process, in
+        the specification's words) and ``public`` when none are (a credential alone means
+        the public cloud). A family the cloud does not offer (maps and eventstreams in
+        ``china``, eventstreams in ``usgov``) needs its URL given; without one, calling a
+        function of that family raises ValidationError.
+    scopes : dict, optional
+        Token scope per family (``{"fabric": "https://.../.default"}``), over the cloud's.
+    namespace : str, optional
+        Low-level override of the provider namespace word (the cloud's by default:
+        ``Microsoft`` in a real cloud, ``Vendor`` in the neutral one).
+    header_prefix : str, optional
+        Low-level override of the custom header prefix (``x-ms-`` / ``x-vendor-``).
     verify : bool or str
         TLS verification: ``True``, or a CA bundle path (for a sandbox serving HTTPS). ``False``
         is accepted for loopback addresses only (and every request is held to that); any other
@@ -313,9 +371,17 @@ def connect(
     maps_key = maps_key or env.get("TOOLKIT_MAPS_KEY") or None
     maps_sas_token = maps_sas_token or env.get("TOOLKIT_MAPS_SAS_TOKEN") or None
     maps_client_id = maps_client_id or env.get("TOOLKIT_MAPS_CLIENT_ID") or None
-    namespace = env.get("TOOLKIT_NAMESPACE", namespace) if namespace == "Vendor" else namespace
-    header_prefix = (env.get("TOOLKIT_HEADER_PREFIX", header_prefix)
-                     if header_prefix == "x-vendor-" else header_prefix)
+    namespace = namespace or env.get("TOOLKIT_NAMESPACE") or None
+    header_prefix = header_prefix or env.get("TOOLKIT_HEADER_PREFIX") or None
+    chosen = _cloud_named(cloud, "cloud") if cloud is not None else None
+    if isinstance(sandbox, bool) or sandbox is None:
+        env_cloud = env.get("TOOLKIT_CLOUD", "").strip()
+        if chosen is None and env_cloud:
+            chosen = _cloud_named(env_cloud, "TOOLKIT_CLOUD")
+    elif chosen is not None and chosen.name != sandbox.cloud.name:
+        raise ValidationError("cloud", cloud, f"the sandbox given speaks the "
+                              f"{sandbox.cloud.name} cloud's vocabulary; start one with "
+                              f"Sandbox(cloud={chosen.name!r})")
     if verify is True and env.get("TOOLKIT_VERIFY", "").strip():
         v = env["TOOLKIT_VERIFY"].strip()
         verify = False if v.lower() in ("0", "false", "no") else (True if v.lower() in (
@@ -331,11 +397,14 @@ def connect(
         from toolkit.sandbox import Sandbox as _Sandbox
 
         seed = int(env.get("TOOLKIT_SANDBOX_SEED", "7"))
-        running = _Sandbox(seed=seed, namespace=namespace, header_prefix=header_prefix,
+        running = _Sandbox(seed=seed, cloud=(chosen or NEUTRAL).name, namespace=namespace,
+                           header_prefix=header_prefix,
                            secret=env.get("TOOLKIT_SANDBOX_SECRET") or None).start()
         owns = True
-        _announce(f"toolkit: no endpoint configured; started the sandbox at {running.url} "
-                  "(toolkit.sandbox.catalog() lists its world)")
+        words = "" if running.cloud.name == "neutral" else \
+            f" in the {running.cloud.name} cloud's vocabulary"
+        _announce(f"toolkit: no endpoint configured; started the sandbox at {running.url}"
+                  f"{words} (toolkit.sandbox.catalog() lists its world)")
     elif sandbox not in (None, False):
         running = sandbox
     if running is not None:
@@ -344,17 +413,32 @@ def connect(
         maps_key = maps_key or running.maps_key
         if running.tls and verify is True:
             verify = running.ca_file
+        chosen = chosen or running.cloud
+    if chosen is None:
+        given = [u for u in (*urls.values(), base_url) if u]
+        chosen = _cloud_of(given) if given else get_cloud(DEFAULT_CLOUD)
+    resolved: dict[str, str] = {}
     for fam in FAMILIES:
-        urls[fam] = (urls[fam] or base_url or DEFAULT_URLS[fam]).rstrip("/")
-    verify = check_verify(verify, list(urls.values()))
+        url = urls[fam] or base_url or chosen.host(fam) or ""
+        resolved[fam] = url.rstrip("/")
+    token_scopes: dict[str, str | None] = {
+        fam: (running.scope(fam) if running is not None else chosen.scope(fam))
+        for fam in FAMILIES}
+    for fam, scope in (scopes or {}).items():
+        if fam not in FAMILIES:
+            raise ValidationError("scopes", fam, f"families are {', '.join(FAMILIES)}")
+        token_scopes[fam] = scope
+    verify = check_verify(verify, [u for u in resolved.values() if u])
 
     conn = Connection(
-        arm_url=urls["arm"], maps_url=urls["maps"], graph_url=urls["graph"],
-        fabric_url=urls["fabric"], credential=credential,
+        arm_url=resolved["arm"], maps_url=resolved["maps"], graph_url=resolved["graph"],
+        fabric_url=resolved["fabric"], credential=credential,
         token=_as_secret(token, "token"), maps_key=_as_secret(maps_key, "maps key"),
         maps_sas_token=_as_secret(maps_sas_token, "maps SAS token"),
-        maps_client_id=maps_client_id, namespace=namespace, header_prefix=header_prefix,
-        verify=verify, settings=conf, sandbox=running, owns_sandbox=owns,
+        maps_client_id=maps_client_id, namespace=namespace or chosen.words.namespace,
+        header_prefix=header_prefix or chosen.words.header_prefix,
+        verify=verify, settings=conf, sandbox=running, owns_sandbox=owns, scopes=token_scopes,
+        cloud=chosen, words=chosen.words,
     )
     global _default
     with _default_lock:
@@ -396,6 +480,25 @@ def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
                                            "TOOLKIT_CREDENTIAL=default (environment, workload or "
                                            "managed identity) or TOOLKIT_TOKEN in its "
                                            "environment, or TOOLKIT_SANDBOX_SECRET for a sandbox")
+
+
+def _cloud_named(name: str, parameter: str) -> Cloud:
+    try:
+        return get_cloud(name)
+    except KeyError:
+        raise ValidationError(parameter, name, f"clouds are {', '.join(CLOUDS)}") from None
+
+
+def _cloud_of(urls: list[str]) -> Cloud:
+    """The real cloud whose hosts the URLs name (``neutral`` when none does)."""
+    from urllib.parse import urlsplit
+
+    hosts = {(urlsplit(u).hostname or "").lower() for u in urls}
+    for cloud in CLOUDS.values():
+        own = {(urlsplit(h).hostname or "").lower() for h in cloud.hosts.values() if h}
+        if hosts & own:
+            return cloud
+    return NEUTRAL
 
 
 

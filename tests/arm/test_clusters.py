@@ -87,7 +87,7 @@ def test_every_cluster_gives_its_kubeconfig(conn, clusters) -> None:
         assert len(df) == 1
         row = df.iloc[0]
         host = c.private_host if c.private else c.public_host
-        assert row["value"].reveal() == kubeconfig(c, host)
+        assert row["value"].reveal() == kubeconfig(c, host, conn.sandbox.cloud.environment)
         assert row["name"] == "clusterMonitoringUser"
         assert row["cluster_name"] == c.name and row["context"] == c.name
         assert row["server_url"] == f"https://{host}:443"

@@ -116,11 +116,12 @@ def test_vault_key_change_is_polled_then_the_protector_read(conn, sandbox, serve
         df = toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
                                                  server_key_name=name,
                                                  auto_rotation_enabled=False, connection=conn)
+    # the 202 names the async-operation status (followed first, as ARM clients do) and
+    # Location; once the status says Succeeded the protector is read
     assert _statuses(log) == (
         [("PUT", "encryption_protector_update", 202)]
-        + [("GET", "encryption_protector_operation", 202)] * (sandbox.lro_polls - 1)
-        + [("GET", "encryption_protector_operation", 200),
-           ("GET", "encryption_protector_get", 200)])
+        + [("GET", "arm_operation_status", 200)] * sandbox.lro_polls
+        + [("GET", "encryption_protector_get", 200)])
     assert waits == [float(sandbox.lro_retry_after)] * sandbox.lro_polls
     row = df.iloc[0]
     assert row["serverKeyName"] == name and row["serverKeyType"] == "VendorKeyVault"
@@ -158,7 +159,7 @@ def test_second_change_during_a_running_one_is_a_conflict(conn, sandbox, servers
                                              server_key_name="kv-retail-prod-neu_tde-analytics",
                                              wait=False, connection=conn)
     assert isinstance(op, toolkit.Operation) and op.status == "InProgress"
-    assert "encryptionProtectorOperationResults" in op.url
+    assert "/operations/" in op.url  # the async-operation status URL
     with pytest.raises(toolkit.ConflictError) as info:
         toolkit.update_encryption_protector(*where, server_key_type="ServiceManaged",
                                             connection=conn)
@@ -263,7 +264,7 @@ def test_faults_on_the_put_and_the_polls_change_the_key_once(conn, sandbox, serv
     where = _where(servers, "sql-retail-dev")
     sandbox.inject("429", path="encryptionProtector/current", method="PUT", count=1,
                    retry_after=1)
-    sandbox.inject("503", path="encryptionProtectorOperationResults", count=1, retry_after=1)
+    sandbox.inject("503", path="/operations/", count=1, retry_after=1)
     with sandbox.recording() as log:
         df = toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
                                                  server_key_name="kv-retail-dev_tde-dev",

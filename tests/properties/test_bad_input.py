@@ -327,8 +327,8 @@ RULES: list[Rule] = [
                                                "encryption_protector")],
     Rule("update_encryption_protector", "server_key_type", st.one_of(
         NOT_TEXT, st.text(max_size=20).filter(
-            lambda s: s.lower() not in ("servicemanaged", "vendorkeyvault")),
-        st.sampled_from(["Service Managed", "AzureKeyVault", "VendorKeyVault ", "KeyVault"]))),
+            lambda s: s.lower() not in ("servicemanaged", "vendorkeyvault", "azurekeyvault")),
+        st.sampled_from(["Service Managed", "AzureKeyVault ", "VendorKeyVault ", "KeyVault"]))),
     Rule("update_encryption_protector", "server_key_name", st.one_of(
         NOT_TEXT_NOR_NONE, st.just(""), st.text("abc", min_size=1, max_size=20),
         st.sampled_from(["kv_key_version", "k_key", "1kv-name_key",

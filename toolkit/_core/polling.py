@@ -41,11 +41,15 @@ import orjson
 
 from toolkit._core.config import Origin
 from toolkit._core.errors import (
+    ApiError,
+    AuthenticationError,
     ErrorInfo,
     OperationFailedError,
     OperationTimeoutError,
     OperationWaitError,
     ProtocolError,
+    RateLimitError,
+    ServiceError,
     parse_error_body,
 )
 from toolkit._core.pipeline import Pipeline, Response
@@ -172,8 +176,19 @@ class Operation(Generic[T]):
                                              expected=(200, 201, 204))
             self.status = "Succeeded"
             return
-        response = self.pipeline.send("GET", self._location, operation=self.name,
-                                      expected=(200, 201, 202, 204))
+        try:
+            response = self.pipeline.send("GET", self._location, operation=self.name,
+                                          expected=(200, 201, 202, 204))
+        except (AuthenticationError, RateLimitError, ServiceError):
+            raise
+        except ApiError as err:
+            # a Location poll that answers an error is the operation's failure
+            self.status = "Failed"
+            self._error = OperationFailedError(
+                err.status, ErrorInfo(code=err.code, message=err.message,
+                                      request_id=err.request_id),
+                operation=self.name, url=self._location)
+            raise self._error from None
         if response.status == 202:
             self._location = response.headers.get("location") or self._location
             self.url = self._location

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from toolkit._spec.arm import COMPLIANCE_STATES, HEALTH_STATES
+from toolkit._spec.clouds import NEUTRAL_WORDS, REAL_WORDS
 from toolkit._spec.fabric import ITEM_TYPES, PRINCIPAL_TYPES
 from toolkit._spec.graph import CA_POLICY_STATES, STRENGTH_POLICY_TYPES, STRENGTH_REQUIREMENTS
 from toolkit._spec.maps import (
@@ -30,6 +31,9 @@ from toolkit._spec.maps import (
     POLLUTANT_TYPES,
     TRAFFIC_CONGESTION,
 )
+
+#: SQL server key types, in the neutral and the real clouds' words.
+SERVER_KEY_TYPES = ("ServiceManaged", NEUTRAL_WORDS.key_vault_type, REAL_WORDS.key_vault_type)
 
 __all__ = ["SCHEMAS", "Col", "Schema", "schema_for"]
 
@@ -176,7 +180,7 @@ ENCRYPTION_PROTECTOR = Schema(
         Col("keyVersion", "string", path="properties.keyVersion"),
         Col("serverKeyName", "string", path="properties.serverKeyName"),
         Col("serverKeyType", "category", path="properties.serverKeyType",
-            categories=("ServiceManaged", "VendorKeyVault")),
+            categories=SERVER_KEY_TYPES),
         Col("subregion", "string", path="properties.subregion"),
         Col("thumbprint", "string", path="properties.thumbprint"),
         Col("uri", "string", path="properties.uri"),

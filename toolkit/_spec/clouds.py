@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeVar
 
-__all__ = ["CLOUDS", "DEFAULT_CLOUD", "FAMILIES", "Cloud", "Vocabulary", "get_cloud"]
+__all__ = ["CLOUDS", "DEFAULT_CLOUD", "FAMILIES", "NEUTRAL", "NEUTRAL_WORDS", "PUBLIC",
+           "REAL_WORDS", "Cloud", "Vocabulary", "get_cloud"]
 
 #: The four service families, in the order the toolkit lists them.
 FAMILIES: tuple[str, ...] = ("arm", "maps", "graph", "fabric")
@@ -149,6 +150,9 @@ class Cloud:
         DNS suffix of managed-cluster API servers (``<name>.hcp.<region>.<k8s_suffix>``).
     unavailable : frozenset of str
         Public functions whose operation the cloud does not offer (refused before any request).
+    environment : str
+        The cloud's environment name as sign-in helpers know it (``kubelogin --environment``
+        in managed-cluster kubeconfigs).
     """
 
     name: str
@@ -160,6 +164,7 @@ class Cloud:
     vault_suffix: str
     k8s_suffix: str
     unavailable: frozenset[str] = field(default_factory=frozenset)
+    environment: str = ""
 
     def host(self, family: str) -> str | None:
         """The base URL of a family in this cloud (``None`` where not offered)."""
@@ -172,7 +177,8 @@ class Cloud:
 
 def _cloud(name: str, words: Vocabulary, hosts: Mapping[str, str | None],
            extra_audiences: Mapping[str, tuple[str, ...]], authority: str, vault_suffix: str,
-           k8s_suffix: str, unavailable: frozenset[str] = frozenset()) -> Cloud:
+           k8s_suffix: str, environment: str,
+           unavailable: frozenset[str] = frozenset()) -> Cloud:
     scopes = {fam: (f"{host}/.default" if host else None) for fam, host in hosts.items()}
     audiences: dict[str, tuple[str, ...]] = {}
     for fam, host in hosts.items():
@@ -181,7 +187,7 @@ def _cloud(name: str, words: Vocabulary, hosts: Mapping[str, str | None],
     return Cloud(name=name, words=words, hosts=_frozen(hosts), scopes=_frozen(scopes),
                  audiences=_frozen(audiences),
                  authority=authority, vault_suffix=vault_suffix, k8s_suffix=k8s_suffix,
-                 unavailable=unavailable)
+                 unavailable=unavailable, environment=environment)
 
 
 NEUTRAL = _cloud(
@@ -191,7 +197,7 @@ NEUTRAL = _cloud(
     {"arm": ("https://management.core.windows.net", "https://management.core.windows.net/"),
      "fabric": ("https://analysis.windows.net/powerbi/api",)},
     authority="https://login.vendor.com", vault_suffix="vault.vendor.net",
-    k8s_suffix="vendork8s.io",
+    k8s_suffix="vendork8s.io", environment="VendorPublicCloud",
 )
 
 PUBLIC = _cloud(
@@ -201,7 +207,7 @@ PUBLIC = _cloud(
     {"arm": ("https://management.core.windows.net", "https://management.core.windows.net/"),
      "fabric": ("https://analysis.windows.net/powerbi/api",)},
     authority="https://login.microsoftonline.com", vault_suffix="vault.azure.net",
-    k8s_suffix="azmk8s.io",
+    k8s_suffix="azmk8s.io", environment="AzurePublicCloud",
 )
 
 USGOV = _cloud(
@@ -211,7 +217,7 @@ USGOV = _cloud(
     {"arm": ("https://management.core.usgovcloudapi.net",
              "https://management.core.usgovcloudapi.net/")},
     authority="https://login.microsoftonline.us", vault_suffix="vault.usgovcloudapi.net",
-    k8s_suffix="cx.aks.containerservice.azure.us",
+    k8s_suffix="cx.aks.containerservice.azure.us", environment="AzureUSGovernmentCloud",
 )
 
 CHINA = _cloud(
@@ -221,7 +227,7 @@ CHINA = _cloud(
     {"arm": ("https://management.core.chinacloudapi.cn",
              "https://management.core.chinacloudapi.cn/")},
     authority="https://login.chinacloudapi.cn", vault_suffix="vault.azure.cn",
-    k8s_suffix="cx.prod.service.azk8s.cn",
+    k8s_suffix="cx.prod.service.azk8s.cn", environment="AzureChinaCloud",
     unavailable=frozenset({"authentication_strength_usage"}),
 )
 

@@ -263,9 +263,10 @@ def hosted_cluster_credentials(subscription_id: str, resource_group: str, cluste
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
+    words = conn.words
     path = (f"/subscriptions/{segment(subscription_id, 'subscription_id')}/resourceGroups/"
             f"{segment(resource_group, 'resource_group')}/providers/"
-            f"{conn.namespace}.HostedClusterProvider/hostedClusters/"
+            f"{words.hosted_cluster_provider}/{words.hosted_cluster_type}/"
             f"{segment(cluster, 'cluster')}/listCredentials")
     response = pipe.send("POST", path, params={"api-version": api_version},
                          operation="hosted_cluster_credentials")

@@ -29,6 +29,7 @@ from toolkit._core.validate import (
     server_name_problem,
 )
 from toolkit._spec.arm import SQL_API_VERSIONS, VAULT_KEY_NAME_PATTERN
+from toolkit._spec.clouds import NEUTRAL_WORDS, REAL_WORDS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -160,13 +161,15 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
 
 # ------------------------------------------------------------------------ encryption protector
 
-SERVER_KEY_TYPES = ("ServiceManaged", "VendorKeyVault")
+#: Key types: ``ServiceManaged`` or a vault key, in either vocabulary (the connection's cloud's
+#: word is sent: ``AzureKeyVault`` in a real cloud, ``VendorKeyVault`` in the neutral one).
+SERVER_KEY_TYPES = ("ServiceManaged", NEUTRAL_WORDS.key_vault_type, REAL_WORDS.key_vault_type)
 #: ``<vault>_<key>_<version>`` or ``<vault>_<key>``: vault names are 3 to 24 letters, digits and
 #: hyphens starting with a letter; key names 1 to 127 letters, digits and hyphens; versions 32
 #: hexadecimal digits.
 VAULT_KEY_NAME_RE = re.compile(VAULT_KEY_NAME_PATTERN)
 VAULT_KEY_NAME_RULE = (
-    "a VendorKeyVault key name is '<vault>_<key>_<version>' (pinned) or '<vault>_<key>' "
+    "a vault key name is '<vault>_<key>_<version>' (pinned) or '<vault>_<key>' "
     "(versionless): a vault name of 3 to 24 letters, digits and hyphens starting with a letter, "
     "a key name of letters, digits and hyphens, and a version of 32 hexadecimal digits"
 )
@@ -224,11 +227,12 @@ def update_encryption_protector(
         Resource group (1 to 90 characters).
     server : str
         Server name (1 to 63 lower-case letters, digits and inner hyphens).
-    server_key_type : {"ServiceManaged", "VendorKeyVault"}
-        The kind of key.
+    server_key_type : {"ServiceManaged", "AzureKeyVault", "VendorKeyVault"}
+        The kind of key; the two vault-key words are the same kind, sent in the connection's
+        cloud's word (``AzureKeyVault`` in a real cloud, ``VendorKeyVault`` in the neutral one).
     server_key_name : str, optional
         For ``ServiceManaged``, the literal ``ServiceManaged`` (filled in when omitted, refused
-        when different). For ``VendorKeyVault`` (required): ``<vault>_<key>_<version>`` to pin
+        when different). For a vault key (required): ``<vault>_<key>_<version>`` to pin
         a key version, or ``<vault>_<key>`` for a versionless key (the response's ``keyVersion``
         then says which version is in use).
     auto_rotation_enabled : bool, optional
@@ -249,7 +253,8 @@ def update_encryption_protector(
         One row, the protector: ``id``, ``name``, ``type``, ``kind`` (lower-case key type),
         ``location``, ``autoRotationEnabled`` (boolean), ``keyVersion`` (set for a versionless
         key), ``serverKeyName``, ``serverKeyType`` (category ``ServiceManaged``/
-        ``VendorKeyVault``), ``subregion``, ``thumbprint``, ``uri`` (strings),
+        ``VendorKeyVault``/``AzureKeyVault``: the cloud's word), ``subregion``,
+        ``thumbprint``, ``uri`` (strings),
         ``systemData.createdAt``, ``systemData.lastModifiedAt`` (UTC date-times),
         ``systemData.createdBy``, ``systemData.lastModifiedBy`` (strings),
         ``systemData.createdByType``, ``systemData.lastModifiedByType`` (categories), and the
@@ -264,7 +269,8 @@ def update_encryption_protector(
     ConflictError
         Another protector change is running on the server (``EncryptionProtectorChangeInProgress``).
     ApiError
-        Other refusals, e.g. 400 ``VendorKeyVaultKeyDisabled`` for a disabled key version.
+        Other refusals, e.g. 400 ``AkvKeyDisabled`` (``VendorKeyVaultKeyDisabled`` in the
+        neutral cloud) for a disabled key version.
     """
     check_subscription_id(subscription_id)
     check_resource_group(resource_group)
@@ -281,7 +287,7 @@ def update_encryption_protector(
     else:
         if server_key_name is None:
             raise ValidationError("server_key_name", server_key_name,
-                                  "is required for a VendorKeyVault key; " + VAULT_KEY_NAME_RULE)
+                                  f"is required for a {key_type} key; " + VAULT_KEY_NAME_RULE)
         if not isinstance(server_key_name, str) or not VAULT_KEY_NAME_RE.fullmatch(server_key_name):
             raise ValidationError("server_key_name", server_key_name, VAULT_KEY_NAME_RULE)
     if auto_rotation_enabled is not None and not isinstance(auto_rotation_enabled, bool):
@@ -293,6 +299,8 @@ def update_encryption_protector(
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
+    if key_type != "ServiceManaged":
+        key_type = conn.words.key_vault_type
     path = _protector_path(conn, subscription_id, resource_group, server)
     properties: dict[str, Any] = {"serverKeyType": key_type, "serverKeyName": server_key_name}
     if auto_rotation_enabled is not None:

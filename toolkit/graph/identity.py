@@ -163,7 +163,8 @@ def authentication_strength_usage(policy_id: str | Sequence[str], *,
     Raises
     ------
     ValidationError
-        A malformed policy id (before any request).
+        A malformed policy id, or a connection to a cloud that does not offer the query
+        (``china``): before any request.
     NotFoundError, AuthenticationError, RateLimitError
         For one policy id, or when every query of several failed (the first failure).
     """
@@ -172,6 +173,7 @@ def authentication_strength_usage(policy_id: str | Sequence[str], *,
         _check_policy_id(pid, "policy_id" if single else f"policy_id[{i}]")
     _check_version(api_version)
     conn = get_connection(connection)
+    conn.check_offered("authentication_strength_usage")
     pipe = conn.pipeline("graph")
 
     def path(pid: str) -> str:
@@ -271,6 +273,7 @@ def authentication_strength_audit(policy_ids: str | Sequence[str] | None = None,
             _check_policy_id(pid, f"policy_ids[{i}]")
     _check_version(api_version)
     conn = get_connection(connection)
+    conn.check_offered("authentication_strength_usage")
     policies = authentication_strength_policies(api_version=api_version, connection=conn)
     ids = wanted if wanted is not None else [str(i) for i in policies["id"].dropna()]
     attrs = provenance("authentication_strength_audit", api_version,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit._core.schemas import HEALTH_ORDER
+from toolkit._core.schemas import HEALTH_ORDER, SERVER_KEY_TYPES
 from toolkit.plot._common import HEALTH_COLORS, new_axes, require_columns
 
 __all__ = ["backend_health"]
@@ -82,7 +82,7 @@ def encryption_posture_of(df: pd.DataFrame) -> pd.Series:
     for key_type, key_name, auto in zip(df["serverKeyType"].astype("string"),
                                         df["serverKeyName"].astype("string"),
                                         df["autoRotationEnabled"], strict=True):
-        if key_type != "VendorKeyVault":
+        if key_type is pd.NA or key_type not in SERVER_KEY_TYPES[1:]:
             out.append(names[0])
         elif auto is True or (auto is not pd.NA and bool(auto)):
             out.append(names[3])

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
+from toolkit._spec.clouds import CLOUDS
 from toolkit.sandbox.server import Sandbox
 
 
@@ -16,6 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port (0 picks a free one)")
     parser.add_argument("--seed", type=int, default=7, help="seed of the world")
     parser.add_argument("--tls", action="store_true", help="serve HTTPS with a generated cert")
+    parser.add_argument("--cloud", default=os.environ.get("TOOLKIT_CLOUD") or "neutral",
+                        choices=sorted(CLOUDS),
+                        help="whose vocabulary to speak: the spec's neutral words (default) or "
+                             "a real cloud's (Microsoft.*, x-ms-, Azure-AsyncOperation...)")
     parser.add_argument("--lro-polls", type=int, default=2,
                         help="polls a long-running operation takes")
     parser.add_argument("--show-credentials", action="store_true",
@@ -24,10 +30,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(name)s %(message)s")
-    sandbox = Sandbox(seed=args.seed, port=args.port, tls=args.tls, lro_polls=args.lro_polls)
+    sandbox = Sandbox(seed=args.seed, port=args.port, tls=args.tls, lro_polls=args.lro_polls,
+                      cloud=args.cloud)
     sandbox.start()
     out = sys.stdout
-    out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}); Ctrl-C stops it\n")
+    out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}; the {args.cloud} cloud's "
+              f"words: connect with cloud={args.cloud!r} or TOOLKIT_CLOUD={args.cloud}); "
+              "Ctrl-C stops it\n")
     if sandbox.ca_file:
         out.write(f"CA certificate: {sandbox.ca_file} (pass verify= this path)\n")
     if args.show_credentials:

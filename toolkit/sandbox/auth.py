@@ -1,7 +1,8 @@
 """Sandbox tokens and keys: minted, signed and checked like the real services check theirs.
 
 Tokens look like JWTs (``header.claims.signature``, HMAC-SHA256 with the sandbox's own secret) and
-carry ``aud`` (the family's resource), ``exp``, ``sub`` and ``roles``. Every request is refused
+carry ``aud`` (the family's resource; the audiences each family accepts are its cloud's, from
+:mod:`toolkit._spec.clouds`), ``exp``, ``sub`` and ``roles``. Every request is refused
 with the family's 401/403 body when its token is missing, malformed, badly signed, expired or for
 another audience, or when a maps key is wrong.
 """
@@ -21,15 +22,7 @@ from azure.core.credentials import AccessToken
 
 from toolkit._core.secrets import Secret
 
-__all__ = ["AUDIENCES", "SandboxCredential", "TokenAuthority"]
-
-#: Audience per family (the scope without ``/.default``); ARM also accepts the legacy one.
-AUDIENCES = {
-    "arm": ("https://management.vendor.com", "https://management.core.windows.net"),
-    "maps": ("https://atlas.vendor.com",),
-    "graph": ("https://graph.vendor.com",),
-    "fabric": ("https://api.fabric.vendor.com", "https://analysis.windows.net/powerbi/api"),
-}
+__all__ = ["SandboxCredential", "TokenAuthority"]
 
 ALL_ROLES = ("Policy.Read.All", "Policy.Read.AuthenticationMethod", "Eventstream.ReadWrite.All",
              "Item.ReadWrite.All", "Reader", "Contributor")
@@ -102,7 +95,7 @@ class TokenAuthority:
 
     def sas_token(self, expires_in: float = 3600) -> str:
         """A maps SAS token (sent as ``Authorization: jwt-sas <token>``)."""
-        return self.mint("https://atlas.vendor.com", expires_in=expires_in, roles=("MapsSas",))
+        return self.mint("maps-sas", expires_in=expires_in, roles=("MapsSas",))
 
 
 class SandboxCredential:

@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolkit._spec.clouds import NEUTRAL_WORDS
 from toolkit.sandbox.http import Reply, Request, Route, Router
 
 if TYPE_CHECKING:
@@ -510,9 +511,10 @@ def _operation(route: Route, examples: dict[str, dict[str, Any]],
         for media in body["content"].values():
             media["example"] = bodies[route.name]
     out: dict[str, Any] = {
+        # a function's call spelling (``usage()``) is the same operation under its own id
         "operationId": route.name + ("_" + route.pattern.split("/")[1]
                                      if route.pattern.startswith(("/beta", "/v1.0", "/v1/"))
-                                     else ""),
+                                     else "") + ("_call" if route.pattern.endswith("()") else ""),
         "tags": [route.family],
         "summary": (op or {}).get("summary") or (op or {}).get("description", "")[:200]
         or route.name.replace("_", " "),
@@ -559,6 +561,11 @@ def build_document(sandbox: Sandbox) -> dict[str, Any]:
     for stem in sorted({s.file for s in _SOURCES.values()}):
         schemas.update(_definitions(stem))
     text = json.dumps({"paths": paths, "schemas": schemas})
+    neutral = NEUTRAL_WORDS
+    words = sandbox.words
+    text = text.replace(f"{neutral.hosted_cluster_provider}/{neutral.hosted_cluster_type}",
+                        f"{words.hosted_cluster_provider}/{words.hosted_cluster_type}")
+    text = text.replace(neutral.key_vault_type, words.key_vault_type)
     if sandbox.namespace != "Vendor":
         text = text.replace("Vendor.", f"{sandbox.namespace}.")
     if sandbox.header_prefix != "x-vendor-":

@@ -21,13 +21,14 @@ import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.sandbox.auth import ALL_ROLES, AUDIENCES, SandboxCredential, TokenAuthority
+from toolkit._spec.clouds import CLOUDS, PUBLIC, Cloud, Vocabulary, get_cloud
+from toolkit.sandbox.auth import ALL_ROLES, SandboxCredential, TokenAuthority
 from toolkit.sandbox.faults import FaultPlan, FaultRule, parse_fault_header
 from toolkit.sandbox.http import (
     Reply,
@@ -185,8 +186,16 @@ class Sandbox:
         Seed of the deterministic world.
     port : int
         Port on 127.0.0.1; 0 picks a free one.
-    namespace, header_prefix : str
-        Provider namespace word and custom header prefix (as the client's settings).
+    cloud : str
+        Whose vocabulary the sandbox speaks: ``neutral`` (the default: the specification's own
+        words, ``Vendor.*`` and ``x-vendor-``, so that what the spec and the notebooks say and
+        what the sandbox answers read the same), or a real cloud's (``public``, ``usgov``,
+        ``china``: ``Microsoft.*``, ``x-ms-``, ``Azure-AsyncOperation``, ``AzureKeyVault``,
+        the real hosted-cluster provider...). It then accepts tokens for that cloud's audiences
+        (``https://management.azure.com/``...); a family the cloud does not offer is served all
+        the same, accepting the public cloud's audiences for it.
+    namespace, header_prefix : str, optional
+        Low-level overrides of the cloud's provider namespace word and custom header prefix.
     tls : bool
         Serve HTTPS with a certificate generated for 127.0.0.1 (``ca_file`` is its path).
     lro_polls : int
@@ -216,7 +225,8 @@ class Sandbox:
     """
 
     def __init__(self, *, seed: int = 7, port: int = 0, host: str = "127.0.0.1",
-                 namespace: str = "Vendor", header_prefix: str = "x-vendor-", tls: bool = False,
+                 cloud: str = "neutral", namespace: str | None = None,
+                 header_prefix: str | None = None, tls: bool = False,
                  lro_polls: int = 2, lro_retry_after: int = 1,
                  epoch: datetime | None = None, frozen_clock: bool = False,
                  secret: str | None = None, network: NetworkModel | None = None,
@@ -226,8 +236,15 @@ class Sandbox:
         self.seed = seed
         self.host = host
         self.port = port
-        self.namespace = namespace
-        self.header_prefix = header_prefix
+        try:
+            self.cloud: Cloud = get_cloud(cloud)
+        except KeyError:
+            raise ValueError(f"unknown cloud {cloud!r}; clouds are {', '.join(CLOUDS)}") from None
+        self.words: Vocabulary = replace(
+            self.cloud.words, namespace=namespace or self.cloud.words.namespace,
+            header_prefix=header_prefix or self.cloud.words.header_prefix)
+        self.namespace = self.words.namespace
+        self.header_prefix = self.words.header_prefix
         self.tls = tls
         self.ca_file: str | None = None
         self.lro_polls = lro_polls
@@ -249,7 +266,7 @@ class Sandbox:
         self.log: deque[LoggedRequest] = deque(maxlen=200_000)
         self.state: dict[str, Any] = {}
         self.state_lock = threading.RLock()
-        self.router = Router(namespace)
+        self.router = Router(self.namespace)
         self._world: World | None = None
         self._world_lock = threading.Lock()
         self._server: _Server | None = None
@@ -344,7 +361,7 @@ class Sandbox:
                     from toolkit.sandbox.world import World
 
                     self._world = World(self.seed, epoch=self.epoch,
-                                        namespace=self.namespace)
+                                        namespace=self.namespace, cloud=self.cloud)
         return self._world
 
     def now(self) -> datetime:
@@ -377,10 +394,23 @@ class Sandbox:
               roles: Sequence[str] = ALL_ROLES, audience: str | None = None) -> str:
         """A raw token for a family, or for all four with ``family=None`` (tests use it to make
         expired or wrong-audience tokens)."""
-        if audience is None:
-            audience = [a[0] for a in AUDIENCES.values()] if family is None else \
-                AUDIENCES[family][0]
-        return self.authority.mint(audience, expires_in=expires_in, roles=roles)
+        aud: str | list[str]
+        if audience is not None:
+            aud = audience
+        elif family is None:
+            aud = [self.audiences(f)[0] for f in self.cloud.hosts]
+        else:
+            aud = self.audiences(family)[0]
+        return self.authority.mint(aud, expires_in=expires_in, roles=roles)
+
+    def audiences(self, family: str) -> tuple[str, ...]:
+        """The token audiences the sandbox accepts for a family: its cloud's (the public
+        cloud's for a family its cloud does not offer)."""
+        return self.cloud.audiences.get(family) or PUBLIC.audiences[family]
+
+    def scope(self, family: str) -> str:
+        """The token scope a client asks for to call a family of this sandbox."""
+        return self.cloud.scope(family) or str(PUBLIC.scope(family))
 
     @property
     def maps_key(self) -> Any:
@@ -507,8 +537,11 @@ class Sandbox:
         except SandboxHTTPError as err:
             if request.family == "maps" and err.status == 401 and err.code != "Unauthorized":
                 # maps answers every refusal in its own shape, bearer tokens included
-                raise _maps_unauthorized("Bearer", "invalid_token", err.message) from err
+                raise self._maps_refusal("Bearer", "invalid_token", err.message) from err
             raise
+
+    def _maps_refusal(self, realm_scheme: str, error: str, description: str) -> SandboxHTTPError:
+        return _maps_unauthorized(realm_scheme, error, description, self.audiences("maps")[0])
 
     def _check_credentials(self, request: Request) -> dict[str, Any]:
         family = request.family
@@ -517,7 +550,7 @@ class Sandbox:
             key = request.headers.get("subscription-key") or request.param("subscription-key")
             if key is not None:
                 if key != self.maps_key.reveal():
-                    raise _maps_unauthorized("SharedKey", "InvalidKey",
+                    raise self._maps_refusal("SharedKey", "InvalidKey",
                                              "The provided key was incorrect or the account "
                                              "resource does not exist.")
                 return {"roles": list(ALL_ROLES), "scheme": "SharedKey"}
@@ -525,9 +558,9 @@ class Sandbox:
                 try:
                     claims = self.authority.verify(auth[8:].strip())
                 except ValueError as err:
-                    raise _maps_unauthorized("jwt-sas", "InvalidToken", err.args[1]) from err
+                    raise self._maps_refusal("jwt-sas", "InvalidToken", err.args[1]) from err
                 if claims.get("exp", 0) < time.time():
-                    raise _maps_unauthorized("jwt-sas", "InvalidToken", "The SAS token expired.")
+                    raise self._maps_refusal("jwt-sas", "InvalidToken", "The SAS token expired.")
                 return claims
         if not auth:
             code, msg = {
@@ -539,7 +572,7 @@ class Sandbox:
                                            "resource."),
             }[family]
             if family == "maps":
-                raise _maps_unauthorized("SharedKey", "InvalidKey",
+                raise self._maps_refusal("SharedKey", "InvalidKey",
                                          "No key, SAS token or bearer token was provided.")
             raise SandboxHTTPError(401, code, msg, headers={"WWW-Authenticate": "Bearer"})
         scheme, _, token = auth.partition(" ")
@@ -563,7 +596,7 @@ class Sandbox:
             raise SandboxHTTPError(401, code, f"The access token expiry UTC time '{exp}' is "
                                    f"earlier than current UTC time '{cur}'.",
                                    headers={"WWW-Authenticate": "Bearer error=\"invalid_token\""})
-        audiences = AUDIENCES[family]
+        audiences = tuple(dict.fromkeys(a.rstrip("/") for a in self.audiences(family)))
         aud = claims.get("aud", "")
         token_auds = {str(a).rstrip("/") for a in (aud if isinstance(aud, list) else [aud])}
         if not token_auds & set(audiences):
@@ -577,7 +610,7 @@ class Sandbox:
             client_id = request.headers.get(f"{self.header_prefix}client-id") or \
                 request.headers.get("client-id")
             if client_id != self.authority.maps_client_id:
-                raise _maps_unauthorized("Bearer", "InvalidClientId",
+                raise self._maps_refusal("Bearer", "InvalidClientId",
                                          f"The {self.header_prefix}client-id header must name "
                                          "the maps account.")
         return claims
@@ -602,10 +635,11 @@ def _fault_error(rule: FaultRule) -> SandboxHTTPError:
                             "error.", headers=headers)
 
 
-def _maps_unauthorized(realm_scheme: str, error: str, description: str) -> SandboxHTTPError:
+def _maps_unauthorized(realm_scheme: str, error: str, description: str,
+                       realm: str) -> SandboxHTTPError:
     return SandboxHTTPError(
         401, "Unauthorized", "Access denied, please inspect WWW-Authenticate header.",
-        headers={"WWW-Authenticate": f'{realm_scheme} realm="https://atlas.vendor.com/", '
+        headers={"WWW-Authenticate": f'{realm_scheme} realm="{realm.rstrip("/")}/", '
                                      f'error="{error}", error_description="{description}"'},
         target=None)
 

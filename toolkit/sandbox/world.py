@@ -13,9 +13,11 @@ import random
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from toolkit._spec.clouds import NEUTRAL, Cloud
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,13 +127,18 @@ class World:
         The world's "now" (when histories end).
     namespace : str
         Provider namespace word used in resource ids.
+    cloud : Cloud, optional
+        The sandbox's cloud (:mod:`toolkit._spec.clouds`): its brand words (``words``, with
+        ``namespace``) and DNS suffixes; the neutral one by default.
     """
 
     def __init__(self, seed: int = 7, *, epoch: datetime | None = None,
-                 namespace: str = "Vendor") -> None:
+                 namespace: str = "Vendor", cloud: Cloud | None = None) -> None:
         self.seed = seed
         self.epoch = epoch or DEFAULT_EPOCH
         self.namespace = namespace
+        self.cloud = cloud or NEUTRAL
+        self.words = replace(self.cloud.words, namespace=namespace)
         rng = self.rng("tenant")
         self.tenant_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         self.subscriptions: list[Subscription] = []

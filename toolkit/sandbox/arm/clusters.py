@@ -9,7 +9,10 @@ and the monitoring user (a bearer token; a client certificate on clusters that u
 ``kubelogin`` exec block on clusters that sign in through the identity provider).
 
 ``POST .../hostedClusters/{name}/listCredentials`` answers 200 with
-``{"kubeadminUsername": "kubeadmin", "kubeadminPassword": ...}``.
+``{"kubeadminUsername": "kubeadmin", "kubeadminPassword": ...}``; in a real cloud's words the
+route is the real provider's, ``Microsoft.RedHatOpenShift/openShiftClusters/{name}/
+listCredentials``. API servers are under the cloud's managed-cluster DNS suffix
+(``vendork8s.io`` / ``azmk8s.io``).
 
 Unknown clusters are 404 in the ARM error body. The credential values are deterministic from the
 world's seed; :func:`secret_values` lists them (tests check that none is ever shown).
@@ -133,6 +136,7 @@ def _pem(rng: Any, label: str, size: int) -> str:
 def build_world(world: World) -> ClusterWorld:
     """Managed and hosted clusters with their credentials, deterministic from the seed."""
     rng = world.rng("clusters")
+    suffix = world.cloud.k8s_suffix
     subs = {s.name: s for s in world.subscriptions}
     managed = []
     for sub_name, rg_name, name, private, public_fqdn, auth in _MANAGED:
@@ -144,9 +148,9 @@ def build_world(world: World) -> ClusterWorld:
         region = group.location
         managed.append(ManagedCluster(
             sub.id, rg_name, name, region, private, public_fqdn, auth,
-            public_host=f"{prefix}-{tag}.hcp.{region}.vendork8s.io",
+            public_host=f"{prefix}-{tag}.hcp.{region}.{suffix}",
             private_host=f"{prefix}-{tag}.{rng.getrandbits(64):016x}.privatelink.{region}"
-                         ".vendork8s.io",
+                         f".{suffix}",
             ca_data=_pem(rng, "CERTIFICATE", 720),
             token=f"{rng.getrandbits(256):064x}",
             client_cert=_pem(rng, "CERTIFICATE", 900),
@@ -179,8 +183,9 @@ def catalog_rows(clusters: ClusterWorld) -> list[dict[str, Any]]:
     return rows
 
 
-def kubeconfig(cluster: ManagedCluster, host: str) -> str:
-    """The monitoring user's kubeconfig (YAML text) for the API server at ``host``."""
+def kubeconfig(cluster: ManagedCluster, host: str, environment: str) -> str:
+    """The monitoring user's kubeconfig (YAML text) for the API server at ``host``, signing
+    in (``kubelogin``) to the cloud ``environment``."""
     user_name = f"clusterMonitoringUser_{cluster.resource_group}_{cluster.name}"
     user: dict[str, Any]
     if cluster.auth == "exec":
@@ -188,7 +193,7 @@ def kubeconfig(cluster: ManagedCluster, host: str) -> str:
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": "kubelogin",
             "args": ["get-token", "--login", "devicecode", "--server-id",
-                     "6dae42f8-4368-4678-94ff-3960e28e3630", "--environment", "VendorPublicCloud"],
+                     "6dae42f8-4368-4678-94ff-3960e28e3630", "--environment", environment],
             "env": None, "interactiveMode": "IfAvailable", "provideClusterInfo": False}}
     elif cluster.auth == "client-certificate":
         user = {"client-certificate-data": cluster.client_cert,
@@ -217,7 +222,7 @@ def secret_values(world: World) -> list[str]:
     for c in clusters.managed:
         out += [c.token, c.client_key]
         for host in (c.public_host, c.private_host):
-            text = kubeconfig(c, host)
+            text = kubeconfig(c, host, world.cloud.environment)
             out += [text, base64.b64encode(text.encode()).decode()]
     out += [h.password for h in clusters.hosted]
     return out
@@ -260,21 +265,23 @@ def _monitoring_credentials(request: Request) -> Reply:
         raise SandboxHTTPError(400, "InvalidParameter",
                                f"The server FQDN type '{kind}' is not valid; use 'public' or "
                                "'private'.", target="server-fqdn")
-    value = base64.b64encode(kubeconfig(cluster, host).encode()).decode()
+    text = kubeconfig(cluster, host, request.sandbox.cloud.environment)
+    value = base64.b64encode(text.encode()).decode()
     return arm_reply(request, {"kubeconfigs": [{"name": "clusterMonitoringUser",
                                                 "value": value}]}, write=True)
 
 
 def _hosted_credentials(request: Request) -> Reply:
     sub, group = find_group(request)
-    ns = request.sandbox.namespace
+    words = request.sandbox.words
     name = request.path_params["resourceName"]
     clusters: ClusterWorld = request.sandbox.world.section("clusters")
     cluster = clusters.find_hosted(sub.id, group.name, name)
     if cluster is None:
         raise SandboxHTTPError(
             404, "ResourceNotFound",
-            f"The Resource '{ns}.HostedClusterProvider/hostedClusters/{name}' under resource "
+            f"The Resource '{words.hosted_cluster_provider}/{words.hosted_cluster_type}/{name}' "
+            "under resource "
             f"group '{group.name}' was not found. For more details please go to "
             "https://aka.ms/ARMResourceNotFoundFix")
     return arm_reply(request, {"kubeadminPassword": cluster.password,
@@ -287,7 +294,8 @@ def register(router: Router, sandbox: Sandbox) -> None:
                "providers/{ns}.ContainerService/managedClusters/{resourceName}/"
                "listClusterMonitoringUserCredential", _monitoring_credentials, family="arm",
                api_versions=MANAGED_API_VERSIONS, name="cluster_monitoring_credentials")
+    words = sandbox.words
     router.add("POST", "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/"
-               "providers/{ns}.HostedClusterProvider/hostedClusters/{resourceName}/"
-               "listCredentials", _hosted_credentials, family="arm",
+               f"providers/{words.hosted_cluster_provider}/{words.hosted_cluster_type}/"
+               "{resourceName}/listCredentials", _hosted_credentials, family="arm",
                api_versions=HOSTED_API_VERSIONS, name="hosted_cluster_credentials")

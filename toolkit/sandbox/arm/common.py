@@ -78,16 +78,22 @@ def arm_reply(request: Request, body: Any, status: int = 200, *, write: bool = F
 
 def start_operation(request: Request, provider: str, location: str,
                     finish: Callable[[], Reply], *, polls: int | None = None,
-                    abandon: Callable[[], None] | None = None) -> Reply:
+                    abandon: Callable[[], None] | None = None,
+                    async_status: bool = False) -> Reply:
     """Answer 202 with ``Location`` and ``Retry-After``; the Location URL answers 202 (no body)
     for ``polls - 1`` polls, then whatever ``finish()`` returns.
 
     ``polls`` defaults to the sandbox's ``lro_polls``; a request may ask for another number with
     the ``x-vendor-sandbox-lro-polls`` header (which the toolkit never sends on its own).
 
-    A request carrying the ``lro_fail`` fault starts an operation that ends Failed: the 202 then
-    also names a ``<Namespace>-AsyncOperation`` status URL (which clients prefer), whose status
-    body ends ``Failed`` with an error; ``abandon()`` undoes what the operation had reserved."""
+    ``async_status`` (and always for an operation that will fail) also names the cloud's
+    async-operation status URL (``Azure-AsyncOperation`` / ``Vendor-AsyncOperation``, which
+    clients prefer), whose status body ends ``Succeeded`` or ``Failed``.
+
+    A request carrying the ``lro_fail`` fault starts an operation that ends Failed at every URL
+    a client may poll: the status body ends ``Failed`` with an error, and the Location URL
+    answers 400 with the same error (never 200 with a result); ``abandon()`` undoes what the
+    operation had reserved."""
     sandbox = request.sandbox
     asked = request.headers.get(f"{sandbox.header_prefix}sandbox-lro-polls")
     if polls is None and asked and asked.isdigit():
@@ -107,8 +113,8 @@ def start_operation(request: Request, provider: str, location: str,
     location_url = (f"{request.base_url}/subscriptions/{sub}/providers/{provider}/locations/"
                     f"{location}/operationResults/{op_id}?api-version={version}")
     headers = {"Location": location_url, "Retry-After": str(sandbox.lro_retry_after)}
-    if request.fail_operation:
-        headers[f"{sandbox.namespace}-AsyncOperation"] = location_url.replace(
+    if request.fail_operation or async_status:
+        headers[sandbox.words.async_header] = location_url.replace(
             "/operationResults/", "/operations/")
     return Reply(202, None, headers)
 
@@ -123,6 +129,18 @@ def _operation(request: Request) -> dict[str, Any]:
     return op
 
 
+#: The error of an operation the sandbox ends Failed.
+_FAILED = {"code": "OperationFailed",
+           "message": "The operation failed on the service; nothing was changed. Try again."}
+
+
+def _abandon(op: dict[str, Any]) -> None:
+    """Undo what a failed operation reserved, once (call with the state lock held)."""
+    if op["abandon"] is not None and not op.get("abandoned"):
+        op["abandon"]()
+        op["abandoned"] = True
+
+
 def _poll(request: Request) -> Reply:
     sandbox = request.sandbox
     with sandbox.state_lock:
@@ -131,6 +149,9 @@ def _poll(request: Request) -> Reply:
             op["remaining"] -= 1
             return Reply(202, None, {"Location": f"{request.base_url}{request.target}",
                                      "Retry-After": str(sandbox.lro_retry_after)})
+        if op["fail"]:
+            _abandon(op)
+            raise SandboxHTTPError(400, _FAILED["code"], _FAILED["message"])
         if op["result"] is None:
             op["result"] = op["finish"]()
         result: Reply = op["result"]
@@ -138,7 +159,7 @@ def _poll(request: Request) -> Reply:
 
 
 def _status(request: Request) -> Reply:
-    """The ``<Namespace>-AsyncOperation`` status of an operation: 200 with ``status``."""
+    """The async-operation status of an operation: 200 with ``status``."""
     sandbox = request.sandbox
     op_id = request.path_params["operationId"]
     with sandbox.state_lock:
@@ -148,13 +169,8 @@ def _status(request: Request) -> Reply:
             return Reply(200, {"name": op_id, "status": "InProgress"},
                          {"Retry-After": str(sandbox.lro_retry_after)})
         if op["fail"]:
-            if op["abandon"] is not None and not op.get("abandoned"):
-                op["abandon"]()
-                op["abandoned"] = True
-            return Reply(200, {"name": op_id, "status": "Failed", "error": {
-                "code": "OperationFailed",
-                "message": "The operation failed on the service; nothing was changed. "
-                           "Try again."}})
+            _abandon(op)
+            return Reply(200, {"name": op_id, "status": "Failed", "error": dict(_FAILED)})
         if op["result"] is None:
             op["result"] = op["finish"]()
     return Reply(200, {"name": op_id, "status": "Succeeded"})

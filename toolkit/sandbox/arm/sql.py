@@ -9,9 +9,11 @@ Encryption protectors: every server has one, service-managed or a key of one of 
 vaults (pinned to a version or versionless, with or without auto-rotation). The vaults hold keys
 with several versions; one key's newest version is disabled and one key was deleted from its
 vault. ``PUT .../encryptionProtector/current`` answers 200 with the protector for a
-service-managed key, and 202 + ``Location`` for a vault key; the Location URL answers 202 while
-the change runs and then 200 with no body, so the client reads the protector (no
-final-state-via). A second PUT while a change runs is refused with 409
+service-managed key, and 202 for a vault key, naming both the async-operation status URL
+(``Azure-AsyncOperation`` in a real cloud's words) and ``Location``: the status answers
+``InProgress`` then ``Succeeded`` (an ARM client then reads the protector), the Location URL 202
+while the change runs and then 200 with the protector, so a client following either ends with
+it. A second PUT while a change runs is refused with 409
 ``EncryptionProtectorChangeInProgress``; a change completes when its operation is polled to the
 end, or once its expected duration has passed on the sandbox clock.
 """
@@ -26,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from toolkit._spec.arm import SERVER_NAME_PATTERN, SQL_API_VERSIONS, VAULT_KEY_NAME_PATTERN
+from toolkit._spec.clouds import NEUTRAL_WORDS
 from toolkit.sandbox.arm.common import (
     _poll,
     arm_reply,
@@ -36,6 +39,7 @@ from toolkit.sandbox.arm.common import (
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
 if TYPE_CHECKING:
+    from toolkit._spec.clouds import Vocabulary
     from toolkit.sandbox.server import Sandbox
     from toolkit.sandbox.world import World
 
@@ -151,9 +155,13 @@ _TENANT_LEVEL = (
      "Gets the status of a long-running operation."),
     ("locations/encryptionProtectorOperationResults", "Encryption Protector Operation Results",
      "Gets the result of an encryption protector operation."),
-    ("locations/encryptionProtectorVendorAsyncOperation", "Encryption Protector Async Operation",
+    ("locations/encryptionProtector{async}", "Encryption Protector Async Operation",
      "Gets the status of an encryption protector operation."),
 )
+
+#: The key type the world stores for vault keys: the neutral word (answered in the sandbox
+#: cloud's word).
+VAULT = NEUTRAL_WORDS.key_vault_type
 
 
 @dataclass
@@ -216,7 +224,8 @@ class SqlWorld:
                                                  s.name.lower()) == want), None)
 
 
-def _operations(namespace: str) -> list[dict[str, Any]]:
+def _operations(words: Vocabulary) -> list[dict[str, Any]]:
+    namespace = words.namespace
     provider = f"{namespace} SQL Database"
     ops: list[dict[str, Any]] = []
     verbs = (("read", "List/Get {r}(s)", "Return the list of {d}s or gets the properties of the "
@@ -240,6 +249,7 @@ def _operations(namespace: str) -> list[dict[str, Any]]:
             "origin": "user",
         })
     for path, resource, op_desc in _TENANT_LEVEL:
+        path = path.replace("{async}", words.async_header.replace("-", ""))
         ops.append({
             "name": f"{namespace}.Sql/{path}/read",
             "display": {"provider": provider, "resource": resource, "operation": f"Get {resource}",
@@ -259,7 +269,7 @@ def build_world(world: World) -> SqlWorld:
         assert group is not None
         servers.extend(SqlServer(sub.id, rg_name, n, group.location) for n in names)
     taken = frozenset([s.name for s in servers] + list(OTHER_TENANTS))
-    sql = SqlWorld(servers, taken, _operations(world.namespace))
+    sql = SqlWorld(servers, taken, _operations(world.words))
     _build_keys(world, sql)
     return sql
 
@@ -291,9 +301,9 @@ def _check_name(request: Request) -> Reply:
     ns = request.sandbox.namespace
     kind = body.get("type")
     if kind != f"{ns}.Sql/servers":
-        raise SandboxHTTPError(400, "InvalidResourceType",
-                               f"The resource type '{kind}' is not supported; use "
-                               f"'{ns}.Sql/servers'.")
+        raise SandboxHTTPError(400, "UnknownNameType",
+                               f"The name type '{kind}' is not known; use "
+                               f"'{ns}.Sql/servers'.", target="type")
     name = body["name"]
     if not SERVER_NAME_RE.match(name):
         answer = {"name": name, "available": False, "reason": "Invalid",
@@ -384,7 +394,7 @@ def _build_keys(world: World, sql: SqlWorld) -> None:
             key = sql.keys[(vault, key_name)]
             name = f"{vault}_{key_name}" if index is None else \
                 f"{vault}_{key_name}_{key.versions[index].version}"
-            props = {"serverKeyName": name, "serverKeyType": "VendorKeyVault",
+            props = {"serverKeyName": name, "serverKeyType": VAULT,
                      "autoRotationEnabled": auto}
         server.protector = {"properties": props, "createdAt": server.created_at,
                             "lastModifiedAt": changed,
@@ -422,15 +432,18 @@ def _apply(state: dict[str, Any], pending: dict[str, Any]) -> None:
 
 
 def protector_body(sql: SqlWorld, server: SqlServer, state: dict[str, Any],
-                   namespace: str) -> dict[str, Any]:
-    """The EncryptionProtector resource of a server in a given state."""
+                   sandbox: Sandbox) -> dict[str, Any]:
+    """The EncryptionProtector resource of a server in a given state, in the sandbox cloud's
+    words (key type, ``kind``, vault host)."""
+    namespace = sandbox.namespace
     props = dict(state["properties"])
-    key_type = props["serverKeyType"]
+    key_type = sandbox.words.key_vault_type if props["serverKeyType"] == VAULT \
+        else props["serverKeyType"]
     out_props: dict[str, Any] = {"serverKeyName": props["serverKeyName"],
                                  "serverKeyType": key_type,
                                  "autoRotationEnabled": bool(props.get("autoRotationEnabled")),
                                  "subregion": f"{server.location}-2"}
-    if key_type == "VendorKeyVault":
+    if props["serverKeyType"] == VAULT:
         m = KEY_NAME_RE.match(props["serverKeyName"])
         assert m is not None
         key = sql.keys[(m["vault"], m["key"])]
@@ -438,7 +451,7 @@ def protector_body(sql: SqlWorld, server: SqlServer, state: dict[str, Any],
         in_use = pinned if pinned is not None and not out_props["autoRotationEnabled"] \
             else key.latest_enabled()
         assert in_use is not None
-        base = f"https://{key.vault}.vault.vendor.net/keys/{key.name}"
+        base = f"https://{key.vault}.{sandbox.cloud.vault_suffix}/keys/{key.name}"
         out_props["uri"] = base if m["version"] is None else f"{base}/{in_use.version}"
         out_props["thumbprint"] = hashlib.sha1(in_use.version.encode()).hexdigest().upper()
         if m["version"] is None or in_use is not pinned:
@@ -447,7 +460,8 @@ def protector_body(sql: SqlWorld, server: SqlServer, state: dict[str, Any],
         "id": f"{_server_id(server, namespace)}/encryptionProtector/current",
         "name": "current",
         "type": f"{namespace}.Sql/servers/encryptionProtector",
-        "kind": key_type.lower(),
+        "kind": sandbox.words.key_vault_kind if props["serverKeyType"] == VAULT
+        else key_type.lower(),
         "location": _DISPLAY_LOCATIONS.get(server.location, server.location),
         "properties": out_props,
         "systemData": {"createdBy": ADMINS[0], "createdByType": "User",
@@ -474,7 +488,7 @@ def _find_server(request: Request) -> tuple[SqlWorld, SqlServer]:
     return sql, server
 
 
-def _check_key(sql: SqlWorld, body: Any) -> dict[str, Any]:
+def _check_key(sql: SqlWorld, body: Any, words: Vocabulary) -> dict[str, Any]:
     """The new protector properties a PUT body asks for, or the service's 400/404."""
     props = body.get("properties") if isinstance(body, dict) else None
     if not isinstance(props, dict):
@@ -482,10 +496,11 @@ def _check_key(sql: SqlWorld, body: Any) -> dict[str, Any]:
                                "The request body must carry 'properties' with a "
                                "'serverKeyType'.")
     key_type = props.get("serverKeyType")
-    if key_type not in ("ServiceManaged", "VendorKeyVault"):
+    if key_type not in ("ServiceManaged", words.key_vault_type):
         raise SandboxHTTPError(400, "InvalidKeyType",
                                f"The server key type '{key_type}' is not valid; use "
-                               "'ServiceManaged' or 'VendorKeyVault'.", target="serverKeyType")
+                               f"'ServiceManaged' or '{words.key_vault_type}'.",
+                               target="serverKeyType")
     name = props.get("serverKeyName")
     auto = props.get("autoRotationEnabled")
     if auto is not None and not isinstance(auto, bool):
@@ -515,12 +530,11 @@ def _check_key(sql: SqlWorld, body: Any) -> dict[str, Any]:
                                + (f" with version '{m['version']}'." if m["version"] else "."))
     in_use = version if version is not None else key.latest
     if not in_use.enabled:
-        raise SandboxHTTPError(400, "VendorKeyVaultKeyDisabled",
+        raise SandboxHTTPError(400, words.key_disabled_code,
                                f"The key vault key '{key.vault}/{key.name}/{in_use.version}' "
                                "is disabled. Enable the key version or choose another key.",
                                target="serverKeyName")
-    return {"serverKeyName": name, "serverKeyType": key_type,
-            "autoRotationEnabled": bool(auto)}
+    return {"serverKeyName": name, "serverKeyType": VAULT, "autoRotationEnabled": bool(auto)}
 
 
 def _get_protector(request: Request) -> Reply:
@@ -528,14 +542,14 @@ def _get_protector(request: Request) -> Reply:
     sandbox = request.sandbox
     with sandbox.state_lock:
         state = _protector_state(sandbox, server)
-        body = protector_body(sql, server, state, sandbox.namespace)
+        body = protector_body(sql, server, state, sandbox)
     return arm_reply(request, body)
 
 
 def _put_protector(request: Request) -> Reply:
     sql, server = _find_server(request)
     sandbox = request.sandbox
-    new = _check_key(sql, request.json())
+    new = _check_key(sql, request.json(), sandbox.words)
     by = str(request.claims.get("sub") or "analyst@contoso.example") \
         if isinstance(getattr(request, "claims", None), dict) else "analyst@contoso.example"
     with sandbox.state_lock:
@@ -550,23 +564,27 @@ def _put_protector(request: Request) -> Reply:
                    "due": now + timedelta(seconds=sandbox.lro_polls * sandbox.lro_retry_after)}
         if new["serverKeyType"] == "ServiceManaged":
             _apply(state, pending)
-            body = protector_body(sql, server, state, sandbox.namespace)
+            body = protector_body(sql, server, state, sandbox)
             return arm_reply(request, body, write=True)
         state["pending"] = pending
 
     def finish() -> Reply:
+        # the final Location answer carries the protector, as a client following Location
+        # alone ends with it
         with sandbox.state_lock:
             if state["pending"] is pending:
                 _apply(state, pending)
-        return Reply(200, None)
+            return arm_reply(request, protector_body(sql, server, state, sandbox), write=True)
 
     def abandon() -> None:
         with sandbox.state_lock:
             if state["pending"] is pending:
                 state["pending"] = None
 
+    # names both the async-operation status (which ARM clients follow first, then read the
+    # resource) and Location (whose last answer is the protector)
     reply = start_operation(request, f"{sandbox.namespace}.Sql", server.location, finish,
-                            abandon=abandon)
+                            abandon=abandon, async_status=True)
     reply.headers["Location"] = reply.headers["Location"].replace(
         "/operationResults/", "/encryptionProtectorOperationResults/")
     return reply

@@ -129,7 +129,12 @@ _AREAS: dict[str, tuple[T, list[T]]] = {
     ]),
 }
 
-#: consent type -> description (en, de, fr)
+#: The hosted-cluster resource type, named by the cloud's words (its provider is not the
+#: namespace word followed by a service word).
+_HOSTED = "{hosted}"
+
+#: consent type -> description (en, de, fr); "Vendor" is the cloud's company word
+#: (its namespace word).
 _CONSENTS: dict[str, T] = {
     "PartnerConsent": (
         "For faster resolution, allow Vendor and Partner to temporarily have read and write "
@@ -170,7 +175,7 @@ _SERVICES: tuple[tuple[T, tuple[str, ...], tuple[str, ...], str | None], ...] = 
       "Service Kubernetes managé"), ("ContainerService/managedClusters",),
      ("cluster", "connectivity", "scaling", "deployment", "security", "monitoring"), None),
     (("Hosted OpenShift Clusters", "Gehostete OpenShift-Cluster",
-      "Clusters OpenShift hébergés"), ("HostedClusterProvider/hostedClusters",),
+      "Clusters OpenShift hébergés"), (_HOSTED,),
      ("cluster", "deployment", "security"), "PartnerConsent"),
     (("Container Registry", "Containerregistrierung", "Registre de conteneurs"),
      ("ContainerRegistry/registries",), ("connectivity", "security", "data"), None),
@@ -287,8 +292,10 @@ def build_world(world: World) -> SupportWorld:
     ns = world.namespace
     services = []
     for display, types, areas, consent in _SERVICES:
+        hosted = f"{world.words.hosted_cluster_provider}/{world.words.hosted_cluster_type}"
         service = SupportService(_uuid(rng), display,
-                                 [f"{ns}.{t}".upper() for t in types])
+                                 [(hosted if t == _HOSTED else f"{ns}.{t}").upper()
+                                  for t in types])
         created = world.epoch - timedelta(days=rng.randint(200, 1400))
         entries: list[tuple[T, str]] = []
         for area in areas:
@@ -363,7 +370,8 @@ def _classifications(request: Request) -> Reply:
         props: dict[str, Any] = {"displayName": c["text"][lang]}
         if c["consent"]:
             props["secondaryConsentEnabled"] = [
-                {"type": c["consent"], "description": _CONSENTS[c["consent"]][lang]}]
+                {"type": c["consent"], "description": _CONSENTS[c["consent"]][lang].replace(
+                    "Vendor", request.sandbox.namespace)}]
         value.append({
             "id": f"{base}/{c['name']}", "name": c["name"],
             "type": f"{ns}.Support/problemClassifications", "properties": props,

@@ -300,7 +300,7 @@ def _usage(request: Request) -> Reply:
                                "found.")
     body: dict[str, Any] = {
         "@odata.context": f"{request.base_url}/{_version(request)}/$metadata#"
-                          "vendor.graph.authenticationStrengthUsage",
+                          f"{request.sandbox.words.graph_namespace}.authenticationStrengthUsage",
         "mfa": [], "none": [],
     }
     for policy in tenant.users_of(strength.id):
@@ -314,6 +314,9 @@ def register(router: Router, sandbox: Sandbox) -> None:
         router.add("GET", f"/{version}/policies/authenticationStrengthPolicies",
                    _guarded(_list), family="graph", api_versions=None,
                    name="authentication_strength_policies")
-        router.add("GET", f"/{version}/policies/authenticationStrengthPolicies/"
-                   "{authenticationStrengthPolicyId}/usage", _guarded(_usage), family="graph",
-                   api_versions=None, name="authentication_strength_usage")
+        # a function may be called with or without its parentheses (the vendor's client
+        # sends ``usage()``)
+        for call in ("usage", "usage()"):
+            router.add("GET", f"/{version}/policies/authenticationStrengthPolicies/"
+                       "{authenticationStrengthPolicyId}/" + call, _guarded(_usage),
+                       family="graph", api_versions=None, name="authentication_strength_usage")

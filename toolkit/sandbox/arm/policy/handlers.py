@@ -397,7 +397,8 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
         rows = result.rows[offset:stop]  # type: ignore[index]
         if select or expand:
             try:
-                items = _generic_records(pw, result.records, rows, select, expand, entity_ctx)
+                items = _generic_records(pw, result.records, rows, select, expand, entity_ctx,
+                                         sandbox.cloud.vault_suffix)
             except ODataError as err:
                 raise SandboxHTTPError(400, "InvalidQueryParameterValue", err.message) from None
         else:
@@ -527,7 +528,7 @@ def _fast_records(pw: PolicyWorld, rec: GroupRecords, rows: np.ndarray,
 
 def _generic_records(pw: PolicyWorld, rec: GroupRecords, rows: np.ndarray,
                      select: list[str] | None, expand: list[_Expand],
-                     entity_ctx: bytes) -> list[bytes]:
+                     entity_ctx: bytes, vault_suffix: str) -> list[bytes]:
     names = _resolve_select(select, list(FIELDS)) if select else list(FIELDS)
     pairs = rec.pair[rows]
     res_idx = rec.pair_resource[pairs]
@@ -546,7 +547,8 @@ def _generic_records(pw: PolicyWorld, rec: GroupRecords, rows: np.ndarray,
         item.update({n: full[n] for n in names})
         for exp in expand:
             if exp.name == "components":
-                item["components"] = _shaped(_components(r, p, state, stamps[i]), exp)
+                item["components"] = _shaped(
+                    _components(r, p, state, stamps[i], vault_suffix), exp)
             else:
                 item["policyEvaluationDetails"] = _evaluation(pw, r, p, state, int(rows[i]))
         out.append(orjson.dumps(item))
@@ -569,7 +571,8 @@ def _shaped(components: list[dict[str, Any]], exp: _Expand) -> list[dict[str, An
     return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
 
 
-def _components(r: Resource, p: Policy, state: str, stamp: str) -> list[dict[str, Any]]:
+def _components(r: Resource, p: Policy, state: str, stamp: str,
+                vault_suffix: str) -> list[dict[str, Any]]:
     if r.kind != "KV" or p.definition.name not in ("kv-soft-delete", "kv-purge-protection"):
         return []
     vault = r.name
@@ -578,7 +581,7 @@ def _components(r: Resource, p: Policy, state: str, stamp: str) -> list[dict[str
         for i in range(n):
             name = f"{kind.lower()}-{vault.split('-')[1]}-{i + 1}"
             comp_state = state if state != "NonCompliant" or i == 0 else "Compliant"
-            out.append({"id": f"https://{vault}.vault.vendor.net/{kind.lower()}s/{name}",
+            out.append({"id": f"https://{vault}.{vault_suffix}/{kind.lower()}s/{name}",
                         "type": kind, "name": name, "timestamp": stamp,
                         "complianceState": comp_state})
     return out

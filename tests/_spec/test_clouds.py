@@ -1,0 +1,194 @@
+"""One cloud setting: hosts, token scopes and words per cloud, for the client and the sandbox."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from azure.core.credentials import AccessToken
+
+import toolkit
+from toolkit._core.errors import ValidationError
+from toolkit._spec.clouds import CLOUDS, NEUTRAL, PUBLIC, get_cloud
+from toolkit.sandbox.server import Sandbox
+
+REAL_SCOPES = {
+    "arm": "https://management.azure.com/.default",
+    "maps": "https://atlas.microsoft.com/.default",
+    "graph": "https://graph.microsoft.com/.default",
+    "fabric": "https://api.fabric.microsoft.com/.default",
+}
+
+
+class RecordingCredential:
+    """Records every scope asked for; tokens come from a sandbox when one is given."""
+
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
+        self.asked: list[tuple[str, ...]] = []
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        self.asked.append(scopes)
+        token = self.sandbox.authority.mint(scopes[0]) if self.sandbox else "t" * 40
+        return AccessToken(token, int(time.time()) + 3600)
+
+
+@pytest.fixture(autouse=True)
+def _no_cloud_env(monkeypatch) -> None:
+    for var in ("TOOLKIT_CLOUD", "TOOLKIT_BASE_URL", "TOOLKIT_ARM_URL", "TOOLKIT_MAPS_URL",
+                "TOOLKIT_GRAPH_URL", "TOOLKIT_FABRIC_URL", "TOOLKIT_TOKEN", "TOOLKIT_CREDENTIAL",
+                "TOOLKIT_MAPS_KEY", "TOOLKIT_NAMESPACE", "TOOLKIT_HEADER_PREFIX",
+                "TOOLKIT_SANDBOX"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_a_credential_alone_means_the_public_cloud() -> None:
+    conn = toolkit.connect(credential=RecordingCredential(), progress=False)
+    assert conn.sandbox is None and conn.cloud is PUBLIC
+    assert {f: conn.url_for(f) for f in REAL_SCOPES} == {
+        "arm": "https://management.azure.com", "maps": "https://atlas.microsoft.com",
+        "graph": "https://graph.microsoft.com", "fabric": "https://api.fabric.microsoft.com"}
+    assert {f: conn.scope_for(f) for f in REAL_SCOPES} == REAL_SCOPES
+    assert (conn.namespace, conn.header_prefix, conn.async_header) == (
+        "Microsoft", "x-ms-", "Azure-AsyncOperation")
+    conn.close()
+
+
+def test_the_credential_is_asked_for_exactly_the_real_scopes() -> None:
+    with Sandbox(cloud="public") as sb:
+        cred = RecordingCredential(sb)
+        conn = toolkit.connect(base_url=sb.url, cloud="public", credential=cred,
+                               maps_client_id=sb.authority.maps_client_id, progress=False)
+        toolkit.sql_operations(connection=conn)
+        toolkit.autocomplete("Can", coordinates=(1.5218, 42.5075), connection=conn)
+        toolkit.authentication_strength_policies(connection=conn)
+        workspace = sb.catalog().query("kind == 'fabric_workspace'").iloc[0]["name"]
+        toolkit.create_eventstream(workspace, "scopes-check", connection=conn)
+        conn.close()
+    assert {s for scopes in cred.asked for s in scopes} == set(REAL_SCOPES.values())
+    assert all(len(scopes) == 1 for scopes in cred.asked)
+
+
+@pytest.mark.parametrize("name, arm, graph", [
+    ("usgov", "https://management.usgovcloudapi.net", "https://graph.microsoft.us"),
+    ("china", "https://management.chinacloudapi.cn", "https://microsoftgraph.chinacloudapi.cn"),
+])
+def test_sovereign_clouds_take_their_hosts_and_scopes(name, arm, graph, monkeypatch) -> None:
+    monkeypatch.setenv("TOOLKIT_CLOUD", name)
+    conn = toolkit.connect(credential=RecordingCredential(), progress=False)
+    assert conn.cloud.name == name
+    assert conn.url_for("arm") == arm and conn.scope_for("arm") == f"{arm}/.default"
+    assert conn.url_for("graph") == graph and conn.scope_for("graph") == f"{graph}/.default"
+    conn.close()
+
+
+def test_a_family_the_cloud_does_not_offer_is_refused_when_called() -> None:
+    cred = RecordingCredential()
+    conn = toolkit.connect(cloud="china", credential=cred, progress=False)
+    with pytest.raises(ValidationError) as info:
+        toolkit.autocomplete("Can", coordinates=(1.52, 42.51), connection=conn)
+    assert info.value.parameter == "maps_url" and "china" in str(info.value)
+    with pytest.raises(ValidationError) as info:
+        toolkit.create_eventstream("00000000-0000-0000-0000-000000000001", "x", connection=conn)
+    assert info.value.parameter == "fabric_url"
+    assert cred.asked == []  # nothing asked, nothing sent
+    conn.close()
+
+
+def test_a_url_given_for_a_family_the_cloud_lacks_needs_its_scope() -> None:
+    conn = toolkit.connect(cloud="usgov", credential=RecordingCredential(),
+                           fabric_url="https://fabric.example.test", progress=False)
+    with pytest.raises(ValidationError) as info:
+        conn.scope_for("fabric")
+    assert info.value.parameter == "scopes"
+    conn = toolkit.connect(cloud="usgov", credential=RecordingCredential(),
+                           fabric_url="https://fabric.example.test",
+                           scopes={"fabric": "https://fabric.example.test/.default"},
+                           progress=False)
+    assert conn.scope_for("fabric") == "https://fabric.example.test/.default"
+    assert conn.url_for("arm") == "https://management.usgovcloudapi.net"
+
+
+def test_the_usage_query_is_refused_in_china_before_any_request() -> None:
+    with Sandbox(cloud="china") as sb:
+        conn = toolkit.connect(sandbox=sb, progress=False)
+        policy = sb.catalog().query("kind == 'authentication_strength_policy'").iloc[0]["name"]
+        with sb.recording() as log:
+            for call in (lambda: toolkit.authentication_strength_usage(policy, connection=conn),
+                         lambda: toolkit.authentication_strength_audit(connection=conn)):
+                with pytest.raises(ValidationError) as info:
+                    call()
+                assert info.value.parameter == "cloud" and "china" in str(info.value)
+        assert log == []
+        assert len(toolkit.authentication_strength_policies(connection=conn)) > 0
+        conn.close()
+
+
+def test_unknown_clouds_are_refused(monkeypatch) -> None:
+    with pytest.raises(ValidationError) as info:
+        toolkit.connect(cloud="moon", token="t" * 20)
+    assert info.value.parameter == "cloud" and "public" in str(info.value)
+    monkeypatch.setenv("TOOLKIT_CLOUD", "moon")
+    with pytest.raises(ValidationError) as info:
+        toolkit.connect(token="t" * 20)
+    assert info.value.parameter == "TOOLKIT_CLOUD"
+    with pytest.raises(ValueError):
+        Sandbox(cloud="moon")
+
+
+def test_urls_name_their_cloud_else_the_neutral_one() -> None:
+    conn = toolkit.connect(arm_url="https://management.azure.com", token="t" * 20,
+                           progress=False)
+    assert conn.cloud is PUBLIC and conn.maps_url == "https://atlas.microsoft.com"
+    conn = toolkit.connect("https://gateway.example.test", token="t" * 20, progress=False)
+    assert conn.cloud is NEUTRAL and conn.namespace == "Vendor"
+
+
+def test_low_level_overrides_win_over_the_cloud() -> None:
+    conn = toolkit.connect(cloud="public", token="t" * 20, namespace="Contoso",
+                           header_prefix="x-contoso-", progress=False)
+    assert (conn.namespace, conn.header_prefix) == ("Contoso", "x-contoso-")
+    assert conn.async_header == "Azure-AsyncOperation"  # not a namespace word
+
+
+def test_a_sandbox_of_another_cloud_is_refused() -> None:
+    with Sandbox() as sb:
+        with pytest.raises(ValidationError) as info:
+            toolkit.connect(sandbox=sb, cloud="public")
+        assert info.value.parameter == "cloud"
+
+
+def test_connect_with_a_cloud_and_nothing_else_starts_a_sandbox_speaking_it(caplog) -> None:
+    conn = toolkit.connect(cloud="public", progress=False)
+    try:
+        assert conn.sandbox is not None and conn.sandbox.cloud is PUBLIC
+        df = toolkit.sql_operations(max_items=3, connection=conn)
+        assert df["name"].str.startswith("Microsoft.Sql/").all()
+        assert df.attrs["request_ids"]  # read from x-ms-request-id
+    finally:
+        conn.close()
+
+
+def test_sandbox_accepts_the_real_audiences_only_in_a_real_cloud() -> None:
+    import requests
+
+    for cloud, ok in (("public", True), ("neutral", False)):
+        with Sandbox(cloud=cloud) as sb:
+            for family, path in (("arm", "/providers/{ns}.Sql/operations?api-version=2025-01-01"),
+                                 ("graph", "/beta/policies/authenticationStrengthPolicies")):
+                aud = PUBLIC.audiences[family][1]  # the host, with the trailing slash
+                token = sb.authority.mint(aud)
+                r = requests.get(sb.url + path.format(ns=sb.namespace),
+                                 headers={"Authorization": f"Bearer {token}"}, timeout=10)
+                assert (r.status_code == 200) is ok, (cloud, family, r.text[:200])
+
+
+def test_every_cloud_names_every_family() -> None:
+    for cloud in CLOUDS.values():
+        assert set(cloud.hosts) == {"arm", "maps", "graph", "fabric"}
+        for fam, host in cloud.hosts.items():
+            assert (cloud.scope(fam) is None) == (host is None)
+            if host:
+                assert host.startswith("https://") and cloud.scope(fam) == f"{host}/.default"
+    assert get_cloud(" Public ") is PUBLIC
