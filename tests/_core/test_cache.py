@@ -10,7 +10,6 @@ import pytest
 
 import toolkit
 from toolkit._core.cache import LIFETIMES, caller_identity, lifetime_header
-from toolkit.sandbox.server import AUDIENCES
 
 pytest.importorskip("requests_cache")
 
@@ -19,7 +18,8 @@ def _connect(sandbox, tmp_path: Path, waits, *, object_id: str | None = None, **
     if object_id is None:
         conn = toolkit.connect(sandbox=sandbox, progress=False, cache=tmp_path / "c.sqlite", **kw)
     else:
-        token = sandbox.authority.mint([a[0] for a in AUDIENCES.values()], object_id=object_id)
+        token = sandbox.authority.mint([sandbox.audiences(f)[0] for f in sandbox.cloud.hosts],
+                                       object_id=object_id)
         conn = toolkit.connect(sandbox.url, token=token, maps_key=sandbox.maps_key,
                                progress=False, cache=str(tmp_path / "c.sqlite"), **kw)
     conn.sleep = waits
