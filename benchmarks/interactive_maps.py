@@ -15,7 +15,7 @@ lonboard (deck.gl) is not a contender here: it draws through a Jupyter widget wh
 loaded from a CDN outside Jupyter, which the offline sandbox world cannot reach.
 
 Run: ``.venv/bin/python benchmarks/interactive_maps.py`` (needs the ``maps`` extra, Chromium at
-/usr/bin/chromium and ``pip install playwright``).
+/usr/bin/chromium and the ``bench`` extra: ``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
