@@ -26,6 +26,7 @@ _quiet_masked_logger()
 # The public names, listed once: type checkers read these imports; at run time
 # toolkit._core.lazy reads the same lines and loads a module when one of its names is first used.
 if TYPE_CHECKING:  # pragma: no cover
+    from toolkit._core.cache import cache_clear as cache_clear
     from toolkit._core.errors import (
         ApiError as ApiError,
         AuthenticationError as AuthenticationError,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
         UntrustedOriginError as UntrustedOriginError,
         ValidationError as ValidationError,
     )
+    from toolkit._core.exports import read_parquet as read_parquet, to_parquet as to_parquet
     from toolkit._core.geo import (
         BBoxLike as BBoxLike,
         PointLike as PointLike,
@@ -111,7 +113,8 @@ if TYPE_CHECKING:  # pragma: no cover
         air_quality_pollutants as air_quality_pollutants,
         severe_weather_alerts as severe_weather_alerts,
     )
+    from toolkit.operations import resume_operation as resume_operation
 
 
 __getattr__, __dir__ = attach(__name__, __file__, submodules=(
-    "arm", "connection", "fabric", "graph", "maps", "plot", "sandbox", "widgets"))
+    "arm", "connection", "explore", "fabric", "graph", "maps", "plot", "sandbox", "widgets"))

@@ -32,6 +32,7 @@ Environment variables (each gives the keyword of the same meaning):
 ``TOOLKIT_POLL_INTERVAL``      wait between polls when the service names none (default 30)
 ``TOOLKIT_MIN_POLL_WAIT``      shortest wait between polls (default 1)
 ``TOOLKIT_PROGRESS``           ``0`` hides progress bars
+``TOOLKIT_CACHE``              ``1`` (default file) or a file path: cache read answers on disk
 ``TOOLKIT_SANDBOX``            ``1`` forces the sandbox even when endpoints are set
 ``TOOLKIT_SANDBOX_SEED``       seed of the sandbox world (default 7)
 ``TOOLKIT_SANDBOX_SECRET``     derive the started sandbox's signing key and maps key from this
@@ -81,6 +82,7 @@ _ENV_SETTINGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "trusted_hosts": ("TOOLKIT_TRUSTED_HOSTS",
                       lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
     "progress": ("TOOLKIT_PROGRESS", lambda v: v.strip().lower() not in ("0", "false", "no")),
+    "cache": ("TOOLKIT_CACHE", str),
 }
 
 
@@ -333,7 +335,9 @@ def connect(
     **settings
         Any :class:`Settings` field (``max_retries``, ``max_retry_wait``, ``max_concurrency``,
         ``read_timeout``, ``request_deadline``, ``max_body_bytes``, ``poll_interval``,
-        ``min_poll_wait``, ``trusted_hosts``, ``progress``...).
+        ``min_poll_wait``, ``trusted_hosts``, ``progress``...). ``cache=True`` (or a file path)
+        keeps read answers in an on-disk cache keyed by the caller's identity
+        (:mod:`toolkit._core.cache`); ``toolkit.cache_clear()`` empties it.
 
     Returns
     -------

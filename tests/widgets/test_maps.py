@@ -55,7 +55,7 @@ def test_route_planner_from_two_chosen_places(sandbox) -> None:
     places = gpd.GeoDataFrame({"name": list(TOWNS)},
                               geometry=[shapely.Point(p) for p in TOWNS.values()], crs=4326)
     planner = toolkit.widgets.route_planner(places=places, coordinates=TOWNS["Encamp"],
-                                            debounce=0, connection=conn)
+                                            debounce=0, interactive=False, connection=conn)
     planner.widget  # noqa: B018 - builds the view, so plans are drawn too
     planner.origin.search("Sant Jul")
     planner.origin.choose(0)

@@ -71,6 +71,9 @@ class Settings:
         the family's own endpoint, over https (private endpoints, regional hosts).
     progress : bool
         Progress bars for work of many requests.
+    cache : bool, str or path, optional
+        The on-disk response cache of read answers: ``True`` the default file, a path that
+        file, ``None``/``False`` none (see :mod:`toolkit._core.cache`).
     """
 
     max_retries: int = 5
@@ -88,6 +91,7 @@ class Settings:
     progress: bool = True
     progress_min: int = 5
     user_agent: str = f"toolkit/{__version__}"
+    cache: str | bool | None = None
 
     def validated(self) -> Settings:
         """Check the ranges; raise ValidationError naming the setting."""
@@ -117,6 +121,8 @@ class Settings:
              "at least 0 seconds"),
             ("min_poll_wait", number(self.min_poll_wait) and self.min_poll_wait >= 0,
              "at least 0 seconds"),
+            ("cache", self.cache is None or isinstance(self.cache, bool | str | os.PathLike),
+             "True, False, None or the path of a cache file"),
         ]
         for name, ok, rule in checks:
             if not ok:

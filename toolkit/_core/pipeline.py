@@ -54,6 +54,7 @@ from azure.core.pipeline.policies import (
 from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest, HttpResponse
 
+from toolkit._core.cache import cache_path, cached_session, lifetime_header
 from toolkit._core.cancel import check_cancelled
 from toolkit._core.config import FamilyConfig, Origin, is_loopback
 from toolkit._core.errors import (
@@ -347,6 +348,14 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         except u3.SSLError as err:
             raise requests.exceptions.SSLError(err) from err
         return bytes(body)
+
+
+def _session(config: FamilyConfig) -> requests.Session:
+    """A plain session, or one answering reads from the response cache when it is on."""
+    path = cache_path(config.settings.cache)
+    if path is None:
+        return requests.Session()
+    return cached_session(path, config.header_prefix)  # type: ignore[no-any-return]
 
 
 class _Transport(RequestsTransport):
@@ -658,13 +667,14 @@ class Pipeline:
         if Origin.of(config.base_url) is None:
             raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
         install_log_redaction("azure", "urllib3")
-        session = requests.Session()
+        session = _session(config)
         adapter = _BoundedBodyAdapter(
             max_body=settings.max_body_bytes, deadline=settings.request_deadline,
             read_timeout=settings.read_timeout, pool_connections=4,
             pool_maxsize=settings.max_concurrency + 4, max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
+        self._cached = cache_path(settings.cache) is not None
         self._transport = _Transport(
             config.sleep, session=session, session_owner=True,
             connection_verify=config.verify,
@@ -820,6 +830,8 @@ class Pipeline:
                               headers={"Content-Type": content_type} if body is not None else None)
         if headers:
             request.headers.update(headers)
+        if self._cached:
+            request.headers.update(lifetime_header(operation, method))
         options: dict[str, Any] = {"toolkit_no_retry": no_retry}
         if idempotent:
             options["retry_on_methods"] = _ALL_METHODS

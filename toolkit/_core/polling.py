@@ -28,12 +28,18 @@ throttled request's ``RateLimitError`` does. A status body of the wrong shape is
 
 from __future__ import annotations
 
+import base64
+import binascii
+import importlib
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar, overload
 
+import orjson
+
+from toolkit._core.config import Origin
 from toolkit._core.errors import (
     ApiError,
     AuthenticationError,
@@ -47,10 +53,12 @@ from toolkit._core.errors import (
     parse_error_body,
 )
 from toolkit._core.pipeline import Pipeline, Response
+from toolkit._core.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ItemOperation", "Operation", "start_arm_operation", "start_item_operation"]
+__all__ = ["ItemOperation", "Operation", "decode_token", "restore_operation", "resume_parser",
+           "start_arm_operation", "start_item_operation"]
 
 T = TypeVar("T")
 
@@ -99,10 +107,12 @@ class Operation(Generic[T]):
         method: str,
         parse: Callable[[Response], T],
         default_wait: float,
+        resume: Mapping[str, Any] | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.name = name
         self._parse = parse
+        self._resume = dict(resume or {})
         self._method = method.upper()
         self._resource_url = resource_url
         self._default_wait = default_wait
@@ -211,6 +221,14 @@ class Operation(Generic[T]):
             raise self._error
         if self._final is not None:
             return self._parsed()
+        bar = progress_bar(self.pipeline.config, desc=f"{self.name}: polling", unit="poll")
+        try:
+            self._wait(timeout, bar)
+        finally:
+            bar.close()
+        return self._parsed()
+
+    def _wait(self, timeout: float | None, bar: Any) -> None:
         spent = 0.0
         settings = self.pipeline.config.settings
         # the toolkit's own default wait is the user's choice; a longer one the service asks
@@ -231,14 +249,57 @@ class Operation(Generic[T]):
             self.waited += wait
             started = time.monotonic()
             self._poll()
+            bar.update()
             spent += wait + (time.monotonic() - started)
-        return self._parsed()
 
     def _parsed(self) -> T:
         if self._result is None:
             assert self._final is not None
             self._result = self._parse(self._final)
         return self._result
+
+    # ---------------------------------------------------------------- surviving a restart
+    _KIND = "arm"
+
+    def _state(self) -> dict[str, Any]:
+        return {"method": self._method, "resource_url": self._resource_url,
+                "async_url": self._async_url, "location": self._location}
+
+    @property
+    def continuation_token(self) -> str | None:
+        """A string from which :func:`resume_operation` finishes this operation in another
+        process (after a kernel restart). It holds the operation's URLs and the arguments
+        needed to read its result, never a credential; ``None`` when the service finished the
+        operation with its first answer (there is nothing left to follow)."""
+        if self._final is not None and self.polls == 0:
+            return None
+        state = {"v": _TOKEN_VERSION, "kind": self._KIND, "family": self.pipeline.family,
+                 "name": self.name, "args": self._resume, **self._state()}
+        return _TOKEN_PREFIX + base64.urlsafe_b64encode(orjson.dumps(state)).decode().rstrip("=")
+
+    @classmethod
+    def _restore(cls, pipeline: Pipeline, state: Mapping[str, Any]) -> Operation[Any]:
+        op = cls.__new__(cls)
+        op.pipeline = pipeline
+        op.name = state["name"]
+        op._resume = dict(state["args"])
+        op._default_wait = pipeline.config.settings.poll_interval
+        op.polls = 0
+        op.waited = 0.0
+        op._result = None
+        op._final = None
+        op._error = None
+        op.status = "InProgress"
+        op._next_wait = 0.0
+        op._restore_state(state)
+        return op
+
+    def _restore_state(self, state: Mapping[str, Any]) -> None:
+        self._method = state["method"]
+        self._resource_url = state["resource_url"]
+        self._async_url = state["async_url"]
+        self._location = state["location"]
+        self.url = self._async_url or self._location or self._resource_url
 
 
 @overload
@@ -254,6 +315,7 @@ def start_arm_operation(
     wait: Literal[True] = ...,
     timeout: float | None = ...,
     idempotent: bool = ...,
+    resume: Mapping[str, Any] | None = ...,
 ) -> T: ...
 @overload
 def start_arm_operation(
@@ -268,6 +330,7 @@ def start_arm_operation(
     wait: Literal[False],
     timeout: float | None = ...,
     idempotent: bool = ...,
+    resume: Mapping[str, Any] | None = ...,
 ) -> Operation[T]: ...
 @overload
 def start_arm_operation(
@@ -282,6 +345,7 @@ def start_arm_operation(
     wait: bool,
     timeout: float | None = ...,
     idempotent: bool = ...,
+    resume: Mapping[str, Any] | None = ...,
 ) -> T | Operation[T]: ...
 def start_arm_operation(
     pipeline: Pipeline,
@@ -295,11 +359,14 @@ def start_arm_operation(
     wait: bool = True,
     timeout: float | None = None,
     idempotent: bool = True,
+    resume: Mapping[str, Any] | None = None,
 ) -> T | Operation[T]:
     """Start an ARM operation that may answer 200 (done) or 202 (accepted, poll).
 
     Returns the parsed result when ``wait`` is true (after polling if needed), else the
     :class:`Operation` handle (already finished when the service answered 200 at once).
+    ``resume`` holds the JSON-able arguments the function's ``_resume_parser`` needs to read the
+    result in another process (see :func:`resume_operation`).
     """
     initial = pipeline.send(method, path, params=params, json=json, operation=name,
                             expected=(200, 201, 202), idempotent=idempotent)
@@ -307,7 +374,7 @@ def start_arm_operation(
         logger.info("%s: accepted (202), polling", name)
     op = Operation(pipeline, name=name, initial=initial, resource_url=pipeline.url(path, params),
                    method=method, parse=parse,
-                   default_wait=pipeline.config.settings.poll_interval)
+                   default_wait=pipeline.config.settings.poll_interval, resume=resume)
     return op.result(timeout) if wait else op
 
 
@@ -349,10 +416,12 @@ class ItemOperation(Operation[T]):
         initial: Response,
         parse: Callable[[Response], T],
         default_wait: float,
+        resume: Mapping[str, Any] | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.name = name
         self._parse = parse
+        self._resume = dict(resume or {})
         self._default_wait = default_wait
         self._method = initial.method.upper()
         self._resource_url = initial.url
@@ -383,6 +452,22 @@ class ItemOperation(Operation[T]):
     def __repr__(self) -> str:
         return (f"<ItemOperation {self.name} {self.state} polls={self.polls} "
                 f"url={self.url}>")
+
+    _KIND = "item"
+
+    def _state(self) -> dict[str, Any]:
+        return {"method": self._method, "resource_url": self._resource_url, "url": self.url,
+                "operation_id": self.operation_id}
+
+    def _restore_state(self, state: Mapping[str, Any]) -> None:
+        self._method = state["method"]
+        self._resource_url = state["resource_url"]
+        self.url = state["url"]
+        self.operation_id = state["operation_id"]
+        self.state = "Running"
+        self.history = []
+        self.percent_complete = None
+        self.result_url = None
 
     def _poll(self) -> None:
         self.polls += 1
@@ -433,6 +518,7 @@ def start_item_operation(
     wait: Literal[True] = ...,
     timeout: float | None = ...,
     idempotent: bool = ...,
+    resume: Mapping[str, Any] | None = ...,
 ) -> T: ...
 @overload
 def start_item_operation(
@@ -447,6 +533,7 @@ def start_item_operation(
     wait: Literal[False],
     timeout: float | None = ...,
     idempotent: bool = ...,
+    resume: Mapping[str, Any] | None = ...,
 ) -> ItemOperation[T]: ...
 @overload
 def start_item_operation(
@@ -461,6 +548,7 @@ def start_item_operation(
     wait: bool,
     timeout: float | None = ...,
     idempotent: bool = ...,
+    resume: Mapping[str, Any] | None = ...,
 ) -> T | ItemOperation[T]: ...
 def start_item_operation(
     pipeline: Pipeline,
@@ -474,6 +562,7 @@ def start_item_operation(
     wait: bool = True,
     timeout: float | None = None,
     idempotent: bool = False,
+    resume: Mapping[str, Any] | None = None,
 ) -> T | ItemOperation[T]:
     """Start an item operation that answers 201 (done) or 202 (accepted, poll its state).
 
@@ -486,5 +575,91 @@ def start_item_operation(
     if initial.status == 202:
         logger.info("%s: accepted (202), polling the operation state", name)
     op = ItemOperation(pipeline, name=name, initial=initial, parse=parse,
-                       default_wait=pipeline.config.settings.poll_interval)
+                       default_wait=pipeline.config.settings.poll_interval, resume=resume)
     return op.result(timeout) if wait else op
+
+
+# --------------------------------------------------------------------------------------------
+# resuming an operation from its continuation token (in a new process)
+
+_TOKEN_PREFIX = "tkop1."
+_TOKEN_VERSION = 1
+_TOKEN_MAX = 16_384
+
+#: Operation name -> ``module:function`` making the result parser from the token's arguments:
+#: ``factory(connection, operation, **args) -> parse``.
+_RESUME_PARSERS = {
+    "backend_health": "toolkit.arm.network:_resume_parser",
+    "update_encryption_protector": "toolkit.arm.sql:_resume_parser",
+    "create_eventstream": "toolkit.fabric.eventstream:_resume_parser",
+}
+
+
+def _bad_token(rule: str) -> Exception:
+    from toolkit._core.errors import ValidationError
+
+    return ValidationError("token", "<continuation token>", rule)
+
+
+def decode_token(token: Any) -> dict[str, Any]:
+    """The state a continuation token holds; ValidationError when it is not one or damaged."""
+    if not isinstance(token, str) or not token.startswith(_TOKEN_PREFIX):
+        raise _bad_token(f"must be a string from Operation.continuation_token "
+                         f"(starting {_TOKEN_PREFIX!r})")
+    if len(token) > _TOKEN_MAX:
+        raise _bad_token(f"is longer than {_TOKEN_MAX} characters")
+    body = token[len(_TOKEN_PREFIX):]
+    try:
+        state = orjson.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except (binascii.Error, ValueError, orjson.JSONDecodeError) as err:
+        raise _bad_token("is damaged: it does not decode") from err
+    if not isinstance(state, dict) or state.get("v") != _TOKEN_VERSION:
+        raise _bad_token("was made by another version of the toolkit")
+    shape = {"kind": ("arm", "item"), "family": ("arm", "maps", "graph", "fabric"),
+             "name": tuple(_RESUME_PARSERS)}
+    for key, allowed in shape.items():
+        if state.get(key) not in allowed:
+            raise _bad_token(f"is damaged: {key} must be one of {', '.join(allowed)}")
+    if not isinstance(state.get("args"), dict) or not isinstance(state.get("method"), str):
+        raise _bad_token("is damaged: its arguments are missing")
+    url_keys = ("resource_url", "async_url", "location") if state["kind"] == "arm" \
+        else ("resource_url", "url")
+    for key in url_keys:
+        value = state.get(key)
+        if value is not None and not isinstance(value, str):
+            raise _bad_token(f"is damaged: {key} must be a URL")
+    if state["kind"] == "item" and not isinstance(state.get("url"), str):
+        raise _bad_token("is damaged: the operation URL is missing")
+    if state["kind"] == "arm" and not (state.get("async_url") or state.get("location")):
+        raise _bad_token("is damaged: the operation URL is missing")
+    state["_urls"] = [state[k] for k in url_keys if state.get(k)]
+    return state
+
+
+def restore_operation(pipeline: Pipeline, state: Mapping[str, Any],
+                      parse: Callable[[Operation[Any]], Callable[[Response], Any]]
+                      ) -> Operation[Any]:
+    """The operation a decoded token describes, on ``pipeline``; ``parse(op)`` gives its result
+    parser. Every URL of the token must be one the family trusts (ValidationError otherwise,
+    before any request)."""
+    for url in state["_urls"]:
+        origin = Origin.of(url)
+        if origin is None or not pipeline.config.trusts(origin):
+            raise _bad_token(f"names an address outside the {state['family']} service of this "
+                             f"connection ({pipeline.config.origin}); resume it with a "
+                             "connection to the service that started it")
+    cls: type[Operation[Any]] = ItemOperation if state["kind"] == "item" else Operation
+    op = cls._restore(pipeline, state)
+    try:
+        op._parse = parse(op)
+    except TypeError as err:
+        raise _bad_token("is damaged: its arguments do not fit the operation") from err
+    logger.info("%s: resumed from a continuation token, polling %s", op.name, op.url)
+    return op
+
+
+def resume_parser(state: Mapping[str, Any]) -> Callable[..., Any]:
+    """The factory ``(connection, operation, **args) -> parse`` of a decoded token's
+    operation."""
+    module, _, attr = _RESUME_PARSERS[state["name"]].partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
@@ -154,13 +155,23 @@ def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
             f"{conn.namespace}.Network/applicationGateways/{segment(gateway, 'gateway')}/"
             "backendhealth")
 
+    return start_arm_operation(pipe, "POST", path, name="backend_health",
+                               parse=_parser(pipe.url(path), api_version),
+                               params={"api-version": api_version, "$expand": expand},
+                               wait=wait, timeout=timeout,
+                               resume={"endpoint": pipe.url(path), "api_version": api_version})
+
+
+def _parser(endpoint: str, api_version: str) -> Callable[[Response], pd.DataFrame]:
     def parse(response: Response) -> pd.DataFrame:
         rows = backend_health_rows(response.json_object())
         ids = [response.request_id] if response.request_id else []
         return build_frame(rows, BACKEND_HEALTH,
-                           provenance("backend_health", api_version, pipe.url(path), ids),
-                           flat=True)
+                           provenance("backend_health", api_version, endpoint, ids), flat=True)
+    return parse
 
-    return start_arm_operation(pipe, "POST", path, name="backend_health", parse=parse,
-                               params={"api-version": api_version, "$expand": expand},
-                               wait=wait, timeout=timeout)
+
+def _resume_parser(connection: Any, operation: Any, *, endpoint: str,
+                   api_version: str) -> Callable[[Response], pd.DataFrame]:
+    """The result parser of a backend-health operation resumed from its token."""
+    return _parser(endpoint, api_version)

@@ -355,7 +355,17 @@ def update_encryption_protector(
 
     return start_arm_operation(pipe, "PUT", path, name="update_encryption_protector",
                                parse=parse, params={"api-version": api_version},
-                               json={"properties": properties}, wait=wait, timeout=timeout)
+                               json={"properties": properties}, wait=wait, timeout=timeout,
+                               resume={"server": server, "api_version": api_version,
+                                       "endpoint": pipe.url(path)})
+
+
+def _resume_parser(connection: Any, operation: Any, *, server: str, api_version: str,
+                   endpoint: str) -> Any:
+    """The result parser of an encryption-protector change resumed from its token."""
+    def parse(response: Response) -> pd.DataFrame:
+        return _protector_frame(response, server, api_version, endpoint)
+    return parse
 
 
 def encryption_protector(subscription_id: str, resource_group: str, server: str, *,

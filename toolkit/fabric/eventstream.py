@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import orjson
@@ -209,15 +209,11 @@ def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_versio
     path = f"/{api_version}/workspaces/{segment(workspace_id, 'workspace_id')}/eventstreams"
     handle: list[ItemOperation[pd.DataFrame]] = []
 
-    def parse(response: Response) -> pd.DataFrame:
-        op_id = handle[0].operation_id if handle else None
-        ids = [response.request_id] if response.request_id else []
-        return build_frame([_item_record(response, op_id)], EVENTSTREAM,
-                           provenance("create_eventstream", api_version, pipe.url(path), ids))
-
+    parse = _parser(handle, pipe.url(path), api_version)
     try:
         op = start_item_operation(pipe, "POST", path, name="create_eventstream", parse=parse,
-                                  json=body, wait=False)
+                                  json=body, wait=False,
+                                  resume={"endpoint": pipe.url(path), "api_version": api_version})
     except ConflictError as err:
         if err.code == "ItemDisplayNameAlreadyInUse":
             err.hint = ("An item of this name exists in the workspace (names are unique per "
@@ -226,6 +222,22 @@ def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_versio
         raise
     handle.append(op)
     return op
+
+
+def _parser(handle: list[Any], endpoint: str,
+            api_version: str) -> Callable[[Response], pd.DataFrame]:
+    def parse(response: Response) -> pd.DataFrame:
+        op_id = handle[0].operation_id if handle else None
+        ids = [response.request_id] if response.request_id else []
+        return build_frame([_item_record(response, op_id)], EVENTSTREAM,
+                           provenance("create_eventstream", api_version, endpoint, ids))
+    return parse
+
+
+def _resume_parser(connection: Any, operation: Any, *, endpoint: str,
+                   api_version: str) -> Callable[[Response], pd.DataFrame]:
+    """The result parser of an eventstream creation resumed from its token."""
+    return _parser([operation], endpoint, api_version)
 
 
 @overload

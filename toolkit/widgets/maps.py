@@ -284,8 +284,13 @@ class RoutePlanner:
         Routes per plan (main plus alternatives).
     optimize_route : str
         As :func:`toolkit.route_directions`.
+    depart_at : datetime or str, optional
+        Departure time of the plans (as :func:`toolkit.route_directions`); now when omitted.
     debounce : float
         Typing debounce of the boxes.
+    interactive : bool, optional
+        Show the plan on an interactive map (:func:`toolkit.explore.routes`) instead of a
+        picture; by default when the ``maps`` extra (folium) is installed.
     connection : Connection, optional
         Defaults to the default connection.
 
@@ -295,14 +300,20 @@ class RoutePlanner:
         The last plan's routes.
     incidents : GeoDataFrame or None
         The incidents within the last plan's routes' bounds.
+    map : folium.Map or None
+        The last plan on an interactive map (when ``interactive``).
     figure : matplotlib Figure or None
-        The last picture.
+        The last picture (when not ``interactive``, once the widget is shown).
     """
 
     def __init__(self, *, places: pd.DataFrame | None = None, coordinates: Any = None,
                  bbox: Any = None, max_route_count: int = 3,
                  optimize_route: str = "fastestWithTraffic", debounce: float = 0.3,
+                 interactive: bool | None = None, depart_at: Any = None,
                  connection: Connection | None = None) -> None:
+        if interactive is not None and not isinstance(interactive, bool):
+            raise ValidationError("interactive", interactive, "must be True, False or None")
+        self.interactive = _folium_installed() if interactive is None else interactive
         if places is not None and ("name" not in places.columns or "geometry" not in
                                    places.columns):
             raise ValidationError("places", list(places.columns)[:6],
@@ -311,6 +322,7 @@ class RoutePlanner:
         self.connection = connection
         self.max_route_count = max_route_count
         self.optimize_route = optimize_route
+        self.depart_at = depart_at
         kw = {"coordinates": coordinates, "bbox": bbox, "debounce": debounce,
               "connection": connection}
         self.origin = AutocompleteBox(description="From", **kw)
@@ -318,6 +330,7 @@ class RoutePlanner:
         self.routes: gpd.GeoDataFrame | None = None
         self.incidents: gpd.GeoDataFrame | None = None
         self.figure: Any = None
+        self.map: Any = None
         self._widget: Any = None
         self._out: Any = None
         self._summary: Any = None
@@ -367,7 +380,7 @@ class RoutePlanner:
         routes = route_directions([{"origin": ends[0], "destination": ends[1]}],
                                   max_route_count=self.max_route_count,
                                   optimize_route=self.optimize_route,
-                                  connection=self.connection)
+                                  depart_at=self.depart_at, connection=self.connection)
         self.routes = routes
         ok = routes[~routes.geometry.is_empty]
         self.incidents = None
@@ -398,6 +411,9 @@ class RoutePlanner:
         return pd.DataFrame(rows)
 
     def _draw(self) -> None:
+        if self.interactive:
+            self._draw_map()
+            return
         if (self._out is None and self._widget is None) or self.routes is None:
             return
         import matplotlib.pyplot as plt
@@ -415,6 +431,24 @@ class RoutePlanner:
             with self._out:
                 display(fig)
             plt.close(fig)
+            self._summary.value = self.summary().to_html(index=False)
+
+    def _draw_map(self) -> None:
+        from toolkit.explore import routes as explore_routes
+        from toolkit.explore._common import has_geometry
+
+        assert self.routes is not None
+        if not has_geometry(self.routes.geometry).any():
+            self.map = None
+        else:
+            self.map = explore_routes(self.routes, incidents=self.incidents, height=420)
+        if self._out is not None:
+            from IPython.display import display
+
+            self._out.clear_output(wait=True)
+            if self.map is not None:
+                with self._out:
+                    display(self.map)
             self._summary.value = self.summary().to_html(index=False)
 
     @property
@@ -447,8 +481,16 @@ class RoutePlanner:
 def route_planner(*, places: pd.DataFrame | None = None, coordinates: Any = None,
                   bbox: Any = None, max_route_count: int = 3,
                   optimize_route: str = "fastestWithTraffic", debounce: float = 0.3,
+                  interactive: bool | None = None, depart_at: Any = None,
                   connection: Connection | None = None) -> RoutePlanner:
     """A :class:`RoutePlanner` (see there for the parameters)."""
     return RoutePlanner(places=places, coordinates=coordinates, bbox=bbox,
                         max_route_count=max_route_count, optimize_route=optimize_route,
-                        debounce=debounce, connection=connection)
+                        debounce=debounce, interactive=interactive, depart_at=depart_at,
+                        connection=connection)
+
+
+def _folium_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("folium") is not None

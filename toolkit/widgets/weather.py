@@ -220,8 +220,17 @@ class AirQualityExplorer:
         Forecast days, 1 to 7.
     language : str, optional
         Language of the texts.
+    interactive : bool, optional
+        Show the place on an interactive map (its air quality and alerts,
+        :func:`toolkit.explore.air_quality`) beside the pictures; by default when the ``maps``
+        extra (folium) is installed.
     connection : Connection, optional
         Defaults to the default connection.
+
+    Attributes
+    ----------
+    map : folium.Map or None
+        The last place shown on the interactive map.
 
     Examples
     --------
@@ -233,12 +242,20 @@ class AirQualityExplorer:
 
     def __init__(self, *, near: Any = DEFAULT_NEAR, places: pd.DataFrame | None = None,
                  duration: int = 7, language: str | None = None,
+                 interactive: bool | None = None,
                  connection: Connection | None = None) -> None:
+        import importlib.util
+
         import ipywidgets as w
 
         from toolkit._core.validate import check_int
 
         check_int(duration, "duration", minimum=1, maximum=7)
+        if interactive is not None and not isinstance(interactive, bool):
+            raise ValidationError("interactive", interactive, "must be True, False or None")
+        self.interactive = (importlib.util.find_spec("folium") is not None
+                            if interactive is None else interactive)
+        self.map: Any = None
         lon, lat = to_lonlat(near, "near", order="latlon")[0]
         self.near = (float(lat), float(lon))
         self.duration = duration
@@ -257,6 +274,7 @@ class AirQualityExplorer:
         self.message = w.HTML("")
         self.table = w.HTML("")
         self.picture = w.Image(format="png")
+        self.map_view = w.HTML("")
         self.find_button.on_click(lambda _b: self._safely(self.search, self.name_box.value))
         self.name_box.continuous_update = False  # searched on Enter, not on every key
         self.name_box.observe(lambda ch: self._safely(self.search, ch["new"]) if ch["new"]
@@ -269,7 +287,7 @@ class AirQualityExplorer:
             w.HBox([self.lat_box, self.lon_box, self.show_button]),
             self.message,
             self.table,
-            self.picture,
+            w.HBox([self.picture, self.map_view]) if self.interactive else self.picture,
         ])
 
     @property
@@ -358,6 +376,11 @@ class AirQualityExplorer:
         fig.savefig(buffer, format="png", dpi=80)
         plt.close(fig)
         self.picture.value = buffer.getvalue()
+        if self.interactive:
+            from toolkit.explore import air_quality as explore_air_quality
+
+            self.map = explore_air_quality(result.current, alerts=result.alerts, height=360)
+            self.map_view.value = self.map._repr_html_()
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -367,7 +390,8 @@ class AirQualityExplorer:
 
 def air_quality_explorer(*, near: Any = DEFAULT_NEAR, places: pd.DataFrame | None = None,
                          duration: int = 7, language: str | None = None,
+                         interactive: bool | None = None,
                          connection: Connection | None = None) -> AirQualityExplorer:
     """An :class:`AirQualityExplorer` (the same parameters)."""
     return AirQualityExplorer(near=near, places=places, duration=duration, language=language,
-                              connection=connection)
+                              interactive=interactive, connection=connection)

@@ -1,0 +1,188 @@
+"""The on-disk response cache: identical reads are answered from disk, per caller, and nothing
+secret is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import toolkit
+from toolkit._core.cache import LIFETIMES, caller_identity, lifetime_header
+
+pytest.importorskip("requests_cache")
+
+
+def _connect(sandbox, tmp_path: Path, waits, *, object_id: str | None = None, **kw):
+    if object_id is None:
+        conn = toolkit.connect(sandbox=sandbox, progress=False, cache=tmp_path / "c.sqlite", **kw)
+    else:
+        token = sandbox.authority.mint([sandbox.audiences(f)[0] for f in sandbox.cloud.hosts],
+                                       object_id=object_id)
+        conn = toolkit.connect(sandbox.url, token=token, maps_key=sandbox.maps_key,
+                               progress=False, cache=str(tmp_path / "c.sqlite"), **kw)
+    conn.sleep = waits
+    return conn
+
+
+def test_second_identical_read_sends_no_request_and_gives_an_equal_frame(
+        sandbox, tmp_path, waits) -> None:
+    conn = _connect(sandbox, tmp_path, waits)
+    try:
+        with sandbox.recording() as first_log:
+            first = toolkit.sql_operations(connection=conn)
+        with sandbox.recording() as second_log:
+            second = toolkit.sql_operations(connection=conn)
+    finally:
+        conn.close()
+    assert len(first_log) >= 2  # several pages went to the service
+    assert second_log == []
+    pd.testing.assert_frame_equal(first, second)
+    assert first.attrs["from_cache"] == [False] * len(first.attrs["request_ids"])
+    assert second.attrs["from_cache"] == [True] * len(second.attrs["request_ids"])
+    assert second.attrs["request_ids"] == first.attrs["request_ids"]
+
+
+def test_post_reads_are_keyed_by_body(sandbox, tmp_path, waits) -> None:
+    conn = _connect(sandbox, tmp_path, waits)
+    try:
+        with sandbox.recording() as log:
+            a = toolkit.autocomplete("Can", coordinates=(1.6, 42.55), connection=conn)
+            b = toolkit.autocomplete("Ord", coordinates=(1.6, 42.55), connection=conn)
+            a2 = toolkit.autocomplete("Can", coordinates=(1.6, 42.55), connection=conn)
+        routes = [{"origin": (1.5218, 42.5063), "destination": (1.6417, 42.5437)}]
+        with sandbox.recording() as route_log:
+            r1 = toolkit.route_directions(routes, connection=conn)
+            r2 = toolkit.route_directions(routes, connection=conn)
+    finally:
+        conn.close()
+    assert len(log) == 2  # "Can" twice, "Ord" once: the third is from the cache
+    assert not a.equals(b)
+    pd.testing.assert_frame_equal(a, a2)
+    assert [r.method for r in route_log] == ["POST"]
+    pd.testing.assert_frame_equal(r1, r2)
+
+
+def test_a_different_principal_misses(sandbox, tmp_path, waits) -> None:
+    alice = _connect(sandbox, tmp_path, waits, object_id="11111111-1111-4111-8111-111111111111")
+    try:
+        toolkit.support_services(connection=alice)
+    finally:
+        alice.close()
+    bob = _connect(sandbox, tmp_path, waits, object_id="22222222-2222-4222-8222-222222222222")
+    try:
+        with sandbox.recording() as log:
+            df = toolkit.support_services(connection=bob)
+        with sandbox.recording() as again:
+            toolkit.support_services(connection=bob)
+    finally:
+        bob.close()
+    assert len(log) >= 1 and not any(df.attrs["from_cache"])
+    assert again == []
+
+
+def test_writes_credentials_and_long_running_operations_are_never_cached(
+        sandbox, tmp_path, waits, catalog) -> None:
+    conn = _connect(sandbox, tmp_path, waits)
+    cluster = catalog.query("kind == 'managed_cluster'").iloc[0]
+    try:
+        for _ in range(2):
+            with sandbox.recording() as log:
+                creds = toolkit.cluster_monitoring_credentials(
+                    cluster.subscription_id, cluster.resource_group, cluster["name"],
+                    connection=conn)
+            assert len(log) == 1
+    finally:
+        conn.close()
+    assert not any(creds.attrs["from_cache"])
+    for name in ("cluster_monitoring_credentials", "hosted_cluster_credentials",
+                 "update_encryption_protector", "create_eventstream", "backend_health"):
+        assert name not in LIFETIMES
+        assert lifetime_header(name, "GET") == {}
+    assert lifetime_header("sql_operations", "PUT") == {}
+
+
+def test_error_answers_are_not_cached(sandbox, tmp_path, waits) -> None:
+    conn = _connect(sandbox, tmp_path, waits, max_retries=0)
+    try:
+        with pytest.raises(toolkit.NotFoundError):
+            toolkit.problem_classifications("no-such-service", connection=conn)
+        with sandbox.recording() as log, pytest.raises(toolkit.NotFoundError):
+            toolkit.problem_classifications("no-such-service", connection=conn)
+    finally:
+        conn.close()
+    assert len(log) >= 1
+
+
+def test_no_secret_is_written_to_the_cache_files(sandbox, tmp_path, waits, catalog) -> None:
+    conn = _connect(sandbox, tmp_path, waits)
+    cluster = catalog.query("kind == 'managed_cluster'").iloc[0]
+    try:
+        toolkit.sql_operations(connection=conn)
+        toolkit.air_quality((42.5063, 1.5218), connection=conn)
+        creds = toolkit.cluster_monitoring_credentials(
+            cluster.subscription_id, cluster.resource_group, cluster["name"], connection=conn)
+        token = conn.credential.get_token(conn.scope_for("arm")).token
+    finally:
+        conn.close()
+    secrets = [token, str(sandbox.maps_key.reveal()), token.split(".")[2]]
+    secrets += [str(v.reveal()) for v in creds["value"]]
+    files = list(tmp_path.iterdir())
+    assert files and any(f.stat().st_size > 0 for f in files)
+    for f in files:
+        data = f.read_bytes()
+        for secret in secrets:
+            assert secret.encode() not in data, f.name
+
+
+def test_cache_clear_empties_the_file(sandbox, tmp_path, waits) -> None:
+    conn = _connect(sandbox, tmp_path, waits)
+    try:
+        toolkit.sql_operations(connection=conn)
+        assert toolkit.cache_clear(tmp_path / "c.sqlite") == 1
+        with sandbox.recording() as log:
+            toolkit.sql_operations(connection=conn)
+    finally:
+        conn.close()
+    assert len(log) >= 1
+
+
+def test_environment_variable_turns_the_cache_on(sandbox, tmp_path, waits, monkeypatch) -> None:
+    monkeypatch.setenv("TOOLKIT_CACHE", str(tmp_path / "env-cache"))
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    try:
+        toolkit.support_services(connection=conn)
+        with sandbox.recording() as log:
+            toolkit.support_services(connection=conn)
+    finally:
+        conn.close()
+    assert log == []
+    assert (tmp_path / "env-cache.sqlite").exists()
+
+
+def test_cache_setting_is_checked() -> None:
+    with pytest.raises(toolkit.ValidationError, match="cache"):
+        toolkit.connect("http://127.0.0.1:9", token="t", cache=3)
+
+
+def test_identity_comes_from_claims_never_the_token() -> None:
+    import base64
+    import json
+
+    def jwt(claims: dict) -> str:
+        body = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+        return f"e30.{body}.c2ln"
+
+    a = jwt({"tid": "t1", "oid": "o1", "exp": 1})
+    a_later = jwt({"tid": "t1", "oid": "o1", "exp": 2})
+    other_tenant = jwt({"tid": "t2", "oid": "o1"})
+    ident = caller_identity({"Authorization": f"Bearer {a}"})
+    assert ident == "bearer:t1/o1"
+    assert caller_identity({"Authorization": f"Bearer {a_later}"}) == ident  # refreshed token
+    assert caller_identity({"Authorization": f"Bearer {other_tenant}"}) != ident
+    opaque = caller_identity({"Authorization": "Bearer not-a-jwt"})
+    assert "not-a-jwt" not in opaque
+    assert caller_identity({"subscription-key": "k1"}) != caller_identity(
+        {"subscription-key": "k2"})
+    assert "k1" not in caller_identity({"subscription-key": "k1"})

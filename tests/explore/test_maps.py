@@ -1,0 +1,172 @@
+"""Interactive maps: what each map holds (layers, feature counts, tooltip fields), offline
+background and assets, and one map drawn by a real headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+
+import toolkit
+from tests.frames_of_every_function import ANDORRA, TOWNS
+
+folium = pytest.importorskip("folium")
+explore = pytest.importorskip("toolkit.explore")
+from toolkit.explore import map_summary  # noqa: E402
+from toolkit.explore._common import ATTRIBUTION, inline_assets  # noqa: E402
+
+PLACES = [(lat, lon) for lon, lat in TOWNS.values()]
+
+
+def _columns(df) -> list[str]:
+    return [c for c in df.columns
+            if not isinstance(df[c].dtype, gpd.array.GeometryDtype) and c != "geometry"]
+
+
+@pytest.fixture(scope="module")
+def frames(sandbox):
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    queries = [{"origin": TOWNS["Andorra la Vella"], "destination": TOWNS["Canillo"]},
+               {"origin": TOWNS["Encamp"], "destination": TOWNS["Ordino"]},
+               {"origin": (-30.0, 10.0), "destination": TOWNS["Ordino"]}]  # fails: a row
+    raw = [TOWNS["Andorra la Vella"], (1.5260, 42.5090), (1.5300, 42.5100), (1.5400, 42.5150)]
+    out = {
+        "routes": toolkit.route_directions(queries, max_route_count=2, connection=conn),
+        "incidents": toolkit.traffic_incidents(ANDORRA, connection=conn),
+        "raw": raw,
+        "snapped": toolkit.snap_to_roads(raw, include_speed_limit=True, connection=conn),
+        "air": toolkit.air_quality(PLACES, connection=conn),
+        "forecast": toolkit.air_quality_forecast(PLACES[:2], duration=3, connection=conn),
+        "alerts": toolkit.severe_weather_alerts(PLACES, connection=conn),
+        "suggestions": toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"],
+                                            connection=conn),
+    }
+    conn.close()
+    return out
+
+
+def test_routes_map_holds_main_and_alternatives_with_the_frames_columns(frames) -> None:
+    routes, incidents = frames["routes"], frames["incidents"]
+    before = routes.copy()
+    m = explore.routes(routes, incidents=incidents)
+    summary = map_summary(m).set_index("layer")
+    drawn = routes[~(routes.geometry.isna() | routes.geometry.is_empty)]
+    assert summary.loc["main routes", "features"] == (drawn["route_index"] == 0).sum()
+    assert summary.loc["alternatives", "features"] == (drawn["route_index"] > 0).sum()
+    assert summary.loc["main routes", "tooltip_fields"] == [*_columns(routes), "delay_s"]
+    severities = [i for i in summary.index if i.startswith("incidents: ")]
+    assert sum(summary.loc[severities, "features"]) == len(incidents)
+    assert summary.loc["incident extents", "features"] == incidents["endPoint"].notna().sum()
+    assert summary.loc["incidents: Serious", "tooltip_fields"] == _columns(incidents)
+    assert routes.equals(before)
+
+
+def test_snapped_trace_map(frames) -> None:
+    m = explore.snapped_trace(frames["raw"], frames["snapped"])
+    summary = map_summary(m).set_index("layer")
+    assert summary.loc["recorded", "features"] == len(frames["raw"])
+    assert summary.loc["snapped", "features"] == len(frames["snapped"])
+    assert summary.loc["snapped", "tooltip_fields"] == _columns(frames["snapped"])
+    assert summary.loc["snapped", "geometry_types"] == ["Point"]
+
+
+def test_weather_maps(frames) -> None:
+    air = map_summary(explore.air_quality(frames["air"])).set_index("layer")
+    assert air.loc["air quality", "features"] == frames["air"].geometry.notna().sum()
+    assert air.loc["air quality", "tooltip_fields"] == _columns(frames["air"])
+
+    forecast = map_summary(explore.air_quality(frames["forecast"]))
+    days = frames["forecast"]["dateTime"].dt.date.astype(str).unique()
+    assert sorted(forecast["layer"]) == sorted(f"air quality {d}" for d in days)
+    assert forecast["shown"].tolist() == [True] + [False] * (len(days) - 1)
+    assert forecast["features"].sum() == len(frames["forecast"])
+
+    alerts = frames["alerts"]
+    summary = map_summary(explore.alerts(alerts))
+    assert summary["features"].sum() == alerts["alertId"].notna().sum()
+    assert set(summary["layer"]) == {f"alerts: {c}" for c in alerts["category"].dropna()}
+
+
+def test_suggestions_without_positions_say_so(frames) -> None:
+    sugg = frames["suggestions"]
+    if sugg.geometry.notna().any():
+        summary = map_summary(explore.suggestions(sugg))
+        assert summary["features"].sum() == sugg.geometry.notna().sum()
+    else:
+        with pytest.raises(toolkit.ValidationError, match="geometry"):
+            explore.suggestions(sugg)
+
+
+def test_offline_map_has_the_roads_and_leaflet_written_in(frames) -> None:
+    m = explore.incidents(frames["incidents"])
+    assert m.toolkit_offline  # the sandbox's frames: no web tiles
+    page = m.get_root().render()
+    assert "cdn.jsdelivr.net" not in page and "<script src=" not in page
+    assert "L.version" in page or "Leaflet" in page  # the library itself is in the page
+    assert ATTRIBUTION.removeprefix("© ") in page
+    roads = [c for c in m._children.values()
+             if isinstance(c, folium.FeatureGroup) and c.layer_name == "roads"]
+    assert roads and not roads[0].control
+    assert not any(isinstance(c, folium.TileLayer) for c in m._children.values())
+
+
+def test_web_tiles_when_asked(frames) -> None:
+    m = explore.incidents(frames["incidents"], tiles="web")
+    tiles = [c for c in m._children.values() if isinstance(c, folium.TileLayer)]
+    assert tiles and ATTRIBUTION in tiles[0].options.get("attribution", "")
+    assert "cdn.jsdelivr.net" in m.get_root().render()
+
+
+def test_inline_assets_keeps_unknown_links() -> None:
+    page = ('<script src="https://cdn.jsdelivr.net/npm/leaflet@1.9.3/dist/leaflet.js"></script>'
+            '<script src="https://example.org/mine.js"></script>')
+    out = inline_assets(page)
+    assert "https://example.org/mine.js" in out and "leaflet@1.9.3" not in out
+
+
+def test_bad_input(frames) -> None:
+    with pytest.raises(toolkit.ValidationError, match="tiles"):
+        explore.incidents(frames["incidents"], tiles="satellite")
+    with pytest.raises(toolkit.ValidationError, match="severity"):
+        explore.incidents(frames["incidents"].drop(columns=["severity"]))
+    with pytest.raises(toolkit.ValidationError):
+        explore.routes([1, 2, 3])
+
+
+def test_import_toolkit_imports_no_map_library() -> None:
+    code = ("import sys, toolkit\n"
+            "toolkit.explore\n"  # the package itself is light
+            "bad = [m for m in ('folium', 'branca', 'offlinefolium', 'lonboard', "
+            "'requests_cache', 'pyarrow') if m in sys.modules]\n"
+            "assert not bad, bad\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(_chromium() is None, reason="needs Chromium from the system packages "
+                    "(apt-get install chromium) to draw a map in a real browser")
+def test_a_real_headless_chromium_draws_the_features(frames, tmp_path) -> None:
+    incidents = frames["incidents"]
+    m = explore.incidents(incidents)
+    page = tmp_path / "incidents.html"
+    m.save(str(page))
+    run = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000",
+         "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    dom = run.stdout
+    assert "leaflet-container" in dom, run.stderr[-2000:]
+    drawn = re.findall(r'<path[^>]*class="[^"]*leaflet-interactive', dom)
+    # one marker per incident and one line to each end point, drawn as SVG by Leaflet
+    assert len(drawn) == len(incidents) + incidents["endPoint"].notna().sum()
+    assert len(re.findall(r"<path", dom)) > len(drawn)  # the road background too
+    assert "toolkit-legend" in dom and "ODbL" in dom

@@ -1,0 +1,382 @@
+"""What every interactive map shares: the map, its background, layers with tooltips, offline
+assets.
+
+Maps are Leaflet maps built with folium (the ``maps`` extra). Where web tiles cannot be reached
+(the sandbox world is offline, or ``tiles="roads"``), the background is the road network the
+toolkit ships, derived from OpenStreetMap; the map's own scripts and styles (Leaflet) are then
+written into the page from the folium-offline package instead of being linked from a CDN, so the
+map draws without any network.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from toolkit._core.errors import ValidationError
+from toolkit._core.validate import check_frame
+from toolkit._data.andorra import ATTRIBUTION
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ATTRIBUTION", "add_layer", "bounds_of", "finish", "geo_frame", "has_geometry",
+           "new_map", "ramp", "tooltip_frame"]
+
+TILES_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+_TILE_PROBE = "https://tile.openstreetmap.org/0/0/0.png"
+_TILES_CHOICES = ("auto", "roads", "web")
+
+#: Above this many features a map draws on one canvas instead of one SVG element per feature
+#: (see benchmarks/interactive_maps.py: SVG stops being responsive with tens of thousands).
+CANVAS_FROM = 2_000
+
+_ROAD_STYLE = {  # road class -> (weight, colour)
+    "motorway": (3.0, "#9e9e9e"), "trunk": (3.0, "#9e9e9e"),
+    "primary": (2.4, "#a8a8a8"), "primary_link": (1.8, "#a8a8a8"),
+    "secondary": (2.0, "#bdbdbd"), "secondary_link": (1.5, "#bdbdbd"),
+    "tertiary": (1.5, "#cfcfcf"),
+}
+#: Degrees the background roads are simplified by (about 5 m: finer than a map of towns shows).
+_ROAD_TOLERANCE = 0.00005
+_reachable: dict[str, bool] = {}
+_reachable_lock = threading.Lock()
+
+
+def folium_module() -> Any:
+    """folium, or an ImportError naming the extra."""
+    try:
+        import folium
+    except ImportError as err:  # pragma: no cover - depends on the install
+        raise ImportError('interactive maps need folium: pip install "toolkit[maps]"') from err
+    return folium
+
+
+def tiles_reachable(timeout: float = 2.0) -> bool:
+    """Whether the web tile server answers (asked once per process, within ``timeout``)."""
+    with _reachable_lock:
+        if TILES_URL in _reachable:
+            return _reachable[TILES_URL]
+    import requests
+
+    try:
+        ok = requests.head(_TILE_PROBE, timeout=timeout, allow_redirects=True).status_code < 400
+    except requests.RequestException:
+        ok = False
+    logger.info("web tiles %s", "reachable" if ok else "not reachable: roads as background")
+    with _reachable_lock:
+        _reachable[TILES_URL] = ok
+    return ok
+
+
+def _offline(tiles: str, frames: Iterable[pd.DataFrame]) -> bool:
+    if tiles not in _TILES_CHOICES:
+        raise ValidationError("tiles", tiles, f"must be one of {', '.join(_TILES_CHOICES)}")
+    if tiles != "auto":
+        return tiles == "roads"
+    from toolkit._core.pipeline import is_loopback
+
+    endpoints = [f.attrs.get("endpoint") for f in frames if isinstance(f, pd.DataFrame)]
+    if any(isinstance(e, str) and is_loopback(e) for e in endpoints):
+        return True  # the sandbox world: no tiles of its own
+    return not tiles_reachable()
+
+
+# ------------------------------------------------------------------------------ offline assets
+def _assets() -> dict[str, str]:
+    """CDN address -> file content of the scripts and styles folium links (folium-offline)."""
+    try:
+        from offlinefolium import elements
+    except ImportError:  # pragma: no cover - depends on the install
+        logger.warning("folium-offline is not installed: the map links Leaflet from its CDN")
+        return {}
+    return dict(elements._res)
+
+
+_SCRIPT = re.compile(r'<script src="([^"]+)"></script>')
+_STYLE = re.compile(r'<link rel="stylesheet" href="([^"]+)"/>')
+#: What a map of points, lines and tooltips needs; other linked files are left out offline.
+_NEEDED = ("/leaflet.js", "/leaflet.css")
+
+
+def inline_assets(page: str) -> str:
+    """The page with Leaflet's script and style written in, and the other CDN links (icons,
+    Bootstrap, jQuery: unused by these maps) removed, so that it renders with no network."""
+    assets = _assets()
+
+    def script(m: re.Match[str]) -> str:
+        url = m.group(1)
+        if url.endswith(_NEEDED) and url in assets:
+            return "<script>" + assets[url].replace("</script", "<\\/script") + "</script>"
+        return "" if url in assets else m.group(0)
+
+    def style(m: re.Match[str]) -> str:
+        url = m.group(1)
+        if url.endswith(_NEEDED) and url in assets:
+            return "<style>" + assets[url] + "</style>"
+        return "" if url in assets else m.group(0)
+
+    return _STYLE.sub(style, _SCRIPT.sub(script, page))
+
+
+def _offline_figure() -> Any:
+    from branca.element import Figure
+
+    class OfflineFigure(Figure):
+        """A page whose Leaflet files are written in rather than linked."""
+
+        def render(self, **kwargs: Any) -> str:
+            return inline_assets(super().render(**kwargs))
+
+    return OfflineFigure()
+
+
+# ------------------------------------------------------------------------------ the map
+def new_map(bounds: Sequence[float], *, tiles: str = "auto",
+            frames: Iterable[pd.DataFrame] = (), features: int = 0,
+            height: int | str = 480) -> Any:
+    """A Leaflet map fitted to ``bounds`` (west, south, east, north) with its background.
+
+    ``tiles="auto"`` uses web tiles when they can be reached and the frames do not come from
+    the sandbox, else the shipped roads; ``"web"`` and ``"roads"`` choose. With ``features``
+    past :data:`CANVAS_FROM` the map draws on a canvas.
+    """
+    folium = folium_module()
+    offline = _offline(tiles, frames)
+    w, s, e, n = (float(v) for v in bounds)
+    m = folium.Map(location=[(s + n) / 2, (w + e) / 2], tiles=None, control_scale=True,
+                   prefer_canvas=features > CANVAS_FROM, height=height)
+    if offline:
+        _offline_figure().add_child(m)
+        drew = add_roads(m, (w, s, e, n))
+        if not drew:
+            logger.info("no shipped roads under these data: the map has no background")
+    else:
+        folium.TileLayer(TILES_URL, attr=ATTRIBUTION, name="OpenStreetMap").add_to(m)
+    pad_x, pad_y = max((e - w) * 0.05, 0.002), max((n - s) * 0.05, 0.002)
+    m.fit_bounds([[s - pad_y, w - pad_x], [n + pad_y, e + pad_x]])
+    m.toolkit_offline = offline
+    return m
+
+
+def _road_frame() -> Any:
+    """The shipped roads: ``highway`` (road class) and ``geometry`` (LineString, EPSG:4326)."""
+    from toolkit._data.andorra import roads
+
+    return roads()
+
+
+def add_roads(m: Any, bounds: Sequence[float]) -> bool:
+    """Add the shipped roads overlapping ``bounds`` as the bottom layer (not interactive), with
+    the data's attribution; whether any road was drawn."""
+    import shapely
+
+    folium = folium_module()
+    roads = _road_frame()
+    w, s, e, n = bounds
+    grow_x, grow_y = (e - w) * 0.5 + 0.01, (n - s) * 0.5 + 0.01
+    near = roads.cx[w - grow_x:e + grow_x, s - grow_y:n + grow_y]
+    if near.empty:
+        return False
+    lines = shapely.simplify(np.asarray(near.geometry, dtype=object), _ROAD_TOLERANCE)
+    groups: dict[tuple[float, str], list[list[list[float]]]] = {}
+    for kind, line in zip(near["highway"], lines, strict=True):
+        style = _ROAD_STYLE.get(str(kind), (1.0, "#dcdcdc"))
+        groups.setdefault(style, []).append(
+            np.round(shapely.get_coordinates(line), 5).tolist())
+    layer = folium.FeatureGroup(name="roads", control=False)
+    for (weight, colour), parts in sorted(groups.items()):
+        geojson = {"type": "Feature", "properties": {},
+                   "geometry": {"type": "MultiLineString", "coordinates": parts}}
+        folium.GeoJson(geojson, style_function=_fixed_style(colour, weight),
+                       interactive=False, control=False,
+                       attribution=ATTRIBUTION).add_to(layer)
+    layer.add_to(m)
+    return True
+
+
+def _fixed_style(colour: str, weight: float, **extra: Any) -> Callable[[Any], dict[str, Any]]:
+    style = {"color": colour, "weight": weight, "opacity": 1.0, **extra}
+    return lambda feature: style
+
+
+# ------------------------------------------------------------------------------ layers
+def _cell(value: Any) -> str:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, float) and value != value:
+        return ""
+    if isinstance(value, list | tuple | np.ndarray):
+        return ", ".join(_cell(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_cell(v)}" for k, v in value.items())
+    return str(value)  # a Secret shows its mask
+
+
+def tooltip_frame(df: pd.DataFrame, geometry: str = "geometry") -> pd.DataFrame:
+    """The frame's own columns as text for tooltips (every column but the geometries; lists
+    joined, nested objects as ``key: value``, missing values empty)."""
+    import geopandas as gpd
+
+    geo_columns = {c for c in df.columns if isinstance(df[c].dtype, gpd.array.GeometryDtype)}
+    geo_columns.add(geometry)
+    text = {str(c): [_cell(v) for v in df[c]] for c in df.columns if c not in geo_columns}
+    out = gpd.GeoDataFrame(text, geometry=list(df[geometry]), crs="EPSG:4326", index=df.index)
+    return out
+
+
+def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | str,
+              geometry: str = "geometry", weight: float = 3.0,
+              radius: float | Sequence[float] = 5.0, dash: str | None = None,
+              opacity: float = 0.9, show: bool = True) -> Any:
+    """Add the rows of ``df`` that have a ``geometry`` as one layer named ``name``: lines of
+    ``weight``, points as circle markers of ``radius`` (one for all, or one per row), each in
+    its colour, with a tooltip of the frame's columns. Returns the layer."""
+    folium = folium_module()
+    keep = has_geometry(df[geometry])
+    rows = df[keep]
+    colour_list = [colors] * len(df) if isinstance(colors, str) else list(colors)
+    if len(colour_list) != len(df):
+        raise ValueError("one colour per row")
+    colour_list = [c for c, k in zip(colour_list, keep, strict=True) if k]
+    radii = [float(radius)] * len(df) if isinstance(radius, int | float) else list(radius)
+    if len(radii) != len(df):
+        raise ValueError("one radius per row")
+    radii = [r for r, k in zip(radii, keep, strict=True) if k]
+    layer = folium.FeatureGroup(name=name, show=show)
+    if rows.empty:
+        layer.add_to(m)
+        return layer
+    shown = tooltip_frame(rows, geometry)
+    fields = [c for c in shown.columns if c != "geometry"]
+    data = _feature_collection(shown, {"__color": colour_list, "__radius": radii})
+    style: dict[str, Any] = {"weight": weight, "opacity": opacity, "fillOpacity": 0.8}
+    if dash:
+        style["dashArray"] = dash
+    folium.GeoJson(
+        data,
+        name=name,
+        marker=folium.CircleMarker(radius=radii[0], fill=True),
+        style_function=lambda f: {**style, "color": f["properties"]["__color"],
+                                  "fillColor": f["properties"]["__color"],
+                                  "radius": f["properties"]["__radius"]},
+        tooltip=folium.GeoJsonTooltip(fields=fields, aliases=fields, sticky=True,
+                                      max_width=420) if fields else None,
+        smooth_factor=1.0,
+    ).add_to(layer)
+    layer.add_to(m)
+    return layer
+
+
+def _feature_collection(shown: pd.DataFrame, extra: dict[str, list[Any]]) -> dict[str, Any]:
+    """GeoJSON of a text frame, lines simplified for display (to a ten-thousandth of the
+    layer's extent: invisible at the zoom levels that show it whole), built column-wise."""
+    import shapely
+
+    geoms = np.asarray(shown.geometry, dtype=object)
+    lines = shapely.get_type_id(geoms) >= 1  # (multi)lines and polygons, not points
+    if lines.any():
+        w, s, e, n = shapely.total_bounds(geoms)
+        geoms = geoms.copy()
+        geoms[lines] = shapely.simplify(geoms[lines], max(e - w, n - s) / 10_000)
+    texts = shapely.to_geojson(shapely.set_precision(geoms, 1e-6))
+    columns = {c: shown[c].tolist() for c in shown.columns if c != "geometry"} | extra
+    names = list(columns)
+    features = [{"type": "Feature",
+                 "properties": dict(zip(names, values, strict=True)),
+                 "geometry": orjson.loads(text)}
+                for text, *values in zip(texts, *columns.values(), strict=True)]
+    return {"type": "FeatureCollection", "features": features}
+
+
+def finish(m: Any, *, legend: Sequence[tuple[str, str]] = (), title: str | None = None) -> Any:
+    """Add the layer control and a legend (label, colour) in the map's lower left corner."""
+    folium = folium_module()
+    folium.LayerControl(collapsed=True).add_to(m)
+    if legend or title:
+        items = "".join(
+            f'<div><span style="display:inline-block;width:12px;height:12px;'
+            f'background:{html.escape(colour)};margin-right:6px;border-radius:2px"></span>'
+            f"{html.escape(label)}</div>" for label, colour in legend)
+        head = f"<b>{html.escape(title)}</b>" if title else ""
+        _legend(f"{head}{items}").add_to(m)
+    return m
+
+
+def _legend(content: str) -> Any:
+    import json
+
+    from branca.element import MacroElement
+    from jinja2 import Template
+
+    class Legend(MacroElement):
+        """A Leaflet control holding the legend."""
+
+        _template = Template("""
+            {% macro script(this, kwargs) %}
+            (function() {
+                var legend = L.control({position: "bottomleft"});
+                legend.onAdd = function() {
+                    var div = L.DomUtil.create("div", "toolkit-legend");
+                    div.style.cssText = "background:rgba(255,255,255,.9);padding:6px 8px;"
+                        + "font:12px sans-serif;border-radius:4px";
+                    div.innerHTML = {{ this.content }};
+                    return div;
+                };
+                legend.addTo({{ this._parent.get_name() }});
+            })();
+            {% endmacro %}
+        """)
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self._name = "Legend"
+            self.content = json.dumps(text)
+
+    return Legend(content)
+
+
+def has_geometry(series: Any) -> np.ndarray:
+    """Per row, whether it has a geometry that is neither missing nor empty."""
+    import shapely
+
+    values = np.asarray(series, dtype=object)
+    return np.asarray(~shapely.is_missing(values) & ~shapely.is_empty(values), dtype=bool)
+
+
+def geo_frame(df: Any, columns: Sequence[str], helper: str) -> pd.DataFrame:
+    """Check that ``df`` is a frame with a geometry column and ``columns``."""
+    frame = check_frame(df, ["geometry", *columns], helper)
+    return frame
+
+
+def bounds_of(*series: Any) -> tuple[float, float, float, float]:
+    """West, south, east, north of the non-empty geometries of the given series."""
+    import shapely
+
+    geoms = [g for s in series for g in s if g is not None and not g.is_empty]
+    if not geoms:
+        raise ValidationError("df", "no geometry", "the map needs at least one place")
+    w, s, e, n = shapely.total_bounds(np.array(geoms, dtype=object))
+    return float(w), float(s), float(e), float(n)
+
+
+def ramp(values: Sequence[float], low: float, high: float,
+         palette: Sequence[str] = ("#2e7d32", "#9ccc65", "#fdd835", "#fb8c00", "#c62828"),
+         missing: str = "#9e9e9e") -> list[str]:
+    """One colour of ``palette`` per value, from ``low`` to ``high`` (missing values grey)."""
+    out = []
+    for v in values:
+        if v is None or pd.isna(v):
+            out.append(missing)
+            continue
+        t = 0.0 if high <= low else min(max((float(v) - low) / (high - low), 0.0), 1.0)
+        out.append(palette[min(int(t * len(palette)), len(palette) - 1)])
+    return out

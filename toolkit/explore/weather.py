@@ -1,0 +1,116 @@
+"""Interactive maps of air quality and severe-weather alerts by place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from toolkit._core.errors import ValidationError
+from toolkit.explore._common import add_layer, bounds_of, finish, geo_frame, has_geometry, new_map
+from toolkit.plot.weather import AIR_QUALITY_COLORS, STATUS_COLORS
+
+__all__ = ["air_quality", "alerts"]
+
+
+def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: str = "auto",
+                height: int | str = 480) -> Any:
+    """Air quality at many places: one marker per place in its category colour, larger for a
+    higher global index; places the service refused are grey.
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.air_quality` returns, or :func:`toolkit.air_quality_forecast`
+        (one layer per day then): ``globalIndex``, ``category``, ``geometry``
+        (``categoryColor`` when the service sent it).
+    alerts : GeoDataFrame, optional
+        :func:`toolkit.severe_weather_alerts` for the same places, drawn as layers of their own.
+    tiles : {"auto", "roads", "web"}
+    height : int or str
+
+    Returns
+    -------
+    folium.Map
+        Layer ``air quality`` (or ``air quality <date>`` per forecast day, the first shown);
+        tooltips hold the frame's columns.
+    """
+    frame = geo_frame(df, ["globalIndex", "category"], "explore.air_quality")
+    if not has_geometry(frame["geometry"]).any():
+        raise ValidationError("df", "no places", "explore.air_quality needs places to draw")
+    m = new_map(bounds_of(frame["geometry"]), tiles=tiles,
+                frames=[df, *([alerts] if alerts is not None else [])], features=len(frame),
+                height=height)
+    day_column = "day" if "day" in frame.columns else None
+    groups = ([(_day_label(rows, day), rows)
+               for day, rows in frame.groupby(day_column, sort=True, observed=True)]
+              if day_column else [(None, frame)])
+    for i, (day, rows) in enumerate(groups):
+        index = pd.to_numeric(rows["globalIndex"], errors="coerce").fillna(0)
+        radii = (6 + (index.clip(upper=150) / 150) * 8).tolist()
+        add_layer(m, rows, "air quality" + (f" {day}" if day else ""), show=i == 0,
+                  colors=_colours(rows), radius=radii)
+    if alerts is not None:
+        _alert_layers(m, geo_frame(alerts, ["alertId", "latestStatus.english"],
+                                   "explore.air_quality(alerts=)"))
+    present = [c for c in AIR_QUALITY_COLORS if c in set(frame["category"].astype(str))]
+    return finish(m, legend=[(c, AIR_QUALITY_COLORS[c]) for c in present],
+                  title="air quality")
+
+
+def _alert_layers(m: Any, frame: pd.DataFrame) -> None:
+    placed = frame[has_geometry(frame["geometry"]) & frame["alertId"].notna().to_numpy()]
+    category = placed["category"].astype(object).fillna("alert") if "category" in placed \
+        else pd.Series("alert", index=placed.index)
+    for name, rows in placed.groupby(category, sort=True):
+        colours = [STATUS_COLORS.get(str(s), "#616161") for s in rows["latestStatus.english"]]
+        add_layer(m, rows, f"alerts: {name}", colors=colours, radius=9)
+
+
+def _day_label(rows: pd.DataFrame, day: Any) -> str:
+    when = rows["dateTime"].dropna() if "dateTime" in rows else pd.Series(dtype=object)
+    return str(when.iloc[0].date()) if len(when) else f"day {day}"
+
+
+def _colours(rows: pd.DataFrame) -> list[str]:
+    given = rows["categoryColor"] if "categoryColor" in rows else pd.Series(None,
+                                                                          index=rows.index)
+    out = []
+    for colour, category, ok in zip(given, rows["category"], rows["globalIndex"].notna(),
+                                    strict=True):
+        if not ok:
+            out.append("#9e9e9e")
+        elif isinstance(colour, str) and colour:
+            out.append(colour)
+        else:
+            out.append(AIR_QUALITY_COLORS.get(str(category), "#616161"))
+    return out
+
+
+def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480) -> Any:
+    """Severe-weather alerts by place, coloured by their latest status (New, Update... Expire).
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.severe_weather_alerts` returns (``alertId``,
+        ``latestStatus.english``, ``geometry``). An alert asked from several places is drawn at
+        each of them.
+    tiles : {"auto", "roads", "web"}
+    height : int or str
+
+    Returns
+    -------
+    folium.Map
+        One layer per alert category (``alerts: <category>``); tooltips hold the frame's
+        columns.
+    """
+    frame = geo_frame(df, ["alertId", "latestStatus.english"], "explore.alerts")
+    placed = frame[has_geometry(frame["geometry"]) & frame["alertId"].notna().to_numpy()]
+    if placed.empty:
+        raise ValidationError("df", "no alerts", "explore.alerts needs alerts to draw")
+    m = new_map(bounds_of(placed["geometry"]), tiles=tiles, frames=[df], features=len(placed),
+                height=height)
+    _alert_layers(m, placed)
+    present = [s for s in STATUS_COLORS if s in set(placed["latestStatus.english"].astype(str))]
+    return finish(m, legend=[(s, STATUS_COLORS[s]) for s in present], title="latest status")
