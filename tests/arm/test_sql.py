@@ -1,12 +1,24 @@
-"""sql_operations (paging) and check_server_names (validation, many names), over HTTP."""
+"""sql_operations (paging), check_server_names (validation, many names) and
+update_encryption_protector (200 for service-managed keys, 202 polled to the end for vault keys,
+the documented errors, every client-side rule), over HTTP."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 import toolkit
-from toolkit._core.errors import TruncatedResultWarning, ValidationError
+from tests.conftest import example
+from tests.replay import Answer, replay_server
+from toolkit._core.errors import (
+    ApiError,
+    OperationTimeoutError,
+    TruncatedResultWarning,
+    ValidationError,
+)
+from toolkit._core.schemas import ENCRYPTION_PROTECTOR
 from toolkit.sandbox.arm.sql import OPERATIONS_PAGE_SIZE
+from toolkit.sandbox.server import Sandbox
 
 
 def test_every_page_is_followed(conn, sandbox) -> None:
@@ -128,3 +140,372 @@ def test_a_page_that_keeps_failing_leaves_the_rows_read_and_where_to_resume(sand
     assert err.partial["name"].tolist() == [op["name"] for op in whole[:2 * OPERATIONS_PAGE_SIZE]]
     assert "$skiptoken=" in err.next_link and err.next_link in str(err)
     assert f"{2 * OPERATIONS_PAGE_SIZE} records were read" in str(err)
+
+
+
+EXAMPLE_SUB = "00000000-1111-2222-3333-444444444444"
+
+
+@pytest.fixture(scope="module")
+def servers(catalog):
+    return catalog.query("kind == 'sql_server'").set_index("name")
+
+
+def _where(servers, name):
+    row = servers.loc[name]
+    return row.subscription_id, row.resource_group, name
+
+
+def _key(sandbox, vault, key):
+    return sandbox.world.section("sql").keys[(vault, key)]
+
+
+def _statuses(log):
+    return [(r.method, r.route, r.status) for r in log]
+
+
+# ------------------------------------------------------------------------------- real example
+
+def test_example_200_parses_into_the_protector_row(waits) -> None:
+    ex = example("02-sql-encryption-protector", "EncryptionProtectorCreateOrUpdateKeyVault.json")
+    body = ex["responses"]["200"]["body"]
+    sent = ex["parameters"]["parameters"]["properties"]
+    with replay_server() as rp:
+        rp.add("PUT", "/encryptionProtector/current", Answer(200, body))
+        conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789", progress=False)
+        conn.sleep = waits
+        df = toolkit.update_encryption_protector(
+            EXAMPLE_SUB, ex["parameters"]["resourceGroupName"], ex["parameters"]["serverName"],
+            server_key_type=sent["serverKeyType"], server_key_name=sent["serverKeyName"],
+            auto_rotation_enabled=sent["autoRotationEnabled"], connection=conn)
+    assert list(df.columns) == ENCRYPTION_PROTECTOR.names and len(df) == 1
+    row = df.iloc[0]
+    for col in ("id", "name", "type", "location", "kind"):
+        assert row[col] == body[col]
+    assert row["serverKeyName"] == body["properties"]["serverKeyName"]
+    assert row["serverKeyType"] == "VendorKeyVault" and row["kind"] == "vendorkeyvault"
+    assert row["autoRotationEnabled"] is False or row["autoRotationEnabled"] == False  # noqa: E712
+    assert pd.isna(row["keyVersion"]) and pd.isna(row["uri"]) and pd.isna(row["thumbprint"])
+    assert row["server"] == ex["parameters"]["serverName"]
+    for col in ENCRYPTION_PROTECTOR.columns:
+        assert str(df[col.name].dtype) == str(col.dtype()), col.name
+    assert waits == []
+
+
+def test_example_202_with_empty_body_is_polled_and_the_protector_read(waits) -> None:
+    ex = example("02-sql-encryption-protector", "EncryptionProtectorCreateOrUpdateKeyVault.json")
+    body = ex["responses"]["200"]["body"]
+    poll = ("/subscriptions/x/providers/Vendor.Sql/locations/westus/"
+            "encryptionProtectorOperationResults/1")
+    with replay_server() as rp:
+        rp.add("PUT", "/encryptionProtector/current",
+               Answer(202, ex["responses"]["202"] or {}, {"Location": "{url}" + poll,
+                                                          "Retry-After": "15"}))
+        rp.add("GET", "encryptionProtectorOperationResults",
+               Answer(202, None, {"Location": "{url}" + poll, "Retry-After": "5"}),
+               Answer(200, None))
+        rp.add("GET", "/encryptionProtector/current", Answer(200, body))
+        conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789", progress=False)
+        conn.sleep = waits
+        df = toolkit.update_encryption_protector(
+            EXAMPLE_SUB, "sqlcrudtest-7398", "sqlcrudtest-4645", server_key_type="VendorKeyVault",
+            server_key_name=body["properties"]["serverKeyName"], connection=conn)
+        seen = [m for m, _ in rp.seen]
+    assert seen == ["PUT", "GET", "GET", "GET"]
+    assert waits == [15.0, 5.0]
+    assert df["id"].tolist() == [body["id"]]
+
+
+# ------------------------------------------------------------------------------- sandbox
+
+def test_service_managed_key_is_set_at_once(conn, sandbox, servers, waits) -> None:
+    where = _where(servers, "sql-orders-prod")
+    before = toolkit.encryption_protector(*where, connection=conn)
+    assert before["serverKeyType"].iloc[0] == "VendorKeyVault"
+    with sandbox.recording() as log:
+        df = toolkit.update_encryption_protector(*where, server_key_type="ServiceManaged",
+                                                 connection=conn)
+    assert [r.status for r in log] == [200] and waits == []
+    row = df.iloc[0]
+    assert row["serverKeyType"] == "ServiceManaged" and row["serverKeyName"] == "ServiceManaged"
+    assert row["kind"] == "servicemanaged" and pd.isna(row["uri"])
+    assert row["systemData.lastModifiedAt"] > before["systemData.lastModifiedAt"].iloc[0]
+    assert row["systemData.lastModifiedBy"] == "analyst@contoso.example"
+    assert str(df["systemData.lastModifiedAt"].dtype) == "datetime64[ns, UTC]"
+    after = toolkit.encryption_protector(*where, connection=conn)
+    assert after["serverKeyType"].iloc[0] == "ServiceManaged"
+
+
+def test_vault_key_change_is_polled_then_the_protector_read(conn, sandbox, servers,
+                                                            waits) -> None:
+    where = _where(servers, "sql-inventory-prod")
+    key = _key(sandbox, "kv-retail-prod-weu", "tde-primary")
+    pinned = key.versions[0].version
+    name = f"kv-retail-prod-weu_tde-primary_{pinned}"
+    with sandbox.recording() as log:
+        df = toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
+                                                 server_key_name=name,
+                                                 auto_rotation_enabled=False, connection=conn)
+    # the 202 names the async-operation status (followed first, as ARM clients do) and
+    # Location; once the status says Succeeded the protector is read
+    assert _statuses(log) == (
+        [("PUT", "encryption_protector_update", 202)]
+        + [("GET", "arm_operation_status", 200)] * sandbox.lro_polls
+        + [("GET", "encryption_protector_get", 200)])
+    assert waits == [float(sandbox.lro_retry_after)] * sandbox.lro_polls
+    row = df.iloc[0]
+    assert row["serverKeyName"] == name and row["serverKeyType"] == "VendorKeyVault"
+    assert row["uri"] == f"https://kv-retail-prod-weu.vault.vendor.net/keys/tde-primary/{pinned}"
+    assert pd.isna(row["keyVersion"])  # pinned: the name says the version
+    assert row["autoRotationEnabled"] == False  # noqa: E712
+    assert len(row["thumbprint"]) == 40 and row["server"] == "sql-inventory-prod"
+    assert row["id"].endswith("/servers/sql-inventory-prod/encryptionProtector/current")
+
+
+def test_versionless_key_reports_the_version_in_use(conn, sandbox, servers) -> None:
+    where = _where(servers, "sql-dwh-staging-neu")
+    key = _key(sandbox, "kv-retail-prod-neu", "tde-analytics")
+    df = toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
+                                             server_key_name="kv-retail-prod-neu_tde-analytics",
+                                             auto_rotation_enabled=True, connection=conn)
+    row = df.iloc[0]
+    assert row["keyVersion"] == key.latest_enabled().version
+    assert row["uri"] == "https://kv-retail-prod-neu.vault.vendor.net/keys/tde-analytics"
+    assert row["autoRotationEnabled"] == True  # noqa: E712
+
+
+def test_auto_rotation_uses_the_newest_version_of_a_pinned_key(conn, sandbox, servers) -> None:
+    where = _where(servers, "sql-analytics-neu")  # pinned, auto-rotation on, in the world
+    key = _key(sandbox, "kv-retail-prod-neu", "tde-analytics")
+    df = toolkit.encryption_protector(*where, connection=conn)
+    assert df["autoRotationEnabled"].iloc[0]
+    assert df["uri"].iloc[0].endswith(key.latest_enabled().version)
+
+
+def test_second_change_during_a_running_one_is_a_conflict(conn, sandbox, servers) -> None:
+    where = _where(servers, "sql-shop-neu-01")
+    key = _key(sandbox, "kv-retail-prod-neu", "tde-analytics")
+    op = toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
+                                             server_key_name="kv-retail-prod-neu_tde-analytics",
+                                             wait=False, connection=conn)
+    assert isinstance(op, toolkit.Operation) and op.status == "InProgress"
+    assert "/operations/" in op.url  # the async-operation status URL
+    with pytest.raises(toolkit.ConflictError) as info:
+        toolkit.update_encryption_protector(*where, server_key_type="ServiceManaged",
+                                            connection=conn)
+    assert info.value.status == 409 and info.value.code == "EncryptionProtectorChangeInProgress"
+    during = toolkit.encryption_protector(*where, connection=conn)
+    assert during["serverKeyType"].iloc[0] == "ServiceManaged"  # the old protector until done
+    df = op.result()
+    assert op.status == "Succeeded" and df["keyVersion"].iloc[0] == key.latest.version
+    again = toolkit.update_encryption_protector(*where, server_key_type="ServiceManaged",
+                                                connection=conn)
+    assert again["serverKeyType"].iloc[0] == "ServiceManaged"
+
+
+def test_a_change_completes_on_the_sandbox_clock_without_polling() -> None:
+    with Sandbox(lro_polls=3, lro_retry_after=0) as sb:
+        conn = toolkit.connect(sandbox=sb, progress=False)
+        server = sb.world.section("sql").servers[0]
+        where = (server.subscription_id, server.resource_group, server.name)
+        op = toolkit.update_encryption_protector(
+            *where, server_key_type="VendorKeyVault", server_key_name="kv-retail-dev_tde-dev",
+            wait=False, connection=conn)
+        now = toolkit.encryption_protector(*where, connection=conn)
+        assert now["serverKeyName"].iloc[0] == "kv-retail-dev_tde-dev"
+        assert op.result()["serverKeyName"].iloc[0] == "kv-retail-dev_tde-dev"
+        conn.close()
+
+
+def test_disabled_key_version_is_refused(conn, sandbox, servers) -> None:
+    where = _where(servers, "sql-shop-sessions")
+    key = _key(sandbox, "kv-retail-prod-weu", "tde-legacy")
+    assert not key.latest.enabled and key.versions[0].enabled
+    for name in ("kv-retail-prod-weu_tde-legacy",
+                 f"kv-retail-prod-weu_tde-legacy_{key.latest.version}"):
+        with pytest.raises(ApiError) as info:
+            toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
+                                                server_key_name=name, connection=conn)
+        assert info.value.status == 400 and info.value.code == "VendorKeyVaultKeyDisabled"
+        assert info.value.target == "serverKeyName"
+    still = toolkit.encryption_protector(*where, connection=conn)
+    assert still["serverKeyType"].iloc[0] == "ServiceManaged"
+
+
+@pytest.mark.parametrize("name", [
+    "kv-retail-prod-neu_tde-archived",                      # deleted from its vault
+    "kv-retail-prod-weu_no-such-key",
+    "kv-unknown-vault_tde-primary",
+    "kv-retail-prod-weu_tde-primary_" + "0" * 32,            # no such version
+])
+def test_missing_keys_are_not_found(conn, servers, name) -> None:
+    with pytest.raises(toolkit.NotFoundError) as info:
+        toolkit.update_encryption_protector(*_where(servers, "sql-shop-sessions"),
+                                            server_key_type="VendorKeyVault",
+                                            server_key_name=name, connection=conn)
+    assert info.value.code == "ServerKeyNotFound"
+
+
+def test_unknown_server_and_group_are_not_found(conn, servers) -> None:
+    sub, rg, _ = _where(servers, "sql-shop-sessions")
+    with pytest.raises(toolkit.NotFoundError, match="ServerNotInSubscriptionResourceGroup"):
+        toolkit.update_encryption_protector(sub, rg, "sql-not-here",
+                                            server_key_type="ServiceManaged", connection=conn)
+    with pytest.raises(toolkit.NotFoundError, match="ResourceGroupNotFound"):
+        toolkit.update_encryption_protector(sub, "rg-missing", "sql-shop-sessions",
+                                            server_key_type="ServiceManaged", connection=conn)
+    with pytest.raises(toolkit.NotFoundError, match="ServerNotInSubscriptionResourceGroup"):
+        toolkit.encryption_protector(sub, rg, "sql-not-here", connection=conn)
+
+
+def test_the_service_checks_the_body_and_the_protector_name(conn, servers) -> None:
+    sub, rg, name = _where(servers, "sql-shop-sessions")
+    pipe = conn.pipeline("arm")
+    base = (f"/subscriptions/{sub}/resourceGroups/{rg}/providers/Vendor.Sql/servers/{name}/"
+            "encryptionProtector")
+    cases = [
+        ("/current", {"properties": {"serverKeyType": "Managed"}}, "InvalidKeyType"),
+        ("/current", {"properties": {"serverKeyType": "ServiceManaged",
+                                     "serverKeyName": "other"}}, "InvalidKeyName"),
+        ("/current", {"properties": {"serverKeyType": "VendorKeyVault",
+                                     "serverKeyName": "no-underscore"}}, "InvalidKeyName"),
+        ("/current", {}, "InvalidKeyUpsertRequest"),
+        ("/previous", {"properties": {"serverKeyType": "ServiceManaged"}},
+         "InvalidEncryptionProtectorName"),
+    ]
+    for suffix, body, code in cases:
+        with pytest.raises(ApiError) as info:
+            pipe.send("PUT", base + suffix, params={"api-version": "2025-01-01"}, json=body,
+                      expected=(200, 202))
+        assert (info.value.status, info.value.code) == (400, code)
+
+
+def test_timeout_leaves_an_operation_to_resume(conn, sandbox, servers) -> None:
+    where = _where(servers, "sql-identity-audit")
+    with pytest.raises(OperationTimeoutError) as info:
+        toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
+                                            server_key_name="kv-retail-prod-weu_tde-primary",
+                                            timeout=1, connection=conn)
+    df = info.value.operation.result()
+    assert df["serverKeyName"].iloc[0] == "kv-retail-prod-weu_tde-primary"
+
+
+def test_faults_on_the_put_and_the_polls_change_the_key_once(conn, sandbox, servers) -> None:
+    where = _where(servers, "sql-retail-dev")
+    sandbox.inject("429", path="encryptionProtector/current", method="PUT", count=1,
+                   retry_after=1)
+    sandbox.inject("503", path="/operations/", count=1, retry_after=1)
+    with sandbox.recording() as log:
+        df = toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
+                                                 server_key_name="kv-retail-dev_tde-dev",
+                                                 connection=conn)
+    puts = [r for r in log if r.method == "PUT"]
+    assert [r.status for r in puts] == [429, 202]  # throttled once, then accepted once
+    assert conn.stats.retries >= 2
+    assert df["serverKeyName"].iloc[0] == "kv-retail-dev_tde-dev"
+
+
+@pytest.mark.parametrize("kwargs, param", [
+    ({"server_key_type": "Managed"}, "server_key_type"),
+    ({"server_key_type": None}, "server_key_type"),
+    ({"server_key_type": "ServiceManaged", "server_key_name": "kv_key"}, "server_key_name"),
+    ({"server_key_type": "VendorKeyVault"}, "server_key_name"),
+    ({"server_key_type": "VendorKeyVault", "server_key_name": "ServiceManaged"},
+     "server_key_name"),
+    ({"server_key_type": "VendorKeyVault", "server_key_name": "kv_key_1234"},
+     "server_key_name"),                                        # version not 32 hex digits
+    ({"server_key_type": "VendorKeyVault", "server_key_name": "kv_key_" + "g" * 32},
+     "server_key_name"),
+    ({"server_key_type": "VendorKeyVault", "server_key_name": "k_key"}, "server_key_name"),
+    ({"server_key_type": "VendorKeyVault", "server_key_name": "1vault_key"},
+     "server_key_name"),                                        # vault starts with a digit
+    ({"server_key_type": "VendorKeyVault", "server_key_name": "vault_"}, "server_key_name"),
+    ({"server_key_type": "VendorKeyVault", "server_key_name": 7}, "server_key_name"),
+    ({"server_key_type": "ServiceManaged", "auto_rotation_enabled": "yes"},
+     "auto_rotation_enabled"),
+    ({"server_key_type": "ServiceManaged", "timeout": -1}, "timeout"),
+    ({"server_key_type": "ServiceManaged", "wait": "no"}, "wait"),
+    ({"server_key_type": "ServiceManaged", "api_version": ""}, "api_version"),
+])
+def test_bad_arguments_fail_before_any_request(conn, sandbox, servers, kwargs, param) -> None:
+    with sandbox.recording() as log, pytest.raises(ValidationError) as info:
+        toolkit.update_encryption_protector(*_where(servers, "sql-shop-sessions"),
+                                            connection=conn, **kwargs)
+    assert info.value.parameter == param and log == []
+    assert info.value.rule
+
+
+@pytest.mark.parametrize("sub, rg, server, param", [
+    ("not-a-uuid", "rg", "srv", "subscription_id"),
+    (None, 123, "srv", "resource_group"),
+    (None, "", "srv", "resource_group"),
+    (None, "rg", "Upper-Case", "server"),
+    (None, "rg", "under_score", "server"),
+    (None, "rg", "-lead", "server"),
+    (None, "rg", "x" * 64, "server"),
+    (None, "rg", None, "server"),
+])
+def test_bad_identifiers_fail_before_any_request(conn, sandbox, catalog, sub, rg, server,
+                                                 param) -> None:
+    sub = sub or catalog.query("kind == 'subscription'").iloc[0].subscription_id
+    with sandbox.recording() as log:
+        for func in (toolkit.update_encryption_protector, toolkit.encryption_protector):
+            kw = {"server_key_type": "ServiceManaged"} \
+                if func is toolkit.update_encryption_protector else {}
+            with pytest.raises(ValidationError) as info:
+                func(sub, rg, server, connection=conn, **kw)
+            assert info.value.parameter == param
+    assert log == []
+
+
+def test_valid_key_names_pass_the_client_rules(conn, servers) -> None:
+    # accepted by the client, so the service answers (key unknown there)
+    for name in ("abc_k", "a-b-c_key-1_" + "AbCdEf0123456789" * 2):
+        with pytest.raises(toolkit.NotFoundError, match="ServerKeyNotFound"):
+            toolkit.update_encryption_protector(*_where(servers, "sql-shop-sessions"),
+                                                server_key_type="vendorkeyvault",
+                                                server_key_name=name, connection=conn)
+
+
+def test_posture_picture_counts_every_server() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from toolkit.plot.arm import ENCRYPTION_POSTURES, encryption_posture_of
+
+    fresh = Sandbox(seed=7)
+    servers = fresh.world.section("sql").servers  # the world as built, whatever tests changed
+    records = []
+    for s in servers:
+        props = s.protector["properties"]
+        records.append({"id": f"/subscriptions/{s.subscription_id}/resourceGroups/"
+                              f"{s.resource_group}/providers/Vendor.Sql/servers/{s.name}/"
+                              "encryptionProtector/current",
+                        "properties": props, "server": s.name})
+    from toolkit._core.frames import build_frame
+
+    df = build_frame(records, ENCRYPTION_PROTECTOR)
+    posture = encryption_posture_of(df)
+    expected = []
+    for s in servers:
+        p = s.protector["properties"]
+        if p["serverKeyType"] == "ServiceManaged":
+            expected.append("service-managed key")
+        elif p["autoRotationEnabled"]:
+            expected.append("vault key, auto-rotated")
+        elif p["serverKeyName"].count("_") == 2:
+            expected.append("vault key, pinned version")
+        else:
+            expected.append("vault key, versionless")
+    assert posture.astype(str).tolist() == expected
+    before = df.copy()
+    ax = toolkit.plot.encryption_posture(df)
+    widths = sum(patch.get_width() for patch in ax.patches)
+    assert widths == len(servers)
+    assert {t.get_text() for t in ax.get_legend().get_texts()} <= set(ENCRYPTION_POSTURES)
+    pd.testing.assert_frame_equal(df, before)  # the input is not changed
+    with pytest.raises(ValidationError):
+        toolkit.plot.encryption_posture(df.drop(columns=["serverKeyType"]))
+    plt.close("all")
