@@ -1,6 +1,6 @@
 """policy_states over HTTP against the sandbox world: windows, latest vs default, paging, every
 $filter/$apply form checked against pandas over the same world, errors, faults, the shared real
-examples, and the analysis helpers."""
+examples, expansion."""
 
 from __future__ import annotations
 
@@ -12,31 +12,16 @@ import pandas as pd
 import pytest
 
 import toolkit
+from tests.arm.conftest import policy_window
 from tests.conftest import example
 from toolkit._core.columns import InterningBuilder
 from toolkit._core.errors import TruncatedResultWarning, ValidationError
 from toolkit._core.schemas import POLICY_STATES
-from toolkit.arm.aggregates import aggregate_frame
 from toolkit.arm.policy import POLICY_FIELDS, RESOURCE_FIELDS
 from toolkit.sandbox.arm.policy.handlers import PAGE_SIZE
 from toolkit.sandbox.arm.policy.world import STATES
-from toolkit.sandbox.world import World
 
 FOLDER = "05-policy-states"
-
-
-@pytest.fixture(scope="module")
-def scope(sandbox):
-    """The web resource group of the production subscription, and its history."""
-    world = sandbox.world
-    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
-    pw = world.section("policy")
-    return sub.id, "rg-web-weu", pw, pw.records(sub.id, "rg-web-weu")
-
-
-def _window(world, days_back: float, days: float) -> tuple[pd.Timestamp, pd.Timestamp]:
-    end = pd.Timestamp(world.epoch) - timedelta(days=days_back)
-    return end - timedelta(days=days), end
 
 
 def _in_window(rec, start, end) -> np.ndarray:
@@ -46,7 +31,7 @@ def _in_window(rec, start, end) -> np.ndarray:
 # ------------------------------------------------------------------------------ windows, paging
 def test_default_pages_return_exactly_the_records_of_the_window(conn, sandbox, scope) -> None:
     sub, rg, _, rec = scope
-    start, end = _window(sandbox.world, 0.2, 3)
+    start, end = policy_window(sandbox.world, 0.2, 3)
     rows = _in_window(rec, start, end)
     assert len(rows) > 2 * PAGE_SIZE  # several pages
     with sandbox.recording() as log:
@@ -73,7 +58,7 @@ def test_default_pages_return_exactly_the_records_of_the_window(conn, sandbox, s
 
 def test_latest_keeps_the_newest_record_per_pair(conn, sandbox, scope) -> None:
     sub, rg, _, rec = scope
-    start, end = _window(sandbox.world, 0, 5)
+    start, end = policy_window(sandbox.world, 0, 5)
     rows = _in_window(rec, start, end)
     pairs = np.unique(rec.pair[rows])
     latest = toolkit.policy_states(sub, rg, resource="latest", start=start, end=end,
@@ -102,7 +87,7 @@ def test_window_defaults_to_the_day_before_the_request(conn, sandbox, scope) -> 
 
 def test_top_limits_across_pages_and_orderby_sorts(conn, sandbox, scope) -> None:
     sub, rg, _, _ = scope
-    start, end = _window(sandbox.world, 0, 4)
+    start, end = policy_window(sandbox.world, 0, 4)
     df = toolkit.policy_states(sub, rg, resource="default", start=start, end=end, top=1500,
                                orderby=["resourceLocation asc", "timestamp desc"],
                                connection=conn)
@@ -155,14 +140,6 @@ def test_empty_result_is_an_empty_frame_with_the_schema(conn, scope) -> None:
 
 
 # ------------------------------------------------------------------------------ $filter, $apply
-@pytest.fixture(scope="module")
-def latest_frame(sandbox, scope):
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    sub, rg, _, _ = scope
-    start, end = _window(sandbox.world, 0, 1)
-    df = toolkit.policy_states(sub, rg, start=start, end=end, connection=conn)
-    yield df, (start, end)
-    conn.close()
 
 
 @pytest.mark.parametrize("text, want", [
@@ -242,7 +219,7 @@ def test_chained_apply_counts_non_compliant_resources(conn, scope, latest_frame)
 
 def test_aggregate_alone_counts_the_window(conn, sandbox, scope) -> None:
     sub, rg, _, rec = scope
-    start, end = _window(sandbox.world, 1, 7)
+    start, end = policy_window(sandbox.world, 1, 7)
     got = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
                                 apply="aggregate($count as Records)", connection=conn)
     assert got["Records"].tolist() == [len(_in_window(rec, start, end))]
@@ -280,7 +257,7 @@ def test_unknown_group_and_subscription(conn) -> None:
 @pytest.mark.parametrize("kind", ["429", "503", "malformed", "drop"])
 def test_paging_under_faults_loses_and_duplicates_nothing(conn, sandbox, scope, kind) -> None:
     sub, rg, _, _ = scope
-    start, end = _window(sandbox.world, 2, 4)
+    start, end = policy_window(sandbox.world, 2, 4)
     expected = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
                                      connection=conn)
     sandbox.inject(kind, path="skiptoken", rate=0.5, retry_after=1, count=3)
@@ -292,7 +269,7 @@ def test_paging_under_faults_loses_and_duplicates_nothing(conn, sandbox, scope, 
 
 def test_max_items_truncates_with_a_warning(conn, sandbox, scope) -> None:
     sub, rg, _, _ = scope
-    start, end = _window(sandbox.world, 0, 3)
+    start, end = policy_window(sandbox.world, 0, 3)
     with pytest.warns(TruncatedResultWarning, match="max_items=1200"):
         df = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
                                    max_items=1200, connection=conn)
@@ -403,114 +380,12 @@ def test_real_example_records_parse_into_the_frame() -> None:
     assert df["components"].isna().all() and df["policyEvaluationDetails"].isna().all()
 
 
-def test_real_apply_example_parses_into_grouped_columns_and_counts() -> None:
-    ex = example(FOLDER, "PolicyStates_FilterAndGroupByWithAggregate.json")
-    body = ex["responses"]["200"]["body"]
-    df = aggregate_frame(body["value"], ex["parameters"]["$apply"], {})
-    assert list(df.columns) == ["policyAssignmentId", "policyDefinitionId",
-                                "policyDefinitionAction", "resourceId",
-                                "NumAuditDenyNonComplianceRecords"]
-    assert df["NumAuditDenyNonComplianceRecords"].tolist() == [10, 10]
-    assert str(df["NumAuditDenyNonComplianceRecords"].dtype) == "Int64"
-    assert df["resourceId"].tolist() == [r["resourceId"] for r in body["value"]]
-    assert isinstance(df["policyDefinitionAction"].dtype, pd.CategoricalDtype)
-
-
 # ------------------------------------------------------------------------------ helpers, story
 def _states_of(rec, rows) -> pd.Series:
     return pd.Series(np.asarray(STATES)[rec.state[rows]])
 
 
-def test_compliance_summary_counts_resources_by_worst_state(conn, scope, latest_frame) -> None:
-    full, _ = latest_frame
-    summary = toolkit.compliance_summary(full, by="policyAssignmentName")
-    assert {"resources", "compliant", "non_compliant", "other", "compliance_pct"} <= \
-        set(summary.columns)
-    assert summary["compliance_pct"].is_monotonic_increasing
-    for row in summary.itertuples():
-        part = full[full.policyAssignmentName == row.policyAssignmentName]
-        resources = part["resourceId"].nunique()
-        nc = part[part.complianceState == "NonCompliant"]["resourceId"].nunique()
-        assert row.resources == resources and row.non_compliant == nc
-        assert row.compliant + row.non_compliant + row.other == resources
-    overall = toolkit.compliance_summary(full, by=None)
-    assert len(overall) == 1 and overall["resources"].iloc[0] == full["resourceId"].nunique()
-    with pytest.raises(ValidationError, match="by"):
-        toolkit.compliance_summary(full, by="nosuch")
-    with pytest.raises(ValidationError, match="complianceState"):
-        toolkit.compliance_summary(full[["resourceId"]])
-
-
-def test_the_story_remediation_new_assignment_exemptions_conflicts(conn, sandbox) -> None:
-    world = sandbox.world
-    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
-    start = pd.Timestamp(world.epoch) - timedelta(days=59)
-    hist = toolkit.policy_states(sub.id, "rg-data-weu", resource="default", start=start,
-                                 filter="policyAssignmentName eq 'monitoring-baseline'",
-                                 connection=conn)
-    trend = toolkit.compliance_trend(hist)
-    before = trend[trend.day < pd.Timestamp(world.epoch) - timedelta(days=42)]
-    after = trend[trend.day > pd.Timestamp(world.epoch) - timedelta(days=20)]
-    assert after["compliance_pct"].mean() > before["compliance_pct"].mean() + 25
-    assert str(trend["compliant"].dtype) == "Int64"
-    # the allowed-locations assignment is 9 days old and lands non-compliant somewhere
-    locs = toolkit.policy_states(sub.id, "rg-api-weu", resource="default", start=start,
-                                 filter="policyAssignmentName eq 'allowed-locations-eu'",
-                                 connection=conn)
-    assert locs["timestamp"].min() >= pd.Timestamp(world.epoch) - timedelta(days=10)
-    bad = locs[locs.complianceState == "NonCompliant"]
-    assert len(bad) > 0 and not bad["resourceLocation"].isin(
-        ["westeurope", "northeurope", "francecentral", "swedencentral", "uksouth"]).any()
-    web = toolkit.policy_states(sub.id, "rg-web-weu", connection=conn)
-    assert (web["complianceState"] == "Conflict").any()
-    dev = next(s for s in world.subscriptions if s.name == "retail-dev")
-    sandbox_rg = toolkit.policy_states(dev.id, "rg-sandbox-dev", connection=conn)
-    assert (sandbox_rg["complianceState"] == "Exempt").any()
-    assert (sandbox_rg["complianceState"] == "Unknown").any() or \
-        not (sandbox_rg["resourceType"] == "/Vendor.KeyVault/vaults").any()
-
-
-def test_the_world_is_deterministic_and_big_enough() -> None:
-    a, b, c = World(7).section("policy"), World(7).section("policy"), World(8).section("policy")
-    assert len(a.policies) >= 20 and len({p.assignment.name for p in a.policies}) >= 8
-    assert len({p.definition.name for p in a.policies}) >= 20
-    assert len(a.resources) >= 2000
-    assert len({r.kind for r in a.resources}) >= 12
-    key = next(iter(a.by_group))
-    ra, rb, rc = a.records(*key), b.records(*key), c.records(*key)
-    assert np.array_equal(ra.ts, rb.ts) and np.array_equal(ra.state, rb.state)
-    assert len(ra.ts) != len(rc.ts) or not np.array_equal(ra.state, rc.state)
-    assert ra.ts.max() - ra.ts.min() > 58 * 86400
-    effects = {p.definition.effect for p in a.policies}
-    assert {"audit", "deny", "auditIfNotExists", "deployIfNotExists", "modify"} <= effects
-
-
 # ------------------------------------------------------------------------------ plots, widget
-def test_plots_draw_from_the_frames(conn, sandbox, latest_frame) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    full, _ = latest_frame
-    before = full.copy()
-    ax = toolkit.plot.compliance_by(full, by="resourceType")
-    groups = full["resourceType"].nunique()
-    assert len(ax.get_yticklabels()) == groups
-    assert {t.get_text() for t in ax.get_legend().get_texts()} <= {
-        "Compliant", "NonCompliant", "Conflict", "Exempt", "Unknown"}
-    ax = toolkit.plot.noncompliance_heatmap(full)
-    nc = full[full.complianceState == "NonCompliant"]
-    assert len(ax.get_yticklabels()) == nc["resourceType"].nunique()
-    trend = toolkit.compliance_trend(full)
-    ax = toolkit.plot.compliance_trend(trend, events=[(full["timestamp"].min(), "start")])
-    assert ax.get_ylim() == (0, 100)
-    pd.testing.assert_frame_equal(full, before)  # inputs untouched
-    plt.close("all")
-    with pytest.raises(ValidationError, match="complianceState"):
-        toolkit.plot.compliance_by(full[["resourceId", "resourceType"]], by="resourceType")
-    with pytest.raises(ValidationError, match="must differ"):
-        toolkit.plot.noncompliance_heatmap(full, rows="resourceType", columns="resourceType")
 
 
 def test_interpreter_settings_are_never_changed(conn, scope, monkeypatch) -> None:

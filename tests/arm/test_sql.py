@@ -142,7 +142,6 @@ def test_a_page_that_keeps_failing_leaves_the_rows_read_and_where_to_resume(sand
     assert f"{2 * OPERATIONS_PAGE_SIZE} records were read" in str(err)
 
 
-
 EXAMPLE_SUB = "00000000-1111-2222-3333-444444444444"
 
 
@@ -467,45 +466,3 @@ def test_valid_key_names_pass_the_client_rules(conn, servers) -> None:
                                                 server_key_name=name, connection=conn)
 
 
-def test_posture_picture_counts_every_server() -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from toolkit.plot.arm import ENCRYPTION_POSTURES, encryption_posture_of
-
-    fresh = Sandbox(seed=7)
-    servers = fresh.world.section("sql").servers  # the world as built, whatever tests changed
-    records = []
-    for s in servers:
-        props = s.protector["properties"]
-        records.append({"id": f"/subscriptions/{s.subscription_id}/resourceGroups/"
-                              f"{s.resource_group}/providers/Vendor.Sql/servers/{s.name}/"
-                              "encryptionProtector/current",
-                        "properties": props, "server": s.name})
-    from toolkit._core.frames import build_frame
-
-    df = build_frame(records, ENCRYPTION_PROTECTOR)
-    posture = encryption_posture_of(df)
-    expected = []
-    for s in servers:
-        p = s.protector["properties"]
-        if p["serverKeyType"] == "ServiceManaged":
-            expected.append("service-managed key")
-        elif p["autoRotationEnabled"]:
-            expected.append("vault key, auto-rotated")
-        elif p["serverKeyName"].count("_") == 2:
-            expected.append("vault key, pinned version")
-        else:
-            expected.append("vault key, versionless")
-    assert posture.astype(str).tolist() == expected
-    before = df.copy()
-    ax = toolkit.plot.encryption_posture(df)
-    widths = sum(patch.get_width() for patch in ax.patches)
-    assert widths == len(servers)
-    assert {t.get_text() for t in ax.get_legend().get_texts()} <= set(ENCRYPTION_POSTURES)
-    pd.testing.assert_frame_equal(df, before)  # the input is not changed
-    with pytest.raises(ValidationError):
-        toolkit.plot.encryption_posture(df.drop(columns=["serverKeyType"]))
-    plt.close("all")

@@ -1,5 +1,5 @@
 """The sandbox tenant: management groups above the subscriptions, extra store subscriptions, an
-assignment's records under every scope below it, the long past and its density."""
+assignment's records under every scope below it, the long past and its density, determinism."""
 
 from __future__ import annotations
 
@@ -67,3 +67,18 @@ def test_the_long_past_is_daily_at_a_lower_density(tenant) -> None:
     old = per_day[DENSE_DAYS + 1:180]
     assert (old > 0).all()  # every old day has evaluations
     assert 0.5 < old.mean() * SPARSE_EVERY / recent < 1.5
+
+
+def test_the_world_is_deterministic_and_big_enough() -> None:
+    a, b, c = World(7).section("policy"), World(7).section("policy"), World(8).section("policy")
+    assert len(a.policies) >= 20 and len({p.assignment.name for p in a.policies}) >= 8
+    assert len({p.definition.name for p in a.policies}) >= 20
+    assert len(a.resources) >= 2000
+    assert len({r.kind for r in a.resources}) >= 12
+    key = next(iter(a.by_group))
+    ra, rb, rc = a.records(*key), b.records(*key), c.records(*key)
+    assert np.array_equal(ra.ts, rb.ts) and np.array_equal(ra.state, rb.state)
+    assert len(ra.ts) != len(rc.ts) or not np.array_equal(ra.state, rc.state)
+    assert ra.ts.max() - ra.ts.min() > 58 * 86400
+    effects = {p.definition.effect for p in a.policies}
+    assert {"audit", "deny", "auditIfNotExists", "deployIfNotExists", "modify"} <= effects

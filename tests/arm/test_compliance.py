@@ -1,0 +1,61 @@
+"""compliance_summary and compliance_trend over the frames policy_states returns from the
+sandbox tenant: worst state per resource, the story the tenant's history tells, validation."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pandas as pd
+import pytest
+
+import toolkit
+from toolkit._core.errors import ValidationError
+
+
+def test_compliance_summary_counts_resources_by_worst_state(conn, scope, latest_frame) -> None:
+    full, _ = latest_frame
+    summary = toolkit.compliance_summary(full, by="policyAssignmentName")
+    assert {"resources", "compliant", "non_compliant", "other", "compliance_pct"} <= \
+        set(summary.columns)
+    assert summary["compliance_pct"].is_monotonic_increasing
+    for row in summary.itertuples():
+        part = full[full.policyAssignmentName == row.policyAssignmentName]
+        resources = part["resourceId"].nunique()
+        nc = part[part.complianceState == "NonCompliant"]["resourceId"].nunique()
+        assert row.resources == resources and row.non_compliant == nc
+        assert row.compliant + row.non_compliant + row.other == resources
+    overall = toolkit.compliance_summary(full, by=None)
+    assert len(overall) == 1 and overall["resources"].iloc[0] == full["resourceId"].nunique()
+    with pytest.raises(ValidationError, match="by"):
+        toolkit.compliance_summary(full, by="nosuch")
+    with pytest.raises(ValidationError, match="complianceState"):
+        toolkit.compliance_summary(full[["resourceId"]])
+
+
+def test_the_story_remediation_new_assignment_exemptions_conflicts(conn, sandbox) -> None:
+    world = sandbox.world
+    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
+    start = pd.Timestamp(world.epoch) - timedelta(days=59)
+    hist = toolkit.policy_states(sub.id, "rg-data-weu", resource="default", start=start,
+                                 filter="policyAssignmentName eq 'monitoring-baseline'",
+                                 connection=conn)
+    trend = toolkit.compliance_trend(hist)
+    before = trend[trend.day < pd.Timestamp(world.epoch) - timedelta(days=42)]
+    after = trend[trend.day > pd.Timestamp(world.epoch) - timedelta(days=20)]
+    assert after["compliance_pct"].mean() > before["compliance_pct"].mean() + 25
+    assert str(trend["compliant"].dtype) == "Int64"
+    # the allowed-locations assignment is 9 days old and lands non-compliant somewhere
+    locs = toolkit.policy_states(sub.id, "rg-api-weu", resource="default", start=start,
+                                 filter="policyAssignmentName eq 'allowed-locations-eu'",
+                                 connection=conn)
+    assert locs["timestamp"].min() >= pd.Timestamp(world.epoch) - timedelta(days=10)
+    bad = locs[locs.complianceState == "NonCompliant"]
+    assert len(bad) > 0 and not bad["resourceLocation"].isin(
+        ["westeurope", "northeurope", "francecentral", "swedencentral", "uksouth"]).any()
+    web = toolkit.policy_states(sub.id, "rg-web-weu", connection=conn)
+    assert (web["complianceState"] == "Conflict").any()
+    dev = next(s for s in world.subscriptions if s.name == "retail-dev")
+    sandbox_rg = toolkit.policy_states(dev.id, "rg-sandbox-dev", connection=conn)
+    assert (sandbox_rg["complianceState"] == "Exempt").any()
+    assert (sandbox_rg["complianceState"] == "Unknown").any() or \
+        not (sandbox_rg["resourceType"] == "/Vendor.KeyVault/vaults").any()
