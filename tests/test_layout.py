@@ -1,0 +1,134 @@
+"""``tests/`` mirrors ``toolkit/``: every module ``toolkit/X/Y.py`` has its own
+``tests/X/test_Y.py`` (``tests/X/test_Y.py`` for a private ``toolkit/X/_Y.py`` too).
+
+A package's ``__init__.py`` that holds logic is tested in ``tests/X/test_package.py`` and a
+``__main__.py`` in ``tests/X/test_main.py``; an ``__init__.py`` that only names, documents or
+lazily re-exports what its modules define holds nothing to test on its own. The folders
+``conformance``, ``security``, ``reliability``, ``properties``, ``examples`` and ``typecheck`` cut
+across modules and mirror nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import toolkit
+
+ROOT = Path(toolkit.__file__).parent
+TESTS = Path(__file__).parent
+
+# Package files with no logic of their own: docstrings, ``__all__`` and the lazy ``__getattr__``
+# that imports a name from its module on first use (tested in tests/_core/test_lazy.py).
+NO_LOGIC = {
+    "_core/__init__.py": "empty",
+    "_data/__init__.py": "docstring of the bundled data",
+    "_spec/__init__.py": "docstring and the list of the spec modules",
+    "arm/__init__.py": "empty",
+    "explore/__init__.py": "lazy re-exports of the explorers",
+    "fabric/__init__.py": "docstring",
+    "graph/__init__.py": "docstring",
+    "maps/__init__.py": "docstring",
+    "plot/__init__.py": "lazy re-exports of the plots",
+    "widgets/__init__.py": "lazy re-exports of the widgets",
+    "sandbox/arm/__init__.py": "empty",
+    "sandbox/arm/policy/__init__.py": "docstring of the policy family",
+    "sandbox/fabric/__init__.py": "docstring",
+    "sandbox/graph/__init__.py": "docstring",
+    "sandbox/maps/roads/__init__.py": "docstring of the road engine",
+    "sandbox/maps/weather/__init__.py": "docstring of the weather model",
+}
+
+# Modules whose behaviour is so far tested only through the tests of the functions and sandbox
+# families that use them (the files named), not in a file of their own.
+TESTED_THROUGH_OTHERS = {
+    "_core/progress.py": "tests/test_operations.py",
+    "_core/provenance.py": "tests/_core/test_accessor.py",
+    "_spec/arm.py": "tests/_spec/test_facts.py",
+    "_spec/common.py": "tests/_spec/test_facts.py",
+    "_spec/fabric.py": "tests/_spec/test_facts.py",
+    "_spec/graph.py": "tests/_spec/test_facts.py",
+    "_spec/maps.py": "tests/_spec/test_facts.py",
+    "explore/_common.py": "tests/explore/test_maps.py",
+    "explore/_inspect.py": "tests/explore/test_widgets.py, tests/explore/test_maps.py",
+    "explore/weather.py": "tests/explore/test_widgets.py",
+    "plot/_common.py": "tests/plot/test_arm.py",
+    "sandbox/__init__.py": "tests/sandbox/test_server.py",
+    "sandbox/__main__.py": "tests/reliability/test_campaign.py",
+    "sandbox/arm/clusters.py": "tests/arm/test_clusters.py",
+    "sandbox/arm/common.py": "tests/arm/test_sql.py, tests/arm/test_clusters.py",
+    "sandbox/arm/network.py": "tests/arm/test_network.py",
+    "sandbox/arm/policy/handlers.py": "tests/arm/test_policy.py, tests/arm/test_tenant.py",
+    "sandbox/arm/sql.py": "tests/arm/test_sql.py",
+    "sandbox/arm/support.py": "tests/arm/test_support.py",
+    "sandbox/arm/tenant.py": "tests/arm/test_resources.py, tests/arm/test_tenant.py",
+    "sandbox/auth.py": "tests/sandbox/test_security.py",
+    "sandbox/buckets.py": "tests/maps/test_route.py, tests/maps/test_search.py",
+    "sandbox/fabric/eventstream.py": "tests/fabric/test_eventstream.py",
+    "sandbox/faults.py": "tests/_core/test_pipeline.py, tests/reliability/test_campaign.py",
+    "sandbox/graph/identity.py": "tests/graph/test_identity.py",
+    "sandbox/http.py": "tests/sandbox/test_server.py, tests/sandbox/test_fuzz.py",
+    "sandbox/maps/__init__.py": "tests/maps/test_weather.py, tests/_core/test_concurrency.py",
+    "sandbox/maps/roads/matching.py": "tests/maps/test_route.py",
+    "sandbox/maps/roads/network.py": "tests/maps/test_route.py",
+    "sandbox/maps/roads/routing.py": "tests/maps/test_route.py",
+    "sandbox/maps/route.py": "tests/maps/test_route.py",
+    "sandbox/maps/search.py": "tests/maps/test_search.py",
+    "sandbox/maps/traffic.py": "tests/maps/test_traffic.py",
+    "sandbox/maps/weather/handlers.py": "tests/maps/test_weather.py",
+    "sandbox/maps/weather/world.py": "tests/maps/test_weather.py",
+    "sandbox/openapi.py": "tests/sandbox/test_fuzz.py, tests/sandbox/test_security.py",
+    "sandbox/world.py": "tests/sandbox/test_server.py, tests/sandbox/arm/policy/test_world.py",
+}
+
+CROSS_CUTTING = {"conformance", "security", "reliability", "properties", "examples", "typecheck"}
+
+
+def _mirror(module: Path) -> Path:
+    rel = module.relative_to(ROOT)
+    name = {"__init__.py": "test_package.py", "__main__.py": "test_main.py"}.get(
+        rel.name, f"test_{rel.stem.lstrip('_')}.py")
+    return TESTS / rel.parent / name
+
+
+def _defines(module: Path) -> list[str]:
+    """Functions and classes a module defines, other than a lazy ``__getattr__``/``__dir__``."""
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    return [node.name for node in tree.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.name not in ("__getattr__", "__dir__")]
+
+
+def _modules() -> list[str]:
+    return sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py"))
+
+
+def test_every_module_has_its_own_test_file() -> None:
+    missing = [m for m in _modules() if m not in NO_LOGIC and m not in TESTED_THROUGH_OTHERS
+               and not _mirror(ROOT / m).is_file()]
+    assert missing == [], "modules without their tests/ mirror: " + ", ".join(
+        f"{m} -> {_mirror(ROOT / m).relative_to(TESTS.parent)}" for m in missing)
+
+
+def test_the_files_said_to_hold_no_logic_hold_none() -> None:
+    modules = set(_modules())
+    assert set(NO_LOGIC) <= modules, set(NO_LOGIC) - modules
+    holding = {m: _defines(ROOT / m) for m in NO_LOGIC if _defines(ROOT / m)}
+    assert holding == {}
+
+
+def test_the_list_of_modules_tested_elsewhere_is_current() -> None:
+    modules = set(_modules())
+    assert set(TESTED_THROUGH_OTHERS) <= modules, set(TESTED_THROUGH_OTHERS) - modules
+    mirrored = [m for m in TESTED_THROUGH_OTHERS if _mirror(ROOT / m).is_file()]
+    assert mirrored == [], "now mirrored, drop from TESTED_THROUGH_OTHERS"
+    for where in TESTED_THROUGH_OTHERS.values():
+        for path in where.split(", "):
+            assert (TESTS.parent / path).is_file(), path
+
+
+def test_test_folders_are_packages_named_after_toolkit_or_cross_cutting() -> None:
+    folders = {p.relative_to(TESTS) for p in TESTS.rglob("*") if p.is_dir()
+               and p.name != "__pycache__" and p.relative_to(TESTS).parts[0] not in CROSS_CUTTING}
+    stray = sorted(str(f) for f in folders if not (ROOT / f).is_dir())
+    assert stray == []
