@@ -9,48 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-import geopandas as gpd
 import pytest
 
 import toolkit
-from tests.frames_of_every_function import ANDORRA, TOWNS
+from tests.explore.conftest import tooltip_columns
 
 folium = pytest.importorskip("folium")
 explore = pytest.importorskip("toolkit.explore")
 from toolkit.explore import map_summary  # noqa: E402
 from toolkit.explore._common import ATTRIBUTION, inline_assets  # noqa: E402
 
-PLACES = [(lat, lon) for lon, lat in TOWNS.values()]
 
-
-def _columns(df) -> list[str]:
-    return [c for c in df.columns
-            if not isinstance(df[c].dtype, gpd.array.GeometryDtype) and c != "geometry"]
-
-
-@pytest.fixture(scope="module")
-def frames(sandbox):
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    queries = [{"origin": TOWNS["Andorra la Vella"], "destination": TOWNS["Canillo"]},
-               {"origin": TOWNS["Encamp"], "destination": TOWNS["Ordino"]},
-               {"origin": (-30.0, 10.0), "destination": TOWNS["Ordino"]}]  # fails: a row
-    raw = [TOWNS["Andorra la Vella"], (1.5260, 42.5090), (1.5300, 42.5100), (1.5400, 42.5150)]
-    out = {
-        "routes": toolkit.route_directions(queries, max_route_count=2, connection=conn),
-        "incidents": toolkit.traffic_incidents(ANDORRA, connection=conn),
-        "raw": raw,
-        "snapped": toolkit.snap_to_roads(raw, include_speed_limit=True, connection=conn),
-        "air": toolkit.air_quality(PLACES, connection=conn),
-        "forecast": toolkit.air_quality_forecast(PLACES[:2], duration=3, connection=conn),
-        "alerts": toolkit.severe_weather_alerts(PLACES, connection=conn),
-        "suggestions": toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"],
-                                            connection=conn),
-    }
-    conn.close()
-    return out
-
-
-def test_routes_map_holds_main_and_alternatives_with_the_frames_columns(frames) -> None:
+def test_routes_map_holds_main_and_alternatives_with_the_framestooltip_columns(frames) -> None:
     routes, incidents = frames["routes"], frames["incidents"]
     before = routes.copy()
     m = explore.routes(routes, incidents=incidents)
@@ -58,11 +28,11 @@ def test_routes_map_holds_main_and_alternatives_with_the_frames_columns(frames) 
     drawn = routes[~(routes.geometry.isna() | routes.geometry.is_empty)]
     assert summary.loc["main routes", "features"] == (drawn["route_index"] == 0).sum()
     assert summary.loc["alternatives", "features"] == (drawn["route_index"] > 0).sum()
-    assert summary.loc["main routes", "tooltip_fields"] == [*_columns(routes), "delay_s"]
+    assert summary.loc["main routes", "tooltip_fields"] == [*tooltip_columns(routes), "delay_s"]
     severities = [i for i in summary.index if i.startswith("incidents: ")]
     assert sum(summary.loc[severities, "features"]) == len(incidents)
     assert summary.loc["incident extents", "features"] == incidents["endPoint"].notna().sum()
-    assert summary.loc["incidents: Serious", "tooltip_fields"] == _columns(incidents)
+    assert summary.loc["incidents: Serious", "tooltip_fields"] == tooltip_columns(incidents)
     assert routes.equals(before)
 
 
@@ -71,25 +41,8 @@ def test_snapped_trace_map(frames) -> None:
     summary = map_summary(m).set_index("layer")
     assert summary.loc["recorded", "features"] == len(frames["raw"])
     assert summary.loc["snapped", "features"] == len(frames["snapped"])
-    assert summary.loc["snapped", "tooltip_fields"] == _columns(frames["snapped"])
+    assert summary.loc["snapped", "tooltip_fields"] == tooltip_columns(frames["snapped"])
     assert summary.loc["snapped", "geometry_types"] == ["Point"]
-
-
-def test_weather_maps(frames) -> None:
-    air = map_summary(explore.air_quality(frames["air"])).set_index("layer")
-    assert air.loc["air quality", "features"] == frames["air"].geometry.notna().sum()
-    assert air.loc["air quality", "tooltip_fields"] == _columns(frames["air"])
-
-    forecast = map_summary(explore.air_quality(frames["forecast"]))
-    days = frames["forecast"]["dateTime"].dt.date.astype(str).unique()
-    assert sorted(forecast["layer"]) == sorted(f"air quality {d}" for d in days)
-    assert forecast["shown"].tolist() == [True] + [False] * (len(days) - 1)
-    assert forecast["features"].sum() == len(frames["forecast"])
-
-    alerts = frames["alerts"]
-    summary = map_summary(explore.alerts(alerts))
-    assert summary["features"].sum() == alerts["alertId"].notna().sum()
-    assert set(summary["layer"]) == {f"alerts: {c}" for c in alerts["category"].dropna()}
 
 
 def test_suggestions_without_positions_say_so(frames) -> None:

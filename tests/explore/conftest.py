@@ -1,0 +1,40 @@
+"""The frames the interactive maps are drawn from: routes, incidents, a snapped trace, air quality,
+forecasts, alerts and suggestions, read once from the sandbox."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pytest
+
+import toolkit
+from tests.frames_of_every_function import ANDORRA, TOWNS
+
+PLACES = [(lat, lon) for lon, lat in TOWNS.values()]
+
+
+def tooltip_columns(df) -> list[str]:
+    """The columns a map's tooltips show: all but the geometry."""
+    return [c for c in df.columns
+            if not isinstance(df[c].dtype, gpd.array.GeometryDtype) and c != "geometry"]
+
+
+@pytest.fixture(scope="module")
+def frames(sandbox):
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    queries = [{"origin": TOWNS["Andorra la Vella"], "destination": TOWNS["Canillo"]},
+               {"origin": TOWNS["Encamp"], "destination": TOWNS["Ordino"]},
+               {"origin": (-30.0, 10.0), "destination": TOWNS["Ordino"]}]  # fails: a row
+    raw = [TOWNS["Andorra la Vella"], (1.5260, 42.5090), (1.5300, 42.5100), (1.5400, 42.5150)]
+    out = {
+        "routes": toolkit.route_directions(queries, max_route_count=2, connection=conn),
+        "incidents": toolkit.traffic_incidents(ANDORRA, connection=conn),
+        "raw": raw,
+        "snapped": toolkit.snap_to_roads(raw, include_speed_limit=True, connection=conn),
+        "air": toolkit.air_quality(PLACES, connection=conn),
+        "forecast": toolkit.air_quality_forecast(PLACES[:2], duration=3, connection=conn),
+        "alerts": toolkit.severe_weather_alerts(PLACES, connection=conn),
+        "suggestions": toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"],
+                                            connection=conn),
+    }
+    conn.close()
+    return out

@@ -1,0 +1,29 @@
+"""Interactive weather maps: air quality per place (one layer per forecast day) and alert areas
+per category, with the frames' columns as tooltips."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.explore.conftest import tooltip_columns
+
+explore = pytest.importorskip("toolkit.explore")
+pytest.importorskip("folium")
+from toolkit.explore import map_summary  # noqa: E402
+
+
+def test_weather_maps(frames) -> None:
+    air = map_summary(explore.air_quality(frames["air"])).set_index("layer")
+    assert air.loc["air quality", "features"] == frames["air"].geometry.notna().sum()
+    assert air.loc["air quality", "tooltip_fields"] == tooltip_columns(frames["air"])
+
+    forecast = map_summary(explore.air_quality(frames["forecast"]))
+    days = frames["forecast"]["dateTime"].dt.date.astype(str).unique()
+    assert sorted(forecast["layer"]) == sorted(f"air quality {d}" for d in days)
+    assert forecast["shown"].tolist() == [True] + [False] * (len(days) - 1)
+    assert forecast["features"].sum() == len(frames["forecast"])
+
+    alerts = frames["alerts"]
+    summary = map_summary(explore.alerts(alerts))
+    assert summary["features"].sum() == alerts["alertId"].notna().sum()
+    assert set(summary["layer"]) == {f"alerts: {c}" for c in alerts["category"].dropna()}
