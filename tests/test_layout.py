@@ -43,7 +43,6 @@ NO_LOGIC = {
 # families that use them (the files named), not in a file of their own.
 TESTED_THROUGH_OTHERS = {
     "_core/progress.py": "tests/test_operations.py",
-    "_core/provenance.py": "tests/_core/test_accessor.py",
     "_spec/arm.py": "tests/_spec/test_facts.py",
     "_spec/common.py": "tests/_spec/test_facts.py",
     "_spec/fabric.py": "tests/_spec/test_facts.py",
@@ -51,7 +50,6 @@ TESTED_THROUGH_OTHERS = {
     "_spec/maps.py": "tests/_spec/test_facts.py",
     "explore/_common.py": "tests/explore/test_maps.py",
     "explore/_inspect.py": "tests/explore/test_widgets.py, tests/explore/test_maps.py",
-    "plot/_common.py": "tests/plot/test_arm.py",
     "sandbox/__init__.py": "tests/sandbox/test_server.py",
     "sandbox/__main__.py": "tests/reliability/test_campaign.py",
     "sandbox/arm/clusters.py": "tests/arm/test_clusters.py",
