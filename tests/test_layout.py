@@ -42,7 +42,6 @@ NO_LOGIC = {
 # Modules whose behaviour is so far tested only through the tests of the functions and sandbox
 # families that use them (the files named), not in a file of their own.
 TESTED_THROUGH_OTHERS = {
-    "_core/progress.py": "tests/test_operations.py",
     "_spec/arm.py": "tests/_spec/test_facts.py",
     "_spec/common.py": "tests/_spec/test_facts.py",
     "_spec/fabric.py": "tests/_spec/test_facts.py",
