@@ -49,7 +49,6 @@ TESTED_THROUGH_OTHERS = {
     "_spec/maps.py": "tests/_spec/test_facts.py",
     "explore/_common.py": "tests/explore/test_maps.py",
     "explore/_inspect.py": "tests/explore/test_widgets.py, tests/explore/test_maps.py",
-    "sandbox/__init__.py": "tests/sandbox/test_server.py",
     "sandbox/__main__.py": "tests/reliability/test_campaign.py",
     "sandbox/arm/clusters.py": "tests/arm/test_clusters.py",
     "sandbox/arm/common.py": "tests/arm/test_sql.py, tests/arm/test_clusters.py",
