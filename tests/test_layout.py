@@ -62,7 +62,6 @@ TESTED_THROUGH_OTHERS = {
     "sandbox/faults.py": "tests/_core/test_pipeline.py, tests/reliability/test_campaign.py",
     "sandbox/graph/identity.py": "tests/graph/test_identity.py",
     "sandbox/http.py": "tests/sandbox/test_server.py, tests/sandbox/test_fuzz.py",
-    "sandbox/maps/__init__.py": "tests/maps/test_weather.py, tests/_core/test_concurrency.py",
     "sandbox/maps/roads/matching.py": "tests/maps/test_route.py",
     "sandbox/maps/roads/network.py": "tests/maps/test_route.py",
     "sandbox/maps/roads/routing.py": "tests/maps/test_route.py",
