@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from toolkit._core.frames import build_frame, empty_frame
+from toolkit._core.odata import split_top_level
 from toolkit._core.schemas import POLICY_STATES, Col, Schema
 
 __all__ = ["aggregate_frame", "apply_columns"]
@@ -22,25 +23,9 @@ OPERATION = "policy_states"
 _BY_LOWER = {c.name.lower(): c for c in POLICY_STATES.columns}
 
 
-def _split_top_level(text: str, sep: str) -> list[str]:
-    parts, depth, quoted, start = [], 0, False, 0
-    for i, ch in enumerate(text):
-        if ch == "'":
-            quoted = not quoted
-        elif not quoted and ch == "(":
-            depth += 1
-        elif not quoted and ch == ")":
-            depth -= 1
-        elif not quoted and depth == 0 and ch == sep:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
-
-
 def apply_columns(apply: str) -> list[str] | None:
     """The columns an ``$apply`` result has (None: whole records), from the expression."""
-    for step in reversed(_split_top_level(apply, "/")):
+    for step in reversed(split_top_level(apply, "/")):
         low = step.lower()
         if low.startswith("filter"):
             continue

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.odata import split_top_level
 from toolkit._core.pipeline import segment
 from toolkit._core.validate import (
     check_choice,
@@ -138,25 +139,6 @@ def resolve_scope(subscription_id: Any, resource_group: Any, scope: Any) -> Scop
                  subscription_id, resource_group)
 
 
-def _split_top(text: str, sep: str) -> list[str]:
-    parts, depth, quoted, start = [], 0, False, 0
-    for i, ch in enumerate(text):
-        if ch == "'":
-            quoted = not quoted
-        elif not quoted and ch == "(":
-            depth += 1
-        elif not quoted and ch == ")":
-            depth -= 1
-            if depth < 0:
-                raise ValueError("unbalanced parentheses")
-        elif not quoted and depth == 0 and ch == sep:
-            parts.append(text[start:i])
-            start = i + 1
-    if depth or quoted:
-        raise ValueError("unbalanced parentheses or quotes")
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
-
 
 _ITEM = re.compile(r"^(?P<name>\w+)\s*(?:\((?P<inner>.*)\))?$", re.DOTALL)
 _EXPAND_RULE = (f"must be one of {', '.join(EXPAND_VALUES)} (or "
@@ -181,7 +163,7 @@ def check_expand(value: Any, scope: Scope) -> str | None:
         if not isinstance(item, str) or not item.strip():
             raise ValidationError("expand", item, _EXPAND_RULE)
         try:
-            parts = _split_top(item, ",")
+            parts = split_top_level(item, ",")
         except ValueError:
             raise ValidationError("expand", item, _EXPAND_RULE) from None
         for part in parts:
@@ -195,7 +177,7 @@ def check_expand(value: Any, scope: Scope) -> str | None:
                     raise ValidationError("expand", part, "only components takes options "
                                                           "(components($filter=...;$apply=...))")
                 try:
-                    options = [o for o in _split_top(inner, ";") if o]
+                    options = [o for o in split_top_level(inner, ";") if o]
                 except ValueError:
                     raise ValidationError("expand", part, _EXPAND_RULE) from None
                 for option in options:
