@@ -57,7 +57,6 @@ TESTED_THROUGH_OTHERS = {
     "sandbox/arm/sql.py": "tests/arm/test_sql.py",
     "sandbox/arm/support.py": "tests/arm/test_support.py",
     "sandbox/arm/tenant.py": "tests/arm/test_resources.py, tests/arm/test_tenant.py",
-    "sandbox/auth.py": "tests/sandbox/test_security.py",
     "sandbox/fabric/eventstream.py": "tests/fabric/test_eventstream.py",
     "sandbox/faults.py": "tests/_core/test_pipeline.py, tests/reliability/test_campaign.py",
     "sandbox/graph/identity.py": "tests/graph/test_identity.py",
