@@ -58,7 +58,6 @@ TESTED_THROUGH_OTHERS = {
     "sandbox/arm/support.py": "tests/arm/test_support.py",
     "sandbox/arm/tenant.py": "tests/arm/test_resources.py, tests/arm/test_tenant.py",
     "sandbox/fabric/eventstream.py": "tests/fabric/test_eventstream.py",
-    "sandbox/faults.py": "tests/_core/test_pipeline.py, tests/reliability/test_campaign.py",
     "sandbox/graph/identity.py": "tests/graph/test_identity.py",
     "sandbox/http.py": "tests/sandbox/test_server.py, tests/sandbox/test_fuzz.py",
     "sandbox/maps/roads/matching.py": "tests/maps/test_route.py",
