@@ -69,7 +69,6 @@ TESTED_THROUGH_OTHERS = {
     "sandbox/maps/weather/handlers.py": "tests/maps/test_weather.py",
     "sandbox/maps/weather/world.py": "tests/maps/test_weather.py",
     "sandbox/openapi.py": "tests/sandbox/test_fuzz.py, tests/sandbox/test_security.py",
-    "sandbox/world.py": "tests/sandbox/test_server.py, tests/sandbox/arm/policy/test_world.py",
 }
 
 CROSS_CUTTING = {"conformance", "security", "reliability", "properties", "examples", "typecheck"}
