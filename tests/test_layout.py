@@ -63,7 +63,6 @@ TESTED_THROUGH_OTHERS = {
     "sandbox/maps/roads/matching.py": "tests/maps/test_route.py",
     "sandbox/maps/roads/network.py": "tests/maps/test_route.py",
     "sandbox/maps/roads/routing.py": "tests/maps/test_route.py",
-    "sandbox/maps/route.py": "tests/maps/test_route.py",
     "sandbox/maps/search.py": "tests/maps/test_search.py",
     "sandbox/maps/traffic.py": "tests/maps/test_traffic.py",
     "sandbox/maps/weather/handlers.py": "tests/maps/test_weather.py",

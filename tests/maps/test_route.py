@@ -188,25 +188,6 @@ def test_a_batch_past_the_time_limit_is_split_then_reported(conn, sandbox) -> No
     assert df["error.code"].eq("Timeout").all() and df.geometry.is_empty.all()
 
 
-def test_sandbox_checks_items_and_batches(conn) -> None:
-    pipe = conn.pipeline("maps")
-    good = {"type": "FeatureCollection",
-            "features": [{"type": "Feature", "geometry": {"type": "Point", "coordinates": p},
-                          "properties": {"pointIndex": i, "pointType": "waypoint"}}
-                         for i, p in enumerate((list(ALV), list(CAN)))]}
-    bad = {**good, "maxRouteCount": 9, "optionalId": "bad"}
-    body = pipe.send("POST", "/route/directions:batch", params={"api-version": "2025-01-01"},
-                     json={"batchItems": [bad, good]}).json()
-    assert body["summary"] == {"successfulRequests": 1, "totalRequests": 2}
-    assert body["batchItems"][0]["optionalId"] == "bad"
-    assert body["batchItems"][0]["error"]["code"] == "BadRequest"
-    assert "maxRouteCount" in body["batchItems"][0]["error"]["message"]
-    with pytest.raises(toolkit.ApiError) as info:
-        pipe.send("POST", "/route/directions:batch", params={"api-version": "2025-01-01"},
-                  json={"batchItems": [good] * 101}, idempotent=False)
-    assert info.value.status == 400 and "1 to 100" in info.value.message
-
-
 ONE_POINT = {"type": "FeatureCollection",
              "features": [{"type": "Feature",
                            "geometry": {"type": "Point", "coordinates": [1.5, 42.5]}}]}
@@ -280,7 +261,6 @@ def test_trucks_are_kept_off_restricted_roads(conn, net) -> None:
         assert truck.geometry.intersection(line.buffer(1e-5)).length < 1e-4
     else:
         assert truck["error.code"] in ("WaypointOffRoadNetwork", "NoRouteFound")
-
 
 
 @pytest.fixture(scope="module")
@@ -421,24 +401,6 @@ def test_faults_lose_and_duplicate_nothing(conn, sandbox, trace) -> None:
     assert monkey.fired == 1 and conn.stats.retries >= 1
     assert got["inputIndex"].tolist() == expected["inputIndex"].tolist()
     assert got.geometry.equals(expected.geometry)
-
-
-def test_sandbox_enforces_the_service_limits(conn) -> None:
-    pipe = conn.pipeline("maps")
-
-    def body(points):
-        return {"type": "FeatureCollection",
-                "features": [{"type": "Feature", "properties": {},
-                              "geometry": {"type": "Point", "coordinates": list(p)}}
-                             for p in points]}
-
-    cases = [([ALV] * 5001, "2 to 5000"), ([ALV], "2 to 5000"), ([ALV, (1.60, 42.60)], "6 km")]
-    for points, text in cases:
-        with pytest.raises(toolkit.ApiError) as info:
-            pipe.send("POST", "/route/snapToRoads", params={"api-version": "2025-01-01"},
-                      json=body(points))
-        assert info.value.status == 400 and text in info.value.message
-        assert info.value.code == "BadRequest"
 
 
 @pytest.mark.parametrize("points, kwargs, parameter, rule", [
