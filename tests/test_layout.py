@@ -65,8 +65,6 @@ TESTED_THROUGH_OTHERS = {
     "sandbox/maps/roads/routing.py": "tests/maps/test_route.py",
     "sandbox/maps/search.py": "tests/maps/test_search.py",
     "sandbox/maps/traffic.py": "tests/maps/test_traffic.py",
-    "sandbox/maps/weather/handlers.py": "tests/maps/test_weather.py",
-    "sandbox/maps/weather/world.py": "tests/maps/test_weather.py",
     "sandbox/openapi.py": "tests/sandbox/test_fuzz.py, tests/sandbox/test_security.py",
 }
 

@@ -38,3 +38,15 @@ def drive(stops: list[tuple[float, float]], *, spacing_m: float = 10.0, noise_m:
     assert found is not None
     line = [c for leg in found.coordinates for c in leg]
     return sample_trace(line, spacing_m=spacing_m, noise_m=noise_m, seed=seed)
+
+
+#: Spec 2 §2.5, written out independently of the code under test.
+SPEC_BANDS = [(20, "Excellent"), (50, "Fair"), (100, "Poor"), (150, "Unhealthy"),
+              (250, "Very unhealthy")]
+
+
+def spec_category(value: float) -> str:
+    for limit, name in SPEC_BANDS:
+        if value <= limit:
+            return name
+    return "Dangerous"

@@ -5,7 +5,7 @@ and alert model at unit level."""
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import geopandas as gpd
@@ -17,6 +17,7 @@ import shapely
 
 import toolkit
 from tests.conftest import example
+from tests.maps.conftest import spec_category
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import ApiError, AuthenticationError, ValidationError
 from toolkit._core.schemas import (
@@ -38,17 +39,6 @@ SANT_JULIA = (42.4667, 1.4921)
 MOUNTAIN = (42.6000, 1.4500)  # above Arinsal, far from roads and towns
 MID_ATLANTIC = (40.0, -30.0)
 TOWNS = [ANDORRA_LA_VELLA, ESCALDES, ORDINO, CANILLO, SANT_JULIA]
-
-#: Spec 2 §2.5, written out independently of the code under test.
-SPEC_BANDS = [(20, "Excellent"), (50, "Fair"), (100, "Poor"), (150, "Unhealthy"),
-              (250, "Very unhealthy")]
-
-
-def spec_category(value: float) -> str:
-    for limit, name in SPEC_BANDS:
-        if value <= limit:
-            return name
-    return "Dangerous"
 
 
 def _check_schema(df, schema) -> None:
@@ -490,84 +480,10 @@ def test_alert_statuses_move_over_the_sandbox_clock() -> None:
     assert aq["dateTime"].iloc[0] == pd.Timestamp(later)  # the sandbox clock
 
 
-# ------------------------------------------------------------------------------ the model
-
-
-@pytest.fixture(scope="module")
-def ww(world):
-    return world.section("weather")
-
-
-def test_every_status_keyword_appears_over_a_cycle(ww) -> None:
-    seen: dict[str, set[str]] = {}
-    for hour in range(-24, 24 * 10):
-        at = sw.ANCHOR + timedelta(hours=hour)
-        for parish in ("Andorra la Vella", "Canillo", "Encamp", "La Massana", "Ordino"):
-            for _alert, listed in sw.alerts_at(ww, parish, at):
-                for area, status in listed:
-                    seen.setdefault(status, set()).add(area.name)
-    assert set(seen) == set(sw.ALERT_STATUSES)
-
-
-def test_ended_alerts_leave_the_list(ww) -> None:
-    _episode, alerts = ww.cycle(0)
-    air = next(a for a in alerts if a.kind == "air")
-    end = max(t for area in air.areas for t, _ in area.events)
-    after = sw.alerts_at(ww, "Andorra la Vella", end + sw.ALERT_LINGER + timedelta(minutes=1))
-    assert air.alert_id not in [a.alert_id for a, _ in after]
-
-
-def test_rush_hours_ozone_afternoon_and_the_episode(ww) -> None:
-    lat, lon = ANDORRA_LA_VELLA
-    local = sw.LOCAL
-    friday = datetime(2026, 11, 20, tzinfo=local)
-
-    def conc(point, day, hour, kind):
-        t = (day + timedelta(hours=hour)).astimezone(UTC)
-        return float(sw.concentrations(ww, point[1], point[0], [t])[kind][0])
-
-    assert conc(ANDORRA_LA_VELLA, friday, 8.5, "NO2") > 2 * conc(ANDORRA_LA_VELLA, friday, 3,
-                                                                 "NO2")
-    assert conc(ANDORRA_LA_VELLA, friday, 18, "NO2") > 1.5 * conc(ANDORRA_LA_VELLA, friday, 13,
-                                                                  "NO2")
-    assert conc(MOUNTAIN, friday, 15, "O3") > 1.5 * conc(MOUNTAIN, friday, 7, "O3")
-    episode, _ = ww.cycle(0)
-    peak_day = episode.start + (episode.end - episode.start) / 2
-    before = sw.daily_forecast(ww, lon, lat, sw.ANCHOR, 1)[0]["globalIndex"]
-    during = sw.daily_forecast(ww, lon, lat, peak_day, 1)[0]["globalIndex"]
-    assert during > 2 * before
-    assert sw.category_of(during) in ("Unhealthy", "Very unhealthy")
-    # the mountain stays clean while the valley suffers
-    assert sw.daily_forecast(ww, MOUNTAIN[1], MOUNTAIN[0], peak_day, 1)[0]["globalIndex"] < 50
-
-
-def test_daily_forecast_is_the_worst_hour_of_the_day(ww) -> None:
-    lat, lon = ESCALDES
-    day = sw.daily_forecast(ww, lon, lat, sw.ANCHOR, 2)[1]
-    start = pd.Timestamp(day["dateTime"]).to_pydatetime()
-    hourly = [sw.hourly_reading(ww, lon, lat, start + timedelta(hours=h))["globalIndex"]
-              for h in range(24)]
-    assert day["globalIndex"] == max(hourly)
-
-
-def test_category_of_bands_edges() -> None:
-    cases = {0: "Excellent", 20: "Excellent", 20.1: "Fair", 50: "Fair", 50.1: "Poor",
-             100: "Poor", 101: "Unhealthy", 150: "Unhealthy", 151: "Very unhealthy",
-             250: "Very unhealthy", 250.1: "Dangerous", 400: "Dangerous"}
-    for value, name in cases.items():
-        assert sw.category_of(value) == name == spec_category(value)
-
-
 def test_the_catalog_lists_the_weather_world(catalog) -> None:
     rows = catalog[catalog["kind"].isin(["weather_alert", "air_quality_episode"])]
     assert (rows["kind"] == "weather_alert").sum() == 4
     assert rows["detail"].str.contains("alertId").sum() == 4
-
-
-# ------------------------------------------------------------------------------ pictures
-
-
-# ------------------------------------------------------------------------------ the widget
 
 
 def test_a_place_without_results_keeps_its_row(replay) -> None:
@@ -577,26 +493,6 @@ def test_a_place_without_results_keeps_its_row(replay) -> None:
     replay.add("GET", "/weather/severe/alerts/json", Answer(200, {"results": []}))
     alerts = toolkit.severe_weather_alerts([ORDINO, CANILLO], connection=replay.conn)
     assert len(alerts) == 0 and list(alerts.columns) == SEVERE_WEATHER_ALERTS.names
-
-
-@pytest.mark.parametrize("path, params, words", [
-    ("/weather/airQuality/current/xml", {"query": "42.5,1.5"}, "json"),
-    ("/weather/airQuality/current/json", {}, "'query' parameter is required"),
-    ("/weather/airQuality/current/json", {"query": "1.5"}, "latitude,longitude"),
-    ("/weather/airQuality/current/json", {"query": "95,1.5"}, "out of range"),
-    ("/weather/airQuality/current/json", {"query": "42.5,1.5", "pollutants": "maybe"},
-     "true or false"),
-    ("/weather/airQuality/forecasts/daily/json", {"query": "42.5,1.5", "duration": "9"},
-     "duration"),
-    ("/weather/severe/alerts/json", {"query": "42.5,1.5", "details": "yes"}, "true or false"),
-])
-def test_the_sandbox_refuses_what_the_service_refuses(sandbox, path, params, words) -> None:
-    raw = requests.get(f"{sandbox.url}{path}",
-                       params={"api-version": "1.1", **params,
-                               "subscription-key": sandbox.maps_key.reveal()}, timeout=10)
-    assert raw.status_code == 400
-    assert raw.headers["x-vendor-error-code"] == raw.json()["error"]["code"]
-    assert words in raw.json()["error"]["message"]
 
 
 def test_unknown_language_falls_back_to_english(conn) -> None:
