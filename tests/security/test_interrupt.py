@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,15 @@ def test_ctrl_c_cancels_a_fan_out() -> None:
         return json_answer({"error": {"code": "ServerBusy"}}, 503)  # would be retried
 
     names = [f"sql-name-{i}" for i in range(200)]
+    # Ctrl-C raises KeyboardInterrupt whatever handler an earlier test in this process left
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt_a_fan_out(script, names, release)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_a_fan_out(script: Any, names: list[str], release: threading.Event) -> None:
     with Hostile(script) as service:
         conn = connect_to(service, max_concurrency=4)
         started = time.monotonic()
