@@ -30,7 +30,7 @@ import base64
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlencode
 
@@ -370,7 +370,12 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
     expand = _parse_expand(request, scope)
     options = {k: request.param(k) for k in ("$filter", "$apply", "$orderby", "$select")}
     pw = _world(request)
-    lo, hi = _window(request, start, end)
+    if request.param("$skiptoken"):
+        # the window was fixed by the first page (and carried in the token), so that the pages
+        # of one query agree while the clock and the service's window move on
+        lo, hi = start.timestamp(), end.timestamp()
+    else:
+        lo, hi = _window(request, start, end)
     try:
         result = _cached_result(sandbox, pw, scope, resource, lo, hi, options)
         select = parse_select(options["$select"]) if options["$select"] else None
@@ -384,7 +389,8 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
     next_link = None
     if stop < limit:
         params = [(k, v) for k, v in request.query if k.lower() != "$skiptoken"]
-        params.append(("$skiptoken", _token(stop, start, end)))
+        params.append(("$skiptoken", _token(stop, datetime.fromtimestamp(lo, UTC),
+                                            datetime.fromtimestamp(hi, UTC))))
         query = urlencode(params, quote_via=quote, safe="$,:")
         next_link = f"{request.base_url}{request.path}?{query}"
     head = orjson.dumps({"@odata.nextLink": next_link, "@odata.context": context,
