@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import uuid
 from typing import Any
 
 import pytest
 import requests
 
+import toolkit
 from toolkit._spec.fabric import DESCRIPTION_MAX, DISPLAY_NAME_MAX
 from toolkit.sandbox.fabric import eventstream
 from toolkit.sandbox.http import SandboxHTTPError
@@ -318,22 +320,46 @@ def test_the_caller_needs_the_scopes_and_the_role(sandbox: Sandbox, sales: Any, 
                  roles=["Item.ReadWrite.All", "Contributor"]).status_code == 201
 
 
-def test_creation_is_throttled_per_caller(sandbox: Sandbox, sales: Any) -> None:
+def test_creation_is_throttled_with_retry_after(sandbox: Sandbox, sales: Any) -> None:
     quota = eventstream.limits(sandbox)
     quota.configure(rate=0.001, burst=1)
     try:
-        mine = sandbox.token("fabric")
-        other = sandbox.authority.mint(sandbox.audiences("fabric")[0], object_id="someone-else")
-
-        def post(token: str) -> requests.Response:
-            return requests.post(f"{sandbox.url}/v1/workspaces/{sales.id}/eventstreams",
-                                 json={"displayName": _name()}, timeout=10,
-                                 headers={"Authorization": f"Bearer {token}"})
-
-        assert post(mine).status_code == 201
-        blocked = post(mine)
-        assert post(other).status_code == 201  # another caller has a bucket of its own
+        assert _post(sandbox, sales.id, {"displayName": _name()}).status_code == 201
+        name = _name()
+        blocked = _post(sandbox, sales.id, {"displayName": name})
     finally:
         quota.configure(rate=eventstream.RATE, burst=eventstream.BURST)
     body = _refused(blocked, 429, "RequestBlocked")
     assert int(blocked.headers["Retry-After"]) >= 1 and "blocked" in body["message"]
+    assert not any(i.display_name == name for i in sales.items)
+
+
+class _Caller:
+    """A credential for another principal (its own object id), minted by the sandbox."""
+
+    def __init__(self, sandbox, object_id):
+        self.sandbox, self.object_id = sandbox, object_id
+
+    def get_token(self, *scopes, **kw):
+        from azure.core.credentials import AccessToken
+
+        token = self.sandbox.authority.mint(scopes[0], object_id=self.object_id)
+        return AccessToken(token, int(time.time()) + 3600)
+
+
+def test_rate_limit_is_per_caller(conn, sandbox, sales) -> None:
+    quota = eventstream.limits(sandbox)
+    quota.configure(rate=1 / 120, burst=1)
+    other = toolkit.connect(sandbox=sandbox, progress=False,
+                            credential=_Caller(sandbox, "3a1e9c52-0b7d-4f3e-8a2c-5d6e7f809a1b"))
+    other.sleep = conn.sleep
+    try:
+        toolkit.create_eventstream(sales.id, _name(), connection=conn)
+        with pytest.raises(toolkit.RateLimitError):
+            toolkit.create_eventstream(sales.id, _name(), connection=conn)
+        df = toolkit.create_eventstream(sales.id, _name(), connection=other)
+    finally:
+        quota.configure(rate=eventstream.RATE, burst=eventstream.BURST)
+        other.close()
+    assert len(df) == 1
+
