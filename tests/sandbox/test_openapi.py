@@ -300,7 +300,8 @@ def test_nullable_admits_null_and_nothing_else_new(schema: dict, value: Any,
         default_specification=DRAFT202012))
     text = json.dumps(out).replace('"#/components', '"urn:x#/components')
     assert Draft202012Validator(json.loads(text), registry=registry).is_valid(value) is admitted
-    assert _nullable(out) == out or "anyOf" in out  # admitting null twice changes nothing
+    if "type" in out:
+        assert _nullable(out) == out  # admitting null twice changes nothing
 
 
 def test_schema_conversion_rules() -> None:
