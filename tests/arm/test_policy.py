@@ -421,3 +421,57 @@ def test_a_failing_page_leaves_the_rows_read_and_the_next_link(sandbox) -> None:
     assert len(err.partial) == 1000 and "$skiptoken" in err.next_link
     assert "err.partial" in str(err) and err.next_link in str(err)
 
+
+
+def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_bucket(
+        sandbox) -> None:
+    # two partitioned reads at once on one connection: every request of both (first pages,
+    # counts, every chain's pages) takes a token from the connection's one bucket of reads,
+    # so together they wait as long as their requests need at its rate
+    import threading
+    import time
+
+    from toolkit._core.concurrency import shared_limiter
+
+    world = sandbox.world
+    pw = world.section("policy")
+    sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
+    sub = world.subscription(sub_id)
+    name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
+    end = pd.Timestamp("2026-11-20T09:00:00Z")
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    waits: list[float] = []
+    conn.sleep = waits.append
+    rate, burst = 4.0, 3
+    bucket = shared_limiter(conn, "arm.reads", rate, burst)  # the first caller's values hold
+    taken: list[int] = []
+    take = bucket.acquire
+
+    def counted() -> None:
+        taken.append(1)
+        take()
+
+    bucket.acquire = counted  # type: ignore[method-assign]
+    frames: list[pd.DataFrame] = []
+
+    def read(days: int) -> None:
+        frames.append(toolkit.policy_states(sub.id, name, resource="default",
+                                            start=end - pd.Timedelta(days=days), end=end,
+                                            partitions=4, connection=conn))
+
+    began = time.monotonic()
+    try:
+        with sandbox.recording() as log:
+            threads = [threading.Thread(target=read, args=(d,)) for d in (20, 30)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+    finally:
+        conn.close()
+    elapsed = time.monotonic() - began  # the bucket refills with real time as well
+    sent = [r for r in log if "policyStates" in r.path]
+    assert len(frames) == 2 and all(len(f) for f in frames)
+    assert len(sent) > 2 * burst
+    assert len(taken) == len(sent)  # every request of both reads drew from the one bucket
+    assert sum(waits) + elapsed >= (len(sent) - burst) / rate - 1e-6
