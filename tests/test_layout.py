@@ -42,8 +42,6 @@ NO_LOGIC = {
 # Modules whose behaviour is so far tested only through the tests of the functions and sandbox
 # families that use them (the files named), not in a file of their own.
 TESTED_THROUGH_OTHERS = {
-    "explore/_common.py": "tests/explore/test_maps.py",
-    "explore/_inspect.py": "tests/explore/test_widgets.py, tests/explore/test_maps.py",
     "sandbox/__main__.py": "tests/reliability/test_campaign.py",
     "sandbox/arm/clusters.py": "tests/arm/test_clusters.py",
     "sandbox/arm/common.py": "tests/arm/test_sql.py, tests/arm/test_clusters.py",
