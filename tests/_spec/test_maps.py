@@ -11,6 +11,7 @@ from bisect import bisect_left
 from typing import Any
 
 import pytest
+import requests
 
 from tests._spec.conftest import (
     copies_of,
@@ -321,3 +322,46 @@ def test_alert_statuses_are_the_eight_of_the_spec_in_its_order() -> None:
 def test_the_other_tables_are_the_spec(where: str, fact: str) -> None:
     module, name = where.split(":")
     assert getattr(importlib.import_module(module), name) is getattr(maps, fact), where
+
+
+# ------------------------------------------------------------------------------ the sandbox
+def _maps_get(sandbox: Any, path: str, **params: Any) -> requests.Response:
+    params["subscription-key"] = sandbox.maps_key.reveal()
+    return requests.get(sandbox.url + path, params=params, timeout=10)
+
+
+def test_the_sandboxs_air_quality_answers_in_the_specs_scale(sandbox: Any) -> None:
+    results = []
+    for lat, lon in ((42.5075, 1.5218), (42.5676, 1.5975), (42.4636, 1.4906)):
+        query = f"{lat},{lon}"
+        for path, extra in (("/weather/airQuality/current/json", {}),
+                            ("/weather/airQuality/forecasts/daily/json", {"duration": 7})):
+            answer = _maps_get(sandbox, path, query=query, **extra,
+                               **{"api-version": maps.WEATHER_API_VERSIONS[0]})
+            assert answer.status_code == 200, answer.text[:200]
+            results += answer.json()["results"]
+    assert len(results) == 3 * (1 + 7)
+    for r in results:
+        category = maps.AIR_QUALITY_CATEGORIES[bisect_left(maps.AIR_QUALITY_BANDS,
+                                                           r["globalIndex"])]
+        assert (r["category"], r["categoryColor"]) == (category, maps.AIR_QUALITY_COLORS[category])
+        assert r["dominantPollutant"] in maps.DOMINANT_POLLUTANTS
+        for p in r.get("pollutants", []):
+            assert maps.POLLUTANT_SHORT_NAMES[p["name"]] == p["type"]
+
+
+def test_the_sandbox_refuses_another_weather_version_naming_the_specs(sandbox: Any) -> None:
+    answer = _maps_get(sandbox, "/weather/airQuality/current/json", query="42.5,1.5",
+                       **{"api-version": "9.9"})
+    assert answer.status_code == 400
+    assert all(v in answer.json()["error"]["message"] for v in maps.WEATHER_API_VERSIONS)
+
+
+def test_the_sandboxs_incidents_use_the_types_and_severities(sandbox: Any) -> None:
+    answer = _maps_get(sandbox, "/traffic/incident", bbox="1.40,42.42,1.80,42.66",
+                       **{"api-version": maps.TRAFFIC_API_VERSIONS[0]})
+    features = answer.json()["features"]
+    assert features
+    assert {f["properties"]["incidentType"] for f in features} <= set(maps.INCIDENT_TYPES)
+    assert {f["properties"]["severity"] for f in features} <= set(
+        range(1, len(maps.INCIDENT_SEVERITIES) + 1))
