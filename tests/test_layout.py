@@ -42,13 +42,6 @@ NO_LOGIC = {
 # Modules whose behaviour is so far tested only through the tests of the functions and sandbox
 # families that use them (the files named), not in a file of their own.
 TESTED_THROUGH_OTHERS = {
-    "_spec/arm.py": "tests/_spec/test_facts.py",
-    "_spec/common.py": "tests/_spec/test_facts.py",
-    "_spec/fabric.py": "tests/_spec/test_facts.py",
-    "_spec/graph.py": "tests/_spec/test_facts.py",
-    "_spec/maps.py": "tests/_spec/test_facts.py",
-    "explore/_common.py": "tests/explore/test_maps.py",
-    "explore/_inspect.py": "tests/explore/test_widgets.py, tests/explore/test_maps.py",
     "sandbox/__main__.py": "tests/reliability/test_campaign.py",
     "sandbox/fabric/eventstream.py": "tests/fabric/test_eventstream.py",
     "sandbox/graph/identity.py": "tests/graph/test_identity.py",
