@@ -579,7 +579,9 @@ def test_slices_are_off_where_they_cannot_help(sandbox, group, kw) -> None:
     assert not any("aggregate(" in unquote(r.query) for r in log)
 
 
-def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch) -> None:
+@pytest.mark.parametrize("kinds", [("429", "503"), ("malformed", "truncate", "drop")])
+def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch,
+                                                     kinds) -> None:
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
     kw = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END}
     sandbox.clear_faults()
@@ -588,14 +590,17 @@ def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch
     conn.sleep = lambda s: None
     try:
         one = toolkit.policy_states(sub, rg, partitions=1, connection=conn, **kw)
-        sandbox.inject("429", path="policyStates", rate=0.2, count=8, retry_after=0)
-        sandbox.inject("503", path="policyStates", rate=0.2, count=8, retry_after=0)
+        before = dict(sandbox.faults.injected)
+        for kind in kinds:
+            sandbox.inject(kind, path="policyStates", rate=0.2, count=8, retry_after=0)
         with sandbox.recording() as log:
             many = toolkit.policy_states(sub, rg, partitions=6, connection=conn, **kw)
+        injected = {k: n - before.get(k, 0) for k, n in sandbox.faults.injected.items()
+                    if n > before.get(k, 0)}
     finally:
         sandbox.clear_faults()
         conn.close()
-    assert {r.status for r in log} >= {200, 429, 503}
+    assert set(injected) == set(kinds), injected
     assert len(_slices(log)) >= 2
     pd.testing.assert_frame_equal(many, one)
 

@@ -233,22 +233,44 @@ def iter_pages(
                                operation=operation, headers=headers, first=first,
                                decode=decode, limiter=limiter)
         return
+    # with a decoder the page is parsed once, by it (the pipeline does not parse it first)
+    parsed_here = decode is not None
     response = first if first is not None else pipeline.send(
         method, path, params=params, json=json, operation=operation, headers=headers,
-        limiter=limiter)
+        limiter=limiter, check_json=not parsed_here)
     chain = _Chain(style, operation, decode)
     while True:
-        page, next_link = chain.page(response)
+        page, next_link = _read_page(chain, response, pipeline, headers, limiter)
         yield page
         if next_link is None:
             return
         chain.follow(next_link, page)
         try:
             response = pipeline.send(style.next_method, next_link, operation=operation,
-                                     headers=headers, limiter=limiter)
+                                     headers=headers, limiter=limiter,
+                                     check_json=not parsed_here)
         except ToolkitError as err:
             err.next_link = next_link
             raise
+
+
+def _read_page(chain: _Chain, response: Response, pipeline: Pipeline,
+               headers: Mapping[str, str] | None, limiter: Any) -> tuple[Page, str | None]:
+    """The page of a response; a body cut short or garbled in transit (not JSON at all) is
+    asked for again, as often as the ``max_retries`` setting allows."""
+    asked = 0
+    while True:
+        try:
+            return chain.page(response)
+        except ProtocolError:
+            if not (response.content and _unreadable(response)) \
+                    or asked >= pipeline.config.settings.max_retries:
+                raise
+        asked += 1
+        logger.warning("%s: unreadable page; asking again (%d)", chain.operation, asked)
+        pipeline.stats.add(retries=1)
+        response = pipeline.send(response.method, response.url, operation=chain.operation,
+                                 headers=headers, limiter=limiter, check_json=False)
 
 
 class _Slot:
@@ -406,20 +428,9 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
                 if chain.number and isinstance(response, ToolkitError):
                     response.next_link = ahead
                 raise response
-            try:
-                page, next_link = chain.page(response)
-            except ProtocolError:
-                if response.content and _unreadable(response):
-                    # a body cut short or garbled in transit: ask for it once more, here
-                    logger.warning("%s: unreadable page; asking again once", operation)
-                    pipeline.stats.add(retries=1)
-                    response = pipeline.send(response.method, response.url,
-                                             operation=operation, headers=headers,
-                                             limiter=limiter)
-                    ahead = UNKNOWN
-                    page, next_link = chain.page(response)
-                else:
-                    raise
+            page, next_link = _read_page(chain, response, pipeline, headers, limiter)
+            if page.response is not response:  # asked for again: go on from the parsed page
+                ahead = UNKNOWN
             yield page
             if next_link is None:
                 return
