@@ -36,13 +36,18 @@ def _same(single: pd.DataFrame, parallel: pd.DataFrame) -> None:
     assert a.equals(b)
 
 
-def _on_the_workers(client, ddf) -> None:
-    """The result's graph carries no frame: its partitions are keys it does not define, each
-    held in a worker's memory."""
+def _partition_keys(ddf) -> set:
+    """The keys the result's graph names but does not define."""
     graph = dict(ddf.__dask_graph__())
     assert not any(isinstance(getattr(node, "value", None), pd.DataFrame)
                    for node in graph.values())
-    outside = set().union(*(node.dependencies for node in graph.values())) - set(graph)
+    return set().union(*(node.dependencies for node in graph.values())) - set(graph)
+
+
+def _on_the_workers(client, ddf) -> None:
+    """The result's graph carries no frame: its partitions are keys it does not define, each
+    held in a worker's memory."""
+    outside = _partition_keys(ddf)
     assert len(outside) == ddf.npartitions
     held = [distributed.Future(key, client) for key in outside]
     distributed.wait(held, timeout=120)
@@ -197,3 +202,22 @@ def test_history_on_the_cluster_equals_the_single_process_read(cluster, tmp_path
     a = single.astype(str).sort_values([*SORT, "day"], kind="stable").reset_index(drop=True)
     b = parallel.astype(str).sort_values([*SORT, "day"], kind="stable").reset_index(drop=True)
     assert a.equals(b)
+
+
+@pytest.mark.timeout(240)
+def test_a_worker_dying_after_the_read_loses_nothing(cluster) -> None:
+    sb, lc, client = cluster
+    conn = toolkit.connect(sandbox=sb, progress=False)
+    start, end = _window(sb.world)
+    sub = sb.world.subscriptions[0]
+    single = toolkit.policy_states(sub.id, "rg-web-weu", resource="default", start=start,
+                                   end=end, connection=conn)
+    ddf = toolkit.policy_states(sub.id, "rg-web-weu", resource="default", start=start, end=end,
+                                engine="dask", connection=conn)
+    _on_the_workers(client, ddf)
+    # the worker holding a partition dies: that partition is read again when it is needed
+    key = next(iter(_partition_keys(ddf)))
+    holder = client.who_has([distributed.Future(key, client)])[key][0]
+    nanny = next(n for n in lc.workers.values() if n.worker_address == holder)
+    os.kill(nanny.process.process.pid, signal.SIGKILL)
+    _same(single, ddf.compute())
