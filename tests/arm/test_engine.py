@@ -21,7 +21,6 @@ from toolkit.sandbox.server import Sandbox
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
-sizeof = pytest.importorskip("dask.sizeof").sizeof
 
 SORT = ["timestamp", "resourceId", "policyAssignmentId", "policyDefinitionId",
         "policyDefinitionReferenceId"]
@@ -124,7 +123,7 @@ def test_two_worker_cluster_equals_the_single_process_read(cluster) -> None:
     assert ddf.npartitions == len(sb.world.subscriptions)
     # the unified categories are larger than what distributed keeps inside a task (100 kB), so
     # the way they reach the workers is exercised
-    assert sizeof(_categories_of(single)) > 100_000
+    assert len(pickle.dumps(_categories_of(single))) > 100_000
     _on_the_workers(client, ddf)
     _same(single, ddf.compute())
     # both workers read, and no secret travelled: workers found their own credential

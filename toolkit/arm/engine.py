@@ -147,9 +147,11 @@ def _on_cluster(client: Any, tasks: list[Any]) -> Any:
     import dask.dataframe as dd
 
     parts = client.compute(tasks, retries=RETRIES)
-    # nothing large is passed by keyword to client.map: distributed puts a keyword argument of
-    # more than 100 kB into the graph as a node of its own named after the keyword, which the
-    # scheduler cannot prioritise (the graph fails with "cannot pickle 'weakref.ReferenceType'")
+    # nothing large is passed by keyword to client.map: distributed puts a keyword argument
+    # whose estimated size exceeds 100 kB into the graph as a node of its own, named after the
+    # keyword, which the scheduler cannot prioritise (the graph fails with "cannot pickle
+    # 'weakref.ReferenceType'"); the estimate samples a dict's values, so it failed at random
+    # when the categories were passed that way
     found = client.map(_categories_of, parts, retries=RETRIES)
     head = client.submit(_empty, parts[0], retries=RETRIES)
     cats = _merge(client.gather(found))
