@@ -41,32 +41,7 @@ NO_LOGIC = {
 
 # Modules whose behaviour is so far tested only through the tests of the functions and sandbox
 # families that use them (the files named), not in a file of their own.
-TESTED_THROUGH_OTHERS = {
-    "_spec/arm.py": "tests/_spec/test_facts.py",
-    "_spec/common.py": "tests/_spec/test_facts.py",
-    "_spec/fabric.py": "tests/_spec/test_facts.py",
-    "_spec/graph.py": "tests/_spec/test_facts.py",
-    "_spec/maps.py": "tests/_spec/test_facts.py",
-    "explore/_common.py": "tests/explore/test_maps.py",
-    "explore/_inspect.py": "tests/explore/test_widgets.py, tests/explore/test_maps.py",
-    "sandbox/__main__.py": "tests/reliability/test_campaign.py",
-    "sandbox/arm/clusters.py": "tests/arm/test_clusters.py",
-    "sandbox/arm/common.py": "tests/arm/test_sql.py, tests/arm/test_clusters.py",
-    "sandbox/arm/network.py": "tests/arm/test_network.py",
-    "sandbox/arm/policy/handlers.py": "tests/arm/test_policy.py, tests/arm/test_tenant.py",
-    "sandbox/arm/sql.py": "tests/arm/test_sql.py",
-    "sandbox/arm/support.py": "tests/arm/test_support.py",
-    "sandbox/arm/tenant.py": "tests/arm/test_resources.py, tests/arm/test_tenant.py",
-    "sandbox/fabric/eventstream.py": "tests/fabric/test_eventstream.py",
-    "sandbox/graph/identity.py": "tests/graph/test_identity.py",
-    "sandbox/http.py": "tests/sandbox/test_server.py, tests/sandbox/test_fuzz.py",
-    "sandbox/maps/roads/matching.py": "tests/maps/test_route.py",
-    "sandbox/maps/roads/network.py": "tests/maps/test_route.py",
-    "sandbox/maps/roads/routing.py": "tests/maps/test_route.py",
-    "sandbox/maps/search.py": "tests/maps/test_search.py",
-    "sandbox/maps/traffic.py": "tests/maps/test_traffic.py",
-    "sandbox/openapi.py": "tests/sandbox/test_fuzz.py, tests/sandbox/test_security.py",
-}
+TESTED_THROUGH_OTHERS: dict[str, str] = {}
 
 CROSS_CUTTING = {"conformance", "security", "reliability", "properties", "examples", "typecheck"}
 

@@ -7,12 +7,15 @@ prefetching behaves as one chain.
 
 from __future__ import annotations
 
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 import toolkit
 from tests.replay import Answer, replay_server
+from toolkit._core.concurrency import RateLimiter
 from toolkit._core.errors import ProtocolError, ServiceError, ToolkitError
 from toolkit._core.frames import FrameBuilder
 from toolkit._core.paging import (
@@ -194,3 +197,87 @@ def test_weather_pages_stop_on_a_repeated_link_with_an_error() -> None:
                 toolkit.air_quality((42.5, 1.5), connection=conn)
         finally:
             conn.close()
+
+
+class _Streaming:
+    """A loopback service whose pages name their next link first, then hold the rest of the
+    body until the next page is asked for (or ``patience`` seconds pass): it records, page by
+    page, whether the next request arrived while the body was still on its way."""
+
+    def __init__(self, pages: int, patience: float = 5.0) -> None:
+        self.pages = pages
+        self.patience = patience
+        self.asked = [threading.Event() for _ in range(pages + 1)]
+        self.early: list[bool] = []
+        self.requests = 0
+
+    def serve(self) -> Any:
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                n = int(self.path.rsplit("=", 1)[1])
+                service.requests += 1
+                service.asked[n].set()
+                last = n == service.pages - 1
+                link = "null" if last else f'"{url}/items?page={n + 1}"'
+                head = f'{{"nextLink":{link},"value":['.encode()
+                rest = (",".join(f'{{"id":"p{n}-{i}","n":{i}}}' for i in range(3)) + "]}").encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(head) + len(rest)))
+                self.end_headers()
+                self.wfile.write(head)
+                self.wfile.flush()
+                if not last:
+                    service.early.append(service.asked[n + 1].wait(service.patience))
+                self.wfile.write(rest)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server, url
+
+
+def test_the_next_page_is_asked_for_while_the_body_still_streams() -> None:
+    service = _Streaming(pages=4)
+    server, url = service.serve()
+    conn = toolkit.connect(base_url=url, token=TOKEN, progress=False, max_retries=0)
+    try:
+        pages = list(iter_pages(conn.pipeline("arm"), "GET", "/items?page=0", style=STYLE,
+                                prefetch=True))
+    finally:
+        conn.close()
+        server.shutdown()
+        server.server_close()
+    assert [i["id"] for p in pages for i in p.items] == [
+        f"p{n}-{i}" for n in range(4) for i in range(3)]
+    assert service.early == [True, True, True]  # each next request came before the body ended
+    assert service.requests == 4  # and no page was asked for twice
+
+
+def test_every_page_request_takes_a_token_from_the_limiter(replay) -> None:
+    waits: list[float] = []
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    limiter = RateLimiter(2.0, 1, clock=lambda: now[0], sleep=sleep)
+    replay.add("GET", r"/items$", Answer(200, _page(0, f"{replay.url}/items?p=2")))
+    replay.add("GET", r"p=2", Answer(200, _page(2, f"{replay.url}/items?p=3")))
+    replay.add("GET", r"p=3", Answer(200, _page(4, None)))
+    for prefetch in (False, True):
+        waits.clear()
+        pages = list(iter_pages(replay.conn.pipeline("arm"), "GET", "/items", style=STYLE,
+                                prefetch=prefetch, limiter=limiter))
+        assert sum(len(p.items) for p in pages) == 6
+        # three requests at 2 a second, one token in the bucket: the starts are 0.5 s apart
+        assert sum(waits) >= 1.0 - 1e-9, (prefetch, waits)

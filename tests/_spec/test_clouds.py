@@ -192,3 +192,11 @@ def test_every_cloud_names_every_family() -> None:
             if host:
                 assert host.startswith("https://") and cloud.scope(fam) == f"{host}/.default"
     assert get_cloud(" Public ") is PUBLIC
+
+
+def test_the_module_imports_nothing_of_the_package_beyond_the_spec() -> None:
+    from tests._spec.conftest import imports_beyond_spec
+    from toolkit._spec import clouds
+
+    assert imports_beyond_spec(clouds) == []
+    assert clouds.__all__

@@ -1,11 +1,13 @@
 """policy_states over HTTP against the sandbox world: windows, latest vs default, paging, every
 $filter/$apply form checked against pandas over the same world, errors, faults, the shared real
-examples, expansion."""
+examples, expansion, every kind of scope and its rules, reads in concurrent time slices."""
 
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from datetime import timedelta
+from urllib.parse import unquote
 
 import numpy as np
 import pandas as pd
@@ -17,9 +19,11 @@ from tests.conftest import example
 from toolkit._core.columns import InterningBuilder
 from toolkit._core.errors import TruncatedResultWarning, ValidationError
 from toolkit._core.schemas import POLICY_STATES
+from toolkit.arm import policy
 from toolkit.arm.policy import POLICY_FIELDS, RESOURCE_FIELDS
 from toolkit.sandbox.arm.policy.handlers import PAGE_SIZE
-from toolkit.sandbox.arm.policy.world import STATES
+from toolkit.sandbox.arm.policy.world import SCALE_ENV, STATES
+from toolkit.sandbox.server import Sandbox
 
 FOLDER = "05-policy-states"
 
@@ -318,6 +322,70 @@ def test_bad_identifiers_are_refused_before_any_request(conn, sandbox) -> None:
     assert log == []
 
 
+# ------------------------------------------------------------------------------ scopes
+def test_every_kind_of_scope_in_either_vocabulary_is_asked_of_the_service(conn, sandbox, world,
+                                                                          window) -> None:
+    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
+    start, end = window
+    group = toolkit.policy_states(sub.id, "rg-data-weu", resource="default", start=start,
+                                  end=end, connection=conn)
+    first = group.iloc[0]
+    auth = f"/subscriptions/{sub.id}/providers/Microsoft.Authorization"
+    scopes = {
+        "/providers/Microsoft.Management/managementGroups/platform": None,
+        f"/subscriptions/{sub.id}": None,
+        f"/subscriptions/{sub.id}/resourceGroups/rg-data-weu": None,
+        str(first["resourceId"]).replace("/providers/Vendor.", "/providers/Microsoft."):
+            ("resourceId", str(first["resourceId"])),
+        f"{auth}/policyAssignments/sec-baseline-prod":
+            ("policyAssignmentName", "sec-baseline-prod"),
+        f"/subscriptions/{sub.id}/resourceGroups/rg-data-weu/providers/Vendor.Authorization/"
+        "policyAssignments/sql-auditing-data": ("policyAssignmentName", "sql-auditing-data"),
+        f"{auth}/policyDefinitions/{first['policyDefinitionName']}":
+            ("policyDefinitionName", str(first["policyDefinitionName"])),
+        f"{auth}/policySetDefinitions/{first['policySetDefinitionName']}":
+            ("policySetDefinitionName", str(first["policySetDefinitionName"])),
+    }
+    for scope, narrowed in scopes.items():
+        with sandbox.recording() as log:
+            df = toolkit.policy_states(scope=scope, resource="default", start=start, end=end,
+                                       connection=conn)
+        asked = scope.replace("/providers/Microsoft.", "/providers/Vendor.")
+        assert log and all(r.status == 200 for r in log)
+        assert all(r.path == f"{asked}/providers/Vendor.PolicyInsights/policyStates/default/"
+                              "queryResults" for r in log), scope
+        assert len(df) > 0
+        if narrowed is not None:
+            column, value = narrowed
+            assert (df[column].astype(str) == value).all(), scope
+
+
+@pytest.mark.parametrize(("kwargs", "parameter", "rule"), [
+    ({"scope": "/subscriptions/nope"}, "scope", "ARM scope"),
+    ({"scope": "/providers/Microsoft.Management/managementGroups/"}, "scope", "ARM scope"),
+    ({"scope": "/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/bad name"},
+     "scope", "ARM scope"),
+    ({"subscription_id": "00000000-0000-4000-8000-000000000000",
+      "scope": "/subscriptions/00000000-0000-4000-8000-000000000000"}, "scope", "not with"),
+    ({}, "subscription_id", "scope="),
+    ({"subscription_id": "00000000-0000-4000-8000-000000000000", "expand": "components"},
+     "expand", "resource scope"),
+    ({"scope": "/providers/Vendor.Management/managementGroups/retail",
+      "expand": "PolicyEvaluationDetails"}, "expand", "resource scope"),
+    ({"scope": "/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/rg/providers/"
+               "Vendor.KeyVault/vaults/kv", "expand": "components($top=3)"}, "expand", "$filter"),
+    ({"subscription_id": "00000000-0000-4000-8000-000000000000", "engine": "spark"}, "engine",
+     "dask"),
+])
+def test_scope_rules_are_refused_before_any_request(conn, sandbox, kwargs, parameter,
+                                                    rule) -> None:
+    with sandbox.recording() as log, pytest.raises(ValidationError) as info:
+        toolkit.policy_states(**kwargs, connection=conn)
+    assert info.value.parameter == parameter
+    assert rule in str(info.value)
+    assert log == []
+
+
 # ------------------------------------------------------------------------------ expand
 def _resource_of(conn, sub, rg, kind: str, state: str = "NonCompliant") -> str:
     df = toolkit.policy_states(sub, rg, filter=f"complianceState eq '{state}'", connection=conn)
@@ -421,3 +489,198 @@ def test_a_failing_page_leaves_the_rows_read_and_the_next_link(sandbox) -> None:
     assert len(err.partial) == 1000 and "$skiptoken" in err.next_link
     assert "err.partial" in str(err) and err.next_link in str(err)
 
+
+# ------------------------------------------------------------------------------ partitions
+# policy_states read as concurrent time slices gives the frame of one chain: same rows, same
+# order, same dtypes, with and without filter, orderby, select, for latest and default, under
+# injected throttling and server errors (nothing lost, nothing twice).
+END = pd.Timestamp("2026-11-20T09:00:00Z")
+
+
+@pytest.fixture(scope="module")
+def group(sandbox):
+    """The resource group with the longest history, and its subscription."""
+    world = sandbox.world
+    pw = world.section("policy")
+    sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
+    sub = world.subscription(sub_id)
+    name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
+    return sub.id, name
+
+
+def _slices(log) -> set[str]:
+    """The distinct time-slice filters of the chains in a request log."""
+    out = set()
+    for r in log:
+        query = unquote(r.query)
+        if ("timestamp ge" in query or "timestamp lt" in query) and "aggregate(" not in query:
+            out.add(query.split("$filter=")[1].split("&")[0])
+    return out
+
+
+def _pair(sandbox, group, **kw):
+    sub, rg = group
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    conn.sleep = lambda s: None
+    try:
+        one = toolkit.policy_states(sub, rg, partitions=1, connection=conn, **kw)
+        with sandbox.recording() as log:
+            many = toolkit.policy_states(sub, rg, partitions=6, connection=conn, **kw)
+    finally:
+        conn.close()
+    return one, many, log
+
+
+PARTITION_CASES = [
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=10)}, id="default"),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=40),
+                  "filter": "complianceState eq 'NonCompliant' or resourceType eq "
+                            "'/Vendor.KeyVault/vaults'"}, id="default-filter"),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=10),
+                  "orderby": "timestamp asc"}, id="default-orderby-asc"),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=10),
+                  "orderby": ["timestamp desc", "resourceId asc"],
+                  "select": ["timestamp", "resourceId", "complianceState",
+                             "policyDefinitionGroupNames", "isCompliant"]},
+                 id="default-orderby-select"),
+    pytest.param({"resource": "default", "start": END - pd.Timedelta(days=10),
+                  "filter": "timestamp ge 2026-11-13T00:00:00Z"}, id="default-filter-time"),
+]
+
+
+@pytest.mark.parametrize("kw", PARTITION_CASES)
+def test_slices_give_the_frame_of_one_chain(sandbox, group, kw, monkeypatch) -> None:
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)  # the latest sets are a few pages
+    one, many, log = _pair(sandbox, group, end=END, **kw)
+    assert len(_slices(log)) >= 2, "read as one chain"
+    assert len(one) > 2500
+    pd.testing.assert_frame_equal(many, one)
+    assert not many.attrs["truncated"]
+    assert len(many.attrs["request_ids"]) == len(set(many.attrs["request_ids"]))
+
+
+def test_an_order_slices_cannot_keep_reads_one_chain(sandbox, group) -> None:
+    one, many, log = _pair(sandbox, group, resource="default", orderby="resourceId asc",
+                           start=END - pd.Timedelta(days=10), end=END)
+    assert not _slices(log)
+    pd.testing.assert_frame_equal(many, one)
+
+
+@pytest.mark.parametrize("kw", [
+    pytest.param({"top": 5_000}, id="top"),
+    pytest.param({"max_items": 5_000}, id="max_items"),
+    pytest.param({"end": None}, id="open-window"),
+])
+def test_slices_are_off_where_they_cannot_help(sandbox, group, kw) -> None:
+    args = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END, **kw}
+    with pytest.warns(toolkit.TruncatedResultWarning) if "max_items" in kw else nullcontext():
+        _, _, log = _pair(sandbox, group, **args)
+    assert not _slices(log)
+    assert not any("aggregate(" in unquote(r.query) for r in log)
+
+
+def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch) -> None:
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    kw = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END}
+    sandbox.clear_faults()
+    sub, rg = group
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    conn.sleep = lambda s: None
+    try:
+        one = toolkit.policy_states(sub, rg, partitions=1, connection=conn, **kw)
+        sandbox.inject("429", path="policyStates", rate=0.2, count=8, retry_after=0)
+        sandbox.inject("503", path="policyStates", rate=0.2, count=8, retry_after=0)
+        with sandbox.recording() as log:
+            many = toolkit.policy_states(sub, rg, partitions=6, connection=conn, **kw)
+    finally:
+        sandbox.clear_faults()
+        conn.close()
+    assert {r.status for r in log} >= {200, 429, 503}
+    assert len(_slices(log)) >= 2
+    pd.testing.assert_frame_equal(many, one)
+
+
+def test_slices_are_bounded_by_the_setting(sandbox, group, monkeypatch) -> None:
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    sub, rg = group
+    conn = toolkit.connect(sandbox=sandbox, progress=False, max_partitions=3)
+    try:
+        with sandbox.recording() as log:
+            toolkit.policy_states(sub, rg, resource="default", start=END - pd.Timedelta(days=10),
+                                  end=END, connection=conn)
+    finally:
+        conn.close()
+    assert 2 <= len(_slices(log)) <= 3
+    with pytest.raises(toolkit.ValidationError, match="partitions"):
+        toolkit.policy_states(sub, rg, partitions=0, connection=conn)
+
+
+def test_latest_in_slices_gives_the_frame_of_one_chain(monkeypatch) -> None:
+    # the newest record per (resource, policy) pair: a few pages in a world six times larger
+    monkeypatch.setenv(SCALE_ENV, "6")
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    with Sandbox(seed=7) as sb:  # its world reads the scale
+        pw = sb.world.section("policy")
+        sub_id, rg = next(iter(pw.by_group))
+        sub = sb.world.subscription(sub_id)
+        name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
+        for kw in ({}, {"filter": "complianceState ne 'Compliant'"},
+                   {"orderby": "timestamp asc", "select": "timestamp,resourceId"}):
+            one, many, log = _pair(sb, (sub.id, name), resource="latest",
+                                   start=END - pd.Timedelta(days=60), end=END, **kw)
+            assert len(_slices(log)) >= 2 and len(one) > 2000, kw
+            pd.testing.assert_frame_equal(many, one)
+
+
+def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_bucket(
+        sandbox) -> None:
+    # two partitioned reads at once on one connection: every request of both (first pages,
+    # counts, every chain's pages) takes a token from the connection's one bucket of reads,
+    # so together they wait as long as their requests need at its rate
+    import threading
+    import time
+
+    from toolkit._core.concurrency import shared_limiter
+
+    world = sandbox.world
+    pw = world.section("policy")
+    sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
+    sub = world.subscription(sub_id)
+    name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
+    end = pd.Timestamp("2026-11-20T09:00:00Z")
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    waits: list[float] = []
+    conn.sleep = waits.append
+    rate, burst = 4.0, 3
+    bucket = shared_limiter(conn, "arm.reads", rate, burst)  # the first caller's values hold
+    taken: list[int] = []
+    take = bucket.acquire
+
+    def counted() -> None:
+        taken.append(1)
+        take()
+
+    bucket.acquire = counted  # type: ignore[method-assign]
+    frames: list[pd.DataFrame] = []
+
+    def read(days: int) -> None:
+        frames.append(toolkit.policy_states(sub.id, name, resource="default",
+                                            start=end - pd.Timedelta(days=days), end=end,
+                                            partitions=4, connection=conn))
+
+    began = time.monotonic()
+    try:
+        with sandbox.recording() as log:
+            threads = [threading.Thread(target=read, args=(d,)) for d in (20, 30)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+    finally:
+        conn.close()
+    elapsed = time.monotonic() - began  # the bucket refills with real time as well
+    sent = [r for r in log if "policyStates" in r.path]
+    assert len(frames) == 2 and all(len(f) for f in frames)
+    assert len(sent) > 2 * burst
+    assert len(taken) == len(sent)  # every request of both reads drew from the one bucket
+    assert sum(waits) + elapsed >= (len(sent) - burst) / rate - 1e-6

@@ -11,14 +11,12 @@ import toolkit
 from tests.conftest import example
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import (
-    ApiError,
     OperationTimeoutError,
     TruncatedResultWarning,
     ValidationError,
 )
 from toolkit._core.schemas import ENCRYPTION_PROTECTOR
 from toolkit.sandbox.arm.sql import OPERATIONS_PAGE_SIZE
-from toolkit.sandbox.server import Sandbox
 
 
 def test_every_page_is_followed(conn, sandbox) -> None:
@@ -273,14 +271,6 @@ def test_versionless_key_reports_the_version_in_use(conn, sandbox, servers) -> N
     assert row["autoRotationEnabled"] == True  # noqa: E712
 
 
-def test_auto_rotation_uses_the_newest_version_of_a_pinned_key(conn, sandbox, servers) -> None:
-    where = _where(servers, "sql-analytics-neu")  # pinned, auto-rotation on, in the world
-    key = _key(sandbox, "kv-retail-prod-neu", "tde-analytics")
-    df = toolkit.encryption_protector(*where, connection=conn)
-    assert df["autoRotationEnabled"].iloc[0]
-    assert df["uri"].iloc[0].endswith(key.latest_enabled().version)
-
-
 def test_second_change_during_a_running_one_is_a_conflict(conn, sandbox, servers) -> None:
     where = _where(servers, "sql-shop-neu-01")
     key = _key(sandbox, "kv-retail-prod-neu", "tde-analytics")
@@ -300,83 +290,6 @@ def test_second_change_during_a_running_one_is_a_conflict(conn, sandbox, servers
     again = toolkit.update_encryption_protector(*where, server_key_type="ServiceManaged",
                                                 connection=conn)
     assert again["serverKeyType"].iloc[0] == "ServiceManaged"
-
-
-def test_a_change_completes_on_the_sandbox_clock_without_polling() -> None:
-    with Sandbox(lro_polls=3, lro_retry_after=0) as sb:
-        conn = toolkit.connect(sandbox=sb, progress=False)
-        server = sb.world.section("sql").servers[0]
-        where = (server.subscription_id, server.resource_group, server.name)
-        op = toolkit.update_encryption_protector(
-            *where, server_key_type="VendorKeyVault", server_key_name="kv-retail-dev_tde-dev",
-            wait=False, connection=conn)
-        now = toolkit.encryption_protector(*where, connection=conn)
-        assert now["serverKeyName"].iloc[0] == "kv-retail-dev_tde-dev"
-        assert op.result()["serverKeyName"].iloc[0] == "kv-retail-dev_tde-dev"
-        conn.close()
-
-
-def test_disabled_key_version_is_refused(conn, sandbox, servers) -> None:
-    where = _where(servers, "sql-shop-sessions")
-    key = _key(sandbox, "kv-retail-prod-weu", "tde-legacy")
-    assert not key.latest.enabled and key.versions[0].enabled
-    for name in ("kv-retail-prod-weu_tde-legacy",
-                 f"kv-retail-prod-weu_tde-legacy_{key.latest.version}"):
-        with pytest.raises(ApiError) as info:
-            toolkit.update_encryption_protector(*where, server_key_type="VendorKeyVault",
-                                                server_key_name=name, connection=conn)
-        assert info.value.status == 400 and info.value.code == "VendorKeyVaultKeyDisabled"
-        assert info.value.target == "serverKeyName"
-    still = toolkit.encryption_protector(*where, connection=conn)
-    assert still["serverKeyType"].iloc[0] == "ServiceManaged"
-
-
-@pytest.mark.parametrize("name", [
-    "kv-retail-prod-neu_tde-archived",                      # deleted from its vault
-    "kv-retail-prod-weu_no-such-key",
-    "kv-unknown-vault_tde-primary",
-    "kv-retail-prod-weu_tde-primary_" + "0" * 32,            # no such version
-])
-def test_missing_keys_are_not_found(conn, servers, name) -> None:
-    with pytest.raises(toolkit.NotFoundError) as info:
-        toolkit.update_encryption_protector(*_where(servers, "sql-shop-sessions"),
-                                            server_key_type="VendorKeyVault",
-                                            server_key_name=name, connection=conn)
-    assert info.value.code == "ServerKeyNotFound"
-
-
-def test_unknown_server_and_group_are_not_found(conn, servers) -> None:
-    sub, rg, _ = _where(servers, "sql-shop-sessions")
-    with pytest.raises(toolkit.NotFoundError, match="ServerNotInSubscriptionResourceGroup"):
-        toolkit.update_encryption_protector(sub, rg, "sql-not-here",
-                                            server_key_type="ServiceManaged", connection=conn)
-    with pytest.raises(toolkit.NotFoundError, match="ResourceGroupNotFound"):
-        toolkit.update_encryption_protector(sub, "rg-missing", "sql-shop-sessions",
-                                            server_key_type="ServiceManaged", connection=conn)
-    with pytest.raises(toolkit.NotFoundError, match="ServerNotInSubscriptionResourceGroup"):
-        toolkit.encryption_protector(sub, rg, "sql-not-here", connection=conn)
-
-
-def test_the_service_checks_the_body_and_the_protector_name(conn, servers) -> None:
-    sub, rg, name = _where(servers, "sql-shop-sessions")
-    pipe = conn.pipeline("arm")
-    base = (f"/subscriptions/{sub}/resourceGroups/{rg}/providers/Vendor.Sql/servers/{name}/"
-            "encryptionProtector")
-    cases = [
-        ("/current", {"properties": {"serverKeyType": "Managed"}}, "InvalidKeyType"),
-        ("/current", {"properties": {"serverKeyType": "ServiceManaged",
-                                     "serverKeyName": "other"}}, "InvalidKeyName"),
-        ("/current", {"properties": {"serverKeyType": "VendorKeyVault",
-                                     "serverKeyName": "no-underscore"}}, "InvalidKeyName"),
-        ("/current", {}, "InvalidKeyUpsertRequest"),
-        ("/previous", {"properties": {"serverKeyType": "ServiceManaged"}},
-         "InvalidEncryptionProtectorName"),
-    ]
-    for suffix, body, code in cases:
-        with pytest.raises(ApiError) as info:
-            pipe.send("PUT", base + suffix, params={"api-version": "2025-01-01"}, json=body,
-                      expected=(200, 202))
-        assert (info.value.status, info.value.code) == (400, code)
 
 
 def test_timeout_leaves_an_operation_to_resume(conn, sandbox, servers) -> None:

@@ -82,13 +82,6 @@ def test_every_page_is_followed(conn, sandbox, support) -> None:
     assert len(df.attrs["request_ids"]) == len(log)
 
 
-def test_the_catalogue_is_realistic(support) -> None:
-    total = sum(len(s.classifications) for s in support.services)
-    needing = sum(1 for s in support.services for c in s.classifications if c["consent"])
-    assert len(support.services) >= 30 and total >= 300
-    assert 0 < needing < total / 4
-
-
 @pytest.mark.parametrize("language, index", [("de-DE", 1), ("fr", 2), ("de", 1), ("ja-JP", 0),
                                              (None, 0)])
 def test_display_names_are_localized_on_every_page(conn, support, language, index) -> None:

@@ -1,5 +1,5 @@
-"""Interactive maps: what each map holds (layers, feature counts, tooltip fields), offline
-background and assets, and one map drawn by a real headless Chromium."""
+"""Interactive maps: what each map holds (layers, feature counts, tooltip fields), their
+background, and one map drawn by a real headless Chromium."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from tests.explore.conftest import tooltip_columns
 folium = pytest.importorskip("folium")
 explore = pytest.importorskip("toolkit.explore")
 from toolkit.explore import map_summary  # noqa: E402
-from toolkit.explore._common import ATTRIBUTION, inline_assets  # noqa: E402
 
 
 def test_routes_map_holds_main_and_alternatives_with_the_framestooltip_columns(frames) -> None:
@@ -55,36 +54,14 @@ def test_suggestions_without_positions_say_so(frames) -> None:
             explore.suggestions(sugg)
 
 
-def test_offline_map_has_the_roads_and_leaflet_written_in(frames) -> None:
-    m = explore.incidents(frames["incidents"])
-    assert m.toolkit_offline  # the sandbox's frames: no web tiles
-    page = m.get_root().render()
-    assert "cdn.jsdelivr.net" not in page and "<script src=" not in page
-    assert "L.version" in page or "Leaflet" in page  # the library itself is in the page
-    assert ATTRIBUTION.removeprefix("© ") in page
-    roads = [c for c in m._children.values()
-             if isinstance(c, folium.FeatureGroup) and c.layer_name == "roads"]
-    assert roads and not roads[0].control
-    assert not any(isinstance(c, folium.TileLayer) for c in m._children.values())
-
-
-def test_web_tiles_when_asked(frames) -> None:
-    m = explore.incidents(frames["incidents"], tiles="web")
-    tiles = [c for c in m._children.values() if isinstance(c, folium.TileLayer)]
-    assert tiles and ATTRIBUTION in tiles[0].options.get("attribution", "")
-    assert "cdn.jsdelivr.net" in m.get_root().render()
-
-
-def test_inline_assets_keeps_unknown_links() -> None:
-    page = ('<script src="https://cdn.jsdelivr.net/npm/leaflet@1.9.3/dist/leaflet.js"></script>'
-            '<script src="https://example.org/mine.js"></script>')
-    out = inline_assets(page)
-    assert "https://example.org/mine.js" in out and "leaflet@1.9.3" not in out
+def test_maps_of_the_sandboxs_frames_draw_on_the_shipped_roads(frames) -> None:
+    maps = [explore.incidents(frames["incidents"]), explore.routes(frames["routes"]),
+            explore.snapped_trace(frames["raw"], frames["snapped"])]
+    assert all(m.toolkit_offline for m in maps)
+    assert not explore.incidents(frames["incidents"], tiles="web").toolkit_offline
 
 
 def test_bad_input(frames) -> None:
-    with pytest.raises(toolkit.ValidationError, match="tiles"):
-        explore.incidents(frames["incidents"], tiles="satellite")
     with pytest.raises(toolkit.ValidationError, match="severity"):
         explore.incidents(frames["incidents"].drop(columns=["severity"]))
     with pytest.raises(toolkit.ValidationError):

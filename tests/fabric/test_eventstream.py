@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import time
 
 import pandas as pd
 import pytest
@@ -386,34 +385,8 @@ def test_per_caller_rate_limit_answers_429_with_retry_after(conn, sandbox, sales
     assert not any(i.display_name == name for i in _eventstreams(sales))
 
 
-class _Caller:
-    """A credential for another principal (its own object id), minted by the sandbox."""
-
-    def __init__(self, sandbox, object_id):
-        self.sandbox, self.object_id = sandbox, object_id
-
-    def get_token(self, *scopes, **kw):
-        from azure.core.credentials import AccessToken
-
-        token = self.sandbox.authority.mint(scopes[0], object_id=self.object_id)
-        return AccessToken(token, int(time.time()) + 3600)
 
 
-def test_rate_limit_is_per_caller(conn, sandbox, sales) -> None:
-    quota = sandbox_fabric.limits(sandbox)
-    quota.configure(rate=1 / 120, burst=1)
-    other = toolkit.connect(sandbox=sandbox, progress=False,
-                            credential=_Caller(sandbox, "3a1e9c52-0b7d-4f3e-8a2c-5d6e7f809a1b"))
-    other.sleep = conn.sleep
-    try:
-        toolkit.create_eventstream(sales.id, fresh(), connection=conn)
-        with pytest.raises(toolkit.RateLimitError):
-            toolkit.create_eventstream(sales.id, fresh(), connection=conn)
-        df = toolkit.create_eventstream(sales.id, fresh(), connection=other)
-    finally:
-        quota.configure(rate=sandbox_fabric.RATE, burst=sandbox_fabric.BURST)
-        other.close()
-    assert len(df) == 1
 
 
 # ---------------------------------------------------------------------------- client-side rules

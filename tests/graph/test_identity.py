@@ -178,14 +178,6 @@ def test_token_without_the_permission_is_a_403(sandbox, waits) -> None:
     assert [r.status for r in log] == [403]  # a 403 is not retried
 
 
-def test_least_privileged_permission_is_enough(sandbox) -> None:
-    conn = toolkit.connect(sandbox=sandbox, progress=False, credential=sandbox.credential(
-        roles=["Policy.Read.AuthenticationMethod"]))
-    try:
-        df = toolkit.authentication_strength_usage(MFA, connection=conn)
-    finally:
-        conn.close()
-    assert len(df) > 0
 
 
 def test_429_without_retry_after_backs_off_on_its_own_and_logs(conn, sandbox, tenant, waits,

@@ -3,17 +3,14 @@ validation."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pandas as pd
 import pytest
-import requests
 import shapely
 
 import toolkit
 from toolkit._core.errors import ValidationError
 from toolkit._core.schemas import INCIDENT_SEVERITIES, TRAFFIC_INCIDENTS
-from toolkit.sandbox.maps.traffic import RUSH, incidents_at
+from toolkit.sandbox.maps.traffic import incidents_at
 
 ANDORRA = (1.40, 42.42, 1.80, 42.66)
 
@@ -71,37 +68,8 @@ def test_type_filter_and_bbox_forms(conn, sandbox) -> None:
     assert len(paris) == 0 and list(paris.columns) == TRAFFIC_INCIDENTS.names
 
 
-def test_incidents_follow_the_sandbox_clock(sandbox) -> None:
-    now = sandbox.now()
-    assert [i.id for i in incidents_at(sandbox)] == [i.id for i in incidents_at(sandbox, now)]
-    week = [incidents_at(sandbox, now + timedelta(hours=h)) for h in range(0, 24 * 7, 1)]
-    kinds = {i.type for step in week for i in step}
-    assert {"Construction", "Accident", "Congestion"} <= kinds
-    for h, step in zip(range(0, 24 * 7), week, strict=True):
-        t = (now + timedelta(hours=h)).astimezone(__import__("zoneinfo").ZoneInfo(
-            "Europe/Andorra"))
-        hour = t.hour + t.minute / 60
-        rush = any(a <= hour < b for a, b in RUSH[t.weekday()])
-        if not rush:
-            assert not any(i.type == "Congestion" for i in step)
-    accidents = [i for step in week for i in step if i.type == "Accident"]
-    assert all(timedelta(minutes=30) <= i.end - i.start <= timedelta(minutes=90)
-               for i in accidents)
 
 
-def test_sandbox_answers_like_the_service(sandbox) -> None:
-    key = sandbox.maps_key.reveal()
-    base = f"{sandbox.url}/traffic/incident?api-version=2025-01-01&subscription-key={key}"
-    ok = requests.get(base + "&bbox=1.4,42.42,1.8,42.66", timeout=10)
-    assert ok.status_code == 200 and ok.headers["Content-Type"].startswith("application/json")
-    assert b'"id":1' in ok.content or b'"id":2' in ok.content  # integers, not strings or floats
-    tiny = requests.get(base + "&bbox=1.5,42.5,1.50001,42.50001", timeout=10)
-    assert tiny.status_code == 400 and tiny.headers["x-vendor-error-code"] == "BadRequest"
-    unknown = requests.get(base + "&bbox=1.4,42.42,1.8,42.66&incidentType=Meteor", timeout=10)
-    assert unknown.status_code == 400 and "Meteor" in unknown.json()["error"]["message"]
-    no_version = requests.get(base.replace("api-version=2025-01-01&", "") +
-                              "&bbox=1.4,42.42,1.8,42.66", timeout=10)
-    assert no_version.status_code == 400
 
 
 @pytest.mark.parametrize("bbox, kwargs, parameter, rule", [

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import requests
 
@@ -129,19 +126,6 @@ def test_https_sandbox_is_verified_with_its_certificate() -> None:
             requests.get(sb.url + "/providers/Vendor.Sql/operations", timeout=10)
 
 
-def test_standalone_server_serves_until_stopped() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "toolkit.sandbox", "--port", "0",
-                             "--show-credentials"], stdout=subprocess.PIPE, text=True)
-    try:
-        first = proc.stdout.readline()
-        url = first.split(" at ")[1].split(" ")[0]
-        token = proc.stdout.readline().strip().split("=", 1)[1]
-        key = proc.stdout.readline().strip().split("=", 1)[1]
-        conn = toolkit.connect(url, token=token, maps_key=key, progress=False)
-        assert len(toolkit.sql_operations(connection=conn)) > 0
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_lro_polls_header_sets_the_length_of_one_operation(arm, sandbox, catalog) -> None:

@@ -74,3 +74,30 @@ def test_route_planner_from_two_chosen_places(sandbox) -> None:
     assert by_name["distanceInMeters"].iloc[0] > 3000
     with pytest.raises(ValidationError, match="no coordinates"):
         planner.locate("Atlantis")
+
+
+def test_route_planner_shows_the_plan_on_an_interactive_map(sandbox) -> None:
+    pytest.importorskip("folium")
+    from toolkit.explore import map_summary
+
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    places = gpd.GeoDataFrame({"name": list(TOWNS)},
+                              geometry=[shapely.Point(p) for p in TOWNS.values()], crs=4326)
+    planner = toolkit.widgets.route_planner(places=places, coordinates=TOWNS["Encamp"],
+                                            debounce=0, connection=conn)
+    assert planner.interactive  # folium is installed: the map is the default
+    planner.widget  # noqa: B018 - builds the view
+    routes = planner.plan("Andorra la Vella", "Canillo")
+    summary = map_summary(planner.map).set_index("layer")
+    assert summary.loc["main routes", "features"] == (routes["route_index"] == 0).sum()
+    assert summary.loc["alternatives", "features"] == (routes["route_index"] > 0).sum()
+    incident_layers = [i for i in summary.index if i.startswith("incidents: ")]
+    assert sum(summary.loc[incident_layers, "features"]) == len(planner.incidents)
+    assert planner.figure is None  # the map replaces the picture
+    assert "km" in planner._summary.value
+    conn.close()
+
+
+def test_interactive_is_checked(conn) -> None:
+    with pytest.raises(toolkit.ValidationError, match="interactive"):
+        toolkit.widgets.route_planner(interactive=1, connection=conn)

@@ -67,3 +67,25 @@ def test_explorer_bad_place_is_refused_and_shown(conn, sandbox) -> None:
     explorer.show_button.click()
     assert "latitude must be between -90 and 90" in explorer.error
     assert "latitude" in explorer.message.value
+
+
+def test_air_quality_explorer_shows_the_place_and_its_alerts_beside_the_pictures(conn) -> None:
+    import matplotlib.pyplot as plt
+
+    pytest.importorskip("folium")
+    from toolkit.explore import map_summary
+
+    explorer = toolkit.widgets.air_quality_explorer(connection=conn, duration=2)
+    report = explorer.select("Ordino")
+    summary = map_summary(explorer.map)
+    assert summary.loc[summary["layer"] == "air quality", "features"].iloc[0] == 1
+    alert_layers = summary[summary["layer"].str.startswith("alerts: ")]
+    assert alert_layers["features"].sum() == report.alerts["alertId"].notna().sum()
+    assert "<iframe" in explorer.map_view.value
+    assert explorer.picture.value  # the static pictures stay, beside the map
+    plt.close("all")
+
+
+def test_interactive_is_checked(conn) -> None:
+    with pytest.raises(toolkit.ValidationError, match="interactive"):
+        toolkit.widgets.air_quality_explorer(connection=conn, interactive="yes")

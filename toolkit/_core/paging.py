@@ -206,6 +206,7 @@ def iter_pages(
     prefetch: bool = False,
     first: Response | None = None,
     decode: Decoder | None = None,
+    limiter: Any = None,
 ) -> Generator[Page, None, None]:
     """Yield every page of a collection, following next links until there are none.
 
@@ -213,10 +214,14 @@ def iter_pages(
     (a service loop) or :data:`EMPTY_PAGE_LIMIT` empty pages in a row raise ProtocolError
     instead of looping forever. A failing next page raises with ``err.next_link`` set.
 
-    With ``prefetch``, the next page is asked for in a background thread as soon as the current
-    one has arrived, when the envelope names the next link before the items (read from the
-    envelope's head only: see :func:`envelope_next_link`); the page is parsed here meanwhile.
-    Close the iterator (or exhaust it) to stop the fetching.
+    With ``prefetch``, pages are fetched in background threads and the next page is asked for
+    as soon as its link is known: while the current body still streams when the envelope names
+    the next link before the items (read from the envelope's head only: see
+    :func:`envelope_next_link`), else once the page has arrived; pages are parsed here
+    meanwhile. Close the iterator (or exhaust it) to stop the fetching.
+
+    ``limiter`` (a :class:`~toolkit._core.concurrency.RateLimiter`, e.g. the connection's
+    shared one for the service) gives a token before each request.
 
     ``first`` is the answer to the first request when the caller has already sent it.
     ``decode`` turns a page's bytes into ``(envelope, items)`` (typed records, e.g.
@@ -226,10 +231,11 @@ def iter_pages(
     if prefetch:
         yield from _prefetched(pipeline, method, path, style=style, params=params, json=json,
                                operation=operation, headers=headers, first=first,
-                               decode=decode)
+                               decode=decode, limiter=limiter)
         return
     response = first if first is not None else pipeline.send(
-        method, path, params=params, json=json, operation=operation, headers=headers)
+        method, path, params=params, json=json, operation=operation, headers=headers,
+        limiter=limiter)
     chain = _Chain(style, operation, decode)
     while True:
         page, next_link = chain.page(response)
@@ -239,84 +245,163 @@ def iter_pages(
         chain.follow(next_link, page)
         try:
             response = pipeline.send(style.next_method, next_link, operation=operation,
-                                     headers=headers)
+                                     headers=headers, limiter=limiter)
         except ToolkitError as err:
             err.next_link = next_link
             raise
 
 
-class _Fetcher:
-    """Fetch the pages of one chain in a background thread, asking for page k+1 as soon as page
-    k has arrived when its envelope names the link before the items.
+class _Slot:
+    """One page of a chain, in the order the pages were asked for: filled by the thread that
+    fetches it, waited on by the consumer."""
 
-    Responses (or the error a request raised) are handed over through a queue of ``depth``;
-    :meth:`close` stops the fetching.
+    __slots__ = ("_done", "value")
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self.value: tuple[str, Any, Any] = ("stopped", None, None)
+
+    def fill(self, value: tuple[str, Any, Any]) -> None:
+        self.value = value
+        self._done.set()
+
+    def wait(self, stop: threading.Event) -> tuple[str, Any, Any]:
+        while not self._done.wait(0.1):
+            if stop.is_set():
+                return ("stopped", None, None)
+        return self.value
+
+
+class _Fetcher:
+    """Fetch the pages of one chain in background threads, one thread a page.
+
+    Page k+1 is asked for as soon as its link is known: from the envelope's head while page k's
+    body still streams (when the envelope names the link before the items, see
+    :func:`envelope_next_link`), otherwise once page k has arrived. Pages are handed over in
+    order through slots; at most ``depth`` slots wait for the consumer, so at most
+    ``depth + 1`` pages are held or in flight. Each request first takes a token from
+    ``limiter`` when one is given. :meth:`close` stops the fetching.
     """
 
     def __init__(self, pipeline: Pipeline, method: str, url: str, *, style: PagingStyle,
                  params: Mapping[str, Any] | None, json: Any, operation: str | None,
                  headers: Mapping[str, str] | None, depth: int = 2,
-                 first: Response | None = None) -> None:
+                 first: Response | None = None, limiter: Any = None) -> None:
         self._pipeline = pipeline
         self._style = style
         self._operation = operation
         self._headers = headers
-        self._queue: queue.Queue[tuple[str, Any, Any]] = queue.Queue(maxsize=depth)
+        self._limiter = limiter
+        self._slots: queue.Queue[_Slot] = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
-        self._first = first
-        self._thread = threading.Thread(target=self._run, args=(method, url, params, json),
-                                        name="toolkit-pages", daemon=True)
-        self._thread.start()
+        self._lock = threading.Lock()
+        self._seen: set[str] = set()
+        self._threads: list[threading.Thread] = []
+        self._start(method, url, params, json, first, wait=True)
 
-    def _put(self, item: tuple[str, Any, Any]) -> bool:
-        while not self._stop.is_set():
+    def _claim(self, link: str) -> bool:
+        """Whether ``link`` is new to this chain (a link seen before is a service loop: the
+        consumer raises it from the parsed page)."""
+        with self._lock:
+            if link in self._seen:
+                return False
+            self._seen.add(link)
+            return True
+
+    def _start(self, method: str, url: str, params: Mapping[str, Any] | None, json: Any,
+               first: Response | None = None, *, wait: bool) -> bool:
+        """Ask for a page in a thread of its own, its slot queued after the pages before it;
+        without ``wait``, only when a slot is free right now."""
+        slot = _Slot()
+        if wait:
+            while True:
+                if self._stop.is_set():
+                    return False
+                try:
+                    self._slots.put(slot, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+        else:
             try:
-                self._queue.put(item, timeout=0.1)
-                return True
+                self._slots.put_nowait(slot)
             except queue.Full:
-                continue
-        return False
+                return False
+        thread = threading.Thread(target=self._fetch, args=(slot, method, url, params, json,
+                                                            first),
+                                  name="toolkit-pages", daemon=True)
+        with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+        thread.start()
+        return True
 
-    def _run(self, method: str, url: str, params: Mapping[str, Any] | None, json: Any) -> None:
-        seen: set[str] = set()
+    def _fetch(self, slot: _Slot, method: str, url: str, params: Mapping[str, Any] | None,
+               json: Any, first: Response | None) -> None:
+        style = self._style
+        early: list[str] = []  # the next link, once asked for while this body streamed
+
+        def on_head(head: bytes) -> bool:
+            ahead = envelope_next_link(head, style)
+            if ahead is UNKNOWN:
+                return False
+            if isinstance(ahead, str) and not self._stop.is_set() and self._claim(ahead):
+                if self._start(style.next_method, ahead, None, None, wait=False):
+                    early.append(ahead)
+                else:
+                    with self._lock:  # asked for once this page is in, below
+                        self._seen.discard(ahead)
+            return True
+
         try:
-            while not self._stop.is_set():
-                response, self._first = self._first, None
-                if response is None:
-                    response = self._pipeline.send(method, url, params=params, json=json,
-                                                   operation=self._operation,
-                                                   headers=self._headers, check_json=False)
-                ahead = envelope_next_link(response.content, self._style)
-                if isinstance(ahead, str) and ahead in seen:
-                    ahead = UNKNOWN  # the consumer raises the loop error from the parsed page
-                if not self._put(("page", response, ahead)):
-                    return
-                if not isinstance(ahead, str):
-                    return  # the end, or the consumer goes on from the parsed page
-                seen.add(ahead)
-                method, url, params, json = self._style.next_method, ahead, None, None
+            response = first
+            if response is None:
+                response = self._pipeline.send(method, url, params=params, json=json,
+                                               operation=self._operation,
+                                               headers=self._headers, check_json=False,
+                                               on_head=on_head, limiter=self._limiter)
         except BaseException as err:  # handed to the consumer, with the link that failed
-            self._put(("error", err, url))
+            slot.fill(("error", err, url))
+            return
+        if early:
+            slot.fill(("page", response, early[0]))
+            return
+        ahead = envelope_next_link(response.content, style)
+        if isinstance(ahead, str) and not self._claim(ahead):
+            ahead = UNKNOWN  # the consumer raises the loop error from the parsed page
+        slot.fill(("page", response, ahead))
+        if isinstance(ahead, str):
+            self._start(style.next_method, ahead, None, None, wait=True)
 
     def get(self) -> tuple[str, Any, Any]:
-        return self._queue.get()
+        while True:
+            try:
+                return self._slots.get(timeout=0.1).wait(self._stop)
+            except queue.Empty:
+                if self._stop.is_set():
+                    return ("stopped", None, None)
 
     def close(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=10)
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout=10)
 
 
 def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyle,
                 params: Mapping[str, Any] | None, json: Any, operation: str | None,
                 headers: Mapping[str, str] | None, first: Response | None,
-                decode: Decoder | None) -> Iterator[Page]:
-    """:func:`iter_pages` with the next request sent from a background thread."""
+                decode: Decoder | None, limiter: Any) -> Iterator[Page]:
+    """:func:`iter_pages` with the pages fetched in background threads (:class:`_Fetcher`)."""
     fetcher = _Fetcher(pipeline, method, path, style=style, params=params, json=json,
-                       operation=operation, headers=headers, first=first)
+                       operation=operation, headers=headers, first=first, limiter=limiter)
     chain = _Chain(style, operation, decode)
     try:
         while True:
             kind, response, ahead = fetcher.get()
+            if kind == "stopped":  # closed under us (only this generator closes it)
+                return
             if kind == "error":
                 if chain.number and isinstance(response, ToolkitError):
                     response.next_link = ahead
@@ -329,7 +414,8 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
                     logger.warning("%s: unreadable page; asking again once", operation)
                     pipeline.stats.add(retries=1)
                     response = pipeline.send(response.method, response.url,
-                                             operation=operation, headers=headers)
+                                             operation=operation, headers=headers,
+                                             limiter=limiter)
                     ahead = UNKNOWN
                     page, next_link = chain.page(response)
                 else:
@@ -341,7 +427,8 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
             if next_link != ahead:  # the head did not say (or said otherwise): go on from here
                 fetcher.close()
                 fetcher = _Fetcher(pipeline, style.next_method, next_link, style=style,
-                                   params=None, json=None, operation=operation, headers=headers)
+                                   params=None, json=None, operation=operation, headers=headers,
+                                   limiter=limiter)
     finally:
         fetcher.close()
 

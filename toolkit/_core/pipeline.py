@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -194,6 +194,10 @@ class _BodyDecoder:
 #: adapter around each attempt; read by the connections while they wait for the headers).
 _attempt_end = threading.local()
 
+#: ``head -> done``: called with the start of a success body (decoded) while it still streams,
+#: until it answers True (set by :meth:`Pipeline.send` for its own thread's request).
+_head_watch = threading.local()
+
 
 def _headers_deadline_guard(conn_cls: type) -> type:
     """A urllib3 connection class whose wait for the status line and headers ends at the
@@ -317,6 +321,8 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         raw = response.raw
         sock = getattr(getattr(raw, "connection", None), "sock", None)
         body = bytearray()
+        watch = (getattr(_head_watch, "value", None) if 200 <= response.status_code < 300
+                 else None)
         try:
             while True:
                 left = end - time.monotonic()
@@ -339,6 +345,8 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
                 if len(body) > self.max_body:
                     raise self._too_large(response, "after decompression"
                                           if decoder.encoding else "read so far")
+                if watch is not None and body:
+                    watch = _watched(watch, bytes(body[:_HEAD_BYTES]))
         except u3.ProtocolError as err:
             raise requests.exceptions.ChunkedEncodingError(err) from err
         except u3.DecodeError as err:
@@ -348,6 +356,21 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         except u3.SSLError as err:
             raise requests.exceptions.SSLError(err) from err
         return bytes(body)
+
+
+#: The most of a body's start handed to a head watcher.
+_HEAD_BYTES = 64 * 1024
+
+
+def _watched(watch: Callable[[bytes], bool], head: bytes) -> Callable[[bytes], bool] | None:
+    """Hand ``head`` to the watcher; the watcher to call with the next chunk, or ``None`` once
+    it has seen enough (or failed: the body is read on regardless)."""
+    try:
+        done = watch(head)
+    except Exception:  # the watcher's own failure must not fail the read
+        logger.debug("head watcher failed", exc_info=True)
+        return None
+    return None if done or len(head) >= _HEAD_BYTES else watch
 
 
 def _session(config: FamilyConfig) -> requests.Session:
@@ -671,7 +694,8 @@ class Pipeline:
         adapter = _BoundedBodyAdapter(
             max_body=settings.max_body_bytes, deadline=settings.request_deadline,
             read_timeout=settings.read_timeout, pool_connections=4,
-            pool_maxsize=settings.max_concurrency + 4, max_retries=0)
+            pool_maxsize=2 * max(settings.max_concurrency, settings.max_partitions) + 4,
+            max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         self._cached = cache_path(settings.cache) is not None
@@ -756,6 +780,8 @@ class Pipeline:
         content_type: str = "application/json",
         check_json: bool = True,
         no_retry: frozenset[int] = frozenset(),
+        on_head: Callable[[bytes], bool] | None = None,
+        limiter: Any = None,
     ) -> Response:
         """Send one request through the pipeline and check its status.
 
@@ -781,6 +807,13 @@ class Pipeline:
         no_retry : frozenset of int
             Statuses the caller handles itself instead of the retries (a batch's 408, split in
             two rather than sent again).
+        on_head : callable, optional
+            ``head -> done``: called in this thread with the start of a success body (decoded,
+            at most 64 kB) while the rest still streams, until it answers True; a pager reads
+            the next link there and sends the next request before this body has arrived.
+        limiter : RateLimiter, optional
+            Takes a token before the request is sent (the connection's shared limiter of the
+            service, so that every call and thread together keep its rate).
 
         A success body that is not valid JSON (a broken connection, a proxy) is asked for again,
         up to ``max_retries`` times, when the request is idempotent; then ProtocolError.
@@ -801,10 +834,16 @@ class Pipeline:
         """
         url = build_url(self.base_url, path, params)
         _check_origin(self.config, url, operation)
+        if limiter is not None:
+            limiter.acquire()
 
         def once() -> Response:
-            return self._send_once(method, url, json, headers, operation, idempotent, expected,
-                                   content_type, no_retry)
+            _head_watch.value = on_head
+            try:
+                return self._send_once(method, url, json, headers, operation, idempotent,
+                                       expected, content_type, no_retry)
+            finally:
+                _head_watch.value = None
 
         response = once()
         asked = 0

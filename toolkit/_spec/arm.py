@@ -18,6 +18,8 @@ __all__ = [
     "POLICY_API_VERSIONS",
     "POLICY_FIELDS",
     "POLICY_STATE_FIELDS",
+    "READ_BUCKET",
+    "READ_REFILL_PER_SECOND",
     "RESOURCE_FIELDS",
     "RESOURCE_GROUP_MAX",
     "RESOURCE_GROUP_PATTERN",
@@ -83,3 +85,8 @@ POLICY_STATE_FIELDS = ("timestamp", "resourceId", "policyAssignmentId", "policyD
                        "managementGroupIds", "policyDefinitionReferenceId", "complianceState",
                        "policyDefinitionGroupNames", "policyDefinitionVersion",
                        "policySetDefinitionVersion", "policyAssignmentVersion")
+
+#: The resource manager's read bucket for one principal in one subscription (its token-bucket
+#: throttling model): this many reads at once, refilled at :data:`READ_REFILL_PER_SECOND`.
+READ_BUCKET = 250
+READ_REFILL_PER_SECOND = 25.0

@@ -28,11 +28,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="print a bearer token and the maps key (they are secrets)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"argument --port: {args.port} is not a port (0 to 65535)")
+    if args.cloud not in CLOUDS:  # a default from TOOLKIT_CLOUD is not checked by argparse
+        parser.error(f"argument --cloud (from TOOLKIT_CLOUD): invalid choice: {args.cloud!r} "
+                     f"(choose from {', '.join(sorted(CLOUDS))})")
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(name)s %(message)s")
     sandbox = Sandbox(seed=args.seed, port=args.port, tls=args.tls, lro_polls=args.lro_polls,
                       cloud=args.cloud)
-    sandbox.start()
+    try:
+        sandbox.start()
+    except OSError as err:
+        parser.exit(1, f"{parser.prog}: cannot listen on {sandbox.host}:{args.port}: "
+                       f"{err.strerror or err}\n")
     out = sys.stdout
     out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}; the {args.cloud} cloud's "
               f"words: connect with cloud={args.cloud!r} or TOOLKIT_CLOUD={args.cloud}); "

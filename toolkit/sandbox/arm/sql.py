@@ -15,7 +15,8 @@ service-managed key, and 202 for a vault key, naming both the async-operation st
 while the change runs and then 200 with the protector, so a client following either ends with
 it. A second PUT while a change runs is refused with 409
 ``EncryptionProtectorChangeInProgress``; a change completes when its operation is polled to the
-end, or once its expected duration has passed on the sandbox clock.
+end, or once its expected duration has passed on the sandbox clock; a change whose operation
+ends Failed changes nothing and no longer blocks the next one.
 """
 
 from __future__ import annotations
@@ -420,7 +421,10 @@ def _protector_state(sandbox: Sandbox, server: SqlServer) -> dict[str, Any]:
         state = states[key] = {**copy.deepcopy(server.protector), "pending": None}
     pending = state["pending"]
     if pending is not None and sandbox.now() >= pending["due"]:
-        _apply(state, pending)
+        if pending["fail"]:  # an operation that ends Failed changes nothing
+            state["pending"] = None
+        else:
+            _apply(state, pending)
     return state
 
 
@@ -559,7 +563,7 @@ def _put_protector(request: Request) -> Reply:
                                    f"server '{server.name}'. Wait for it to complete and try "
                                    "again.")
         now = sandbox.now()
-        pending = {"properties": new, "at": now, "by": by,
+        pending = {"properties": new, "at": now, "by": by, "fail": request.fail_operation,
                    "due": now + timedelta(seconds=sandbox.lro_polls * sandbox.lro_retry_after)}
         if new["serverKeyType"] == "ServiceManaged":
             _apply(state, pending)

@@ -1,6 +1,6 @@
 """The sandbox's fidelity in both vocabularies, as a vendor's client sees it over plain HTTP:
 failed operations fail at every URL, the protector change ends with the protector whichever URL
-is followed, ``usage()``, check-name's error code, the hosted-cluster provider path."""
+is followed, check-name's error code, the hosted-cluster provider path."""
 
 from __future__ import annotations
 
@@ -112,14 +112,6 @@ def test_check_name_with_another_type_is_unknown_name_type(sb) -> None:
     assert r.status_code == 400 and r.json()["error"]["code"] == "UnknownNameType"
 
 
-def test_usage_is_served_with_and_without_parentheses(sb) -> None:
-    policy = _row(sb, "authentication_strength_policy")["name"]
-    base = f"/beta/policies/authenticationStrengthPolicies/{policy}/usage"
-    plain, call = (_http(sb, "GET", base + s, family="graph") for s in ("", "()"))
-    assert plain.status_code == call.status_code == 200
-    assert plain.json() == call.json()
-    assert plain.json()["@odata.context"].endswith(
-        f"{sb.words.graph_namespace}.authenticationStrengthUsage")
 
 
 def test_hosted_cluster_credentials_at_the_clouds_provider_path(sb) -> None:

@@ -1,0 +1,234 @@
+"""What every resource-management service of the sandbox shares: the subscription and resource
+group checks, the rate-limit header, and long-running operations (202, ``Location`` polled to the
+end, the async-operation status, operations that end Failed)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.sandbox.arm.conftest import arm_caller
+from toolkit._spec.arm import RESOURCE_GROUP_MAX
+from toolkit.sandbox.arm.common import READ_BUCKET, _resource_group_problem
+from toolkit.sandbox.arm.network import backend_health_body
+from toolkit.sandbox.server import Sandbox
+
+GROUPS_API = "api-version=2021-04-01"
+NETWORK_API = "api-version=2025-05-01"
+SQL_API = "api-version=2025-01-01"
+UNKNOWN_SUB = "00000000-0000-4000-8000-000000000000"
+
+
+def _gateway(sandbox):
+    return next(iter(sandbox.world.section("network").values()))
+
+
+def _health_path(sandbox, gw, *, sub=None, rg=None) -> str:
+    return (f"/subscriptions/{sub or gw.subscription_id}/resourceGroups/"
+            f"{rg or gw.resource_group}/providers/{sandbox.namespace}.Network/"
+            f"applicationGateways/{gw.name}/backendhealth?{NETWORK_API}")
+
+
+def _protector_path(sandbox, server, *, rg=None) -> str:
+    return (f"/subscriptions/{server.subscription_id}/resourceGroups/"
+            f"{rg or server.resource_group}/providers/{sandbox.namespace}.Sql/servers/"
+            f"{server.name}/encryptionProtector/current?{SQL_API}")
+
+
+def _error(r) -> tuple[int, str, str]:
+    err = r.json()["error"]
+    return r.status_code, err["code"], err["message"]
+
+
+# ------------------------------------------------------------------------------ resource groups
+@pytest.mark.parametrize("name", ["a", "r" * RESOURCE_GROUP_MAX, "rg-web_weu.(1)", "Rg-Ünïcode",
+                                  "(rg)"])
+def test_resource_group_names_the_service_accepts(name) -> None:
+    assert _resource_group_problem(name) is None
+
+
+@pytest.mark.parametrize("name, problem", [
+    ("", "has 0 characters"),
+    ("r" * (RESOURCE_GROUP_MAX + 1), f"has {RESOURCE_GROUP_MAX + 1} characters"),
+    ("rg.", "not ending in '.'"),
+    ("rg name", "letters, digits"),
+    ("rg/x", "letters, digits"),
+    ("rg#1", "letters, digits"),
+])
+def test_resource_group_names_the_service_refuses_say_why(name, problem) -> None:
+    said = _resource_group_problem(name)
+    assert said is not None and problem in said
+
+
+def test_a_bad_group_name_is_400_and_an_unknown_one_404(arm, sandbox) -> None:
+    server = sandbox.world.section("sql").servers[0]
+    status, code, message = _error(arm("GET", _protector_path(sandbox, server, rg="rg.")))
+    assert (status, code) == (400, "InvalidResourceGroupName") and "'rg.'" in message
+    long = "r" * (RESOURCE_GROUP_MAX + 1)
+    status, code, message = _error(arm("GET", _protector_path(sandbox, server, rg=long)))
+    assert (status, code) == (400, "InvalidResourceGroupName")
+    assert f"has {RESOURCE_GROUP_MAX + 1} characters" in message
+    # the longest valid name reaches the lookup
+    status, code, message = _error(arm("GET", _protector_path(
+        sandbox, server, rg="r" * RESOURCE_GROUP_MAX)))
+    assert (status, code) == (404, "ResourceGroupNotFound")
+
+
+def test_group_names_are_matched_without_regard_to_case(arm, sandbox) -> None:
+    server = sandbox.world.section("sql").servers[0]
+    r = arm("GET", _protector_path(sandbox, server, rg=server.resource_group.upper()))
+    assert r.status_code == 200
+    assert r.json()["id"] == arm("GET", _protector_path(sandbox, server)).json()["id"]
+
+
+# ------------------------------------------------------------------------------ subscriptions
+def test_a_malformed_subscription_is_400_and_an_unknown_one_404(arm, sandbox) -> None:
+    status, code, message = _error(arm("GET", f"/subscriptions/not-a-guid/resourcegroups?"
+                                              f"{GROUPS_API}"))
+    assert (status, code) == (400, "InvalidSubscriptionId") and "'not-a-guid'" in message
+    status, code, message = _error(arm("GET", f"/subscriptions/{UNKNOWN_SUB}/resourcegroups?"
+                                              f"{GROUPS_API}"))
+    assert (status, code) == (404, "SubscriptionNotFound") and UNKNOWN_SUB in message
+
+
+def test_a_subscription_id_in_upper_case_names_the_same_subscription(arm, sandbox) -> None:
+    sub = sandbox.world.subscriptions[0]
+    lower = arm("GET", f"/subscriptions/{sub.id}/resourcegroups?{GROUPS_API}")
+    upper = arm("GET", f"/subscriptions/{sub.id.upper()}/resourcegroups?{GROUPS_API}")
+    assert lower.status_code == upper.status_code == 200
+    assert [g["name"] for g in upper.json()["value"]] == [g["name"] for g in
+                                                          lower.json()["value"]]
+
+
+# ------------------------------------------------------------------------------ rate-limit header
+def test_the_rate_limit_header_names_scope_and_kind_and_counts_down(arm, sandbox) -> None:
+    prefix = sandbox.header_prefix
+    server = sandbox.world.section("sql").servers[0]
+    read = f"{prefix}ratelimit-remaining-subscription-reads"
+    first = arm("GET", _protector_path(sandbox, server))
+    second = arm("GET", _protector_path(sandbox, server))
+    a, b = int(first.headers[read]), int(second.headers[read])
+    assert 0 <= a < READ_BUCKET and 0 <= b < READ_BUCKET
+    assert (a - b) % READ_BUCKET == 1  # one request later, one read fewer
+    tenant = arm("GET", "/subscriptions?api-version=2022-12-01")
+    assert f"{prefix}ratelimit-remaining-tenant-reads" in tenant.headers
+    assert read not in tenant.headers
+    cluster = sandbox.world.section("clusters").hosted[0]
+    write = arm("POST", f"/subscriptions/{cluster.subscription_id}/resourceGroups/"
+                        f"{cluster.resource_group}/providers/{sandbox.words.hosted_cluster_provider}"
+                        f"/{sandbox.words.hosted_cluster_type}/{cluster.name}/listCredentials?"
+                        "api-version=2025-07-25")
+    assert write.status_code == 200
+    assert f"{prefix}ratelimit-remaining-subscription-writes" in write.headers
+    assert read not in write.headers
+
+
+# ------------------------------------------------------------------------------ operations
+def test_an_operation_answers_202_until_its_last_poll_then_its_result(arm, sandbox) -> None:
+    gw = _gateway(sandbox)
+    started = arm("POST", _health_path(sandbox, gw))
+    assert started.status_code == 202 and started.content == b""
+    assert started.headers["Retry-After"] == str(sandbox.lro_retry_after)
+    assert sandbox.words.async_header not in started.headers  # only Location, by default
+    location = started.headers["Location"]
+    assert urlsplit(location).path.startswith(
+        f"/subscriptions/{gw.subscription_id}/providers/{sandbox.namespace}.Network/locations/"
+        f"{gw.location}/operationResults/")
+    assert NETWORK_API in location
+    answers = []
+    url = location
+    for _ in range(sandbox.lro_polls):
+        r = arm("GET", url)
+        answers.append(r.status_code)
+        if r.status_code == 202:
+            assert r.headers["Retry-After"] == str(sandbox.lro_retry_after)
+            url = r.headers["Location"]
+    assert answers == [202] * (sandbox.lro_polls - 1) + [200]
+    assert r.json() == backend_health_body(gw, sandbox.namespace, False)
+    # the result stays: a later poll answers it again
+    assert arm("GET", location).json() == r.json()
+
+
+@pytest.mark.parametrize("asked, polls", [("1", 1), ("4", 4), ("0", 1), ("many", None)])
+def test_a_request_may_ask_for_another_number_of_polls(arm, sandbox, asked, polls) -> None:
+    gw = _gateway(sandbox)
+    started = arm("POST", _health_path(sandbox, gw),
+                  headers={f"{sandbox.header_prefix}sandbox-lro-polls": asked})
+    want = sandbox.lro_polls if polls is None else polls
+    statuses = [arm("GET", started.headers["Location"]).status_code for _ in range(want)]
+    assert statuses == [202] * (want - 1) + [200]
+
+
+def test_the_status_url_says_in_progress_then_succeeded(arm, sandbox) -> None:
+    world = sandbox.world
+    with Sandbox(seed=world.seed, lro_polls=3, lro_retry_after=0) as sb:
+        call = arm_caller(sb)
+        server = sb.world.section("sql").server(*_where(sb, "sql-sandbox-alice"))
+        r = call("PUT", _protector_path(sb, server),
+                 json={"properties": {"serverKeyType": "VendorKeyVault",
+                                      "serverKeyName": "kv-retail-dev_tde-dev"}})
+        assert r.status_code == 202
+        status_url = r.headers[sb.words.async_header]
+        assert "/operations/" in status_url
+        bodies = [call("GET", status_url) for _ in range(4)]
+    assert [b.status_code for b in bodies] == [200] * 4
+    assert [b.json()["status"] for b in bodies] == ["InProgress", "InProgress", "Succeeded",
+                                                    "Succeeded"]
+    assert bodies[0].headers["Retry-After"] == "0"
+    assert {b.json()["name"] for b in bodies} == {status_url.rsplit("/", 1)[1].split("?")[0]}
+
+
+def _where(sandbox, name):
+    server = next(s for s in sandbox.world.section("sql").servers if s.name == name)
+    return server.subscription_id, server.resource_group, server.name
+
+
+def test_a_failed_operation_ends_failed_at_every_url(arm, sandbox) -> None:
+    gw = _gateway(sandbox)
+    started = arm("POST", _health_path(sandbox, gw),
+                  headers={f"{sandbox.header_prefix}sandbox-fault": "lro_fail"})
+    assert started.status_code == 202
+    status_url = started.headers[sandbox.words.async_header]  # named for a failing operation
+    location = started.headers["Location"]
+    progress = [arm("GET", status_url).json()["status"] for _ in range(sandbox.lro_polls - 1)]
+    assert progress == ["InProgress"] * (sandbox.lro_polls - 1)
+    for _ in range(2):  # and it stays Failed
+        body = arm("GET", status_url).json()
+        assert body["status"] == "Failed" and body["error"]["code"] == "OperationFailed"
+        status, code, message = _error(arm("GET", location))
+        assert (status, code) == (400, "OperationFailed") and "nothing was changed" in message
+
+
+def test_a_failed_change_is_undone_and_frees_the_resource(sandbox) -> None:
+    with Sandbox(seed=sandbox.world.seed, lro_polls=2, lro_retry_after=5) as sb:
+        call = arm_caller(sb)
+        sb.hold_clock(sb.now())
+        server = sb.world.section("sql").server(*_where(sb, "sql-sandbox-bob"))
+        path = _protector_path(sb, server)
+        before = call("GET", path).json()
+        body = {"properties": {"serverKeyType": "VendorKeyVault",
+                               "serverKeyName": "kv-retail-dev_tde-dev"}}
+        started = call("PUT", path, json=body,
+                       headers={f"{sb.header_prefix}sandbox-fault": "lro_fail"})
+        assert started.status_code == 202
+        assert call("PUT", path, json=body).status_code == 409  # reserved while it runs
+        status_url = started.headers[sb.words.async_header]
+        states = [call("GET", status_url).json()["status"] for _ in range(2)]
+        assert states == ["InProgress", "Failed"]
+        assert call("GET", path).json() == before  # nothing changed
+        again = call("PUT", path, json=body)  # the reservation is gone
+        assert again.status_code == 202
+
+
+def test_unknown_operations_and_another_subscriptions_are_not_found(arm, sandbox) -> None:
+    gw = _gateway(sandbox)
+    location = arm("POST", _health_path(sandbox, gw)).headers["Location"]
+    gone = location.replace("/operationResults/", "/operationResults/x")
+    assert _error(arm("GET", gone))[:2] == (404, "OperationNotFound")
+    other = next(s for s in sandbox.world.subscriptions if s.id != gw.subscription_id)
+    elsewhere = location.replace(gw.subscription_id, other.id)
+    assert _error(arm("GET", elsewhere))[:2] == (404, "OperationNotFound")
+    status_elsewhere = elsewhere.replace("/operationResults/", "/operations/")
+    assert _error(arm("GET", status_elsewhere))[:2] == (404, "OperationNotFound")
+    assert arm("GET", location).status_code == 202  # the real one is untouched
