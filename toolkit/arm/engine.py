@@ -19,8 +19,8 @@ first, then in the order the partitions saw them), so a partition's categories e
 
 On a cluster the partitions stay on the workers: the driver receives only each partition's
 categories and the columns' dtypes, and the result is a ``dask.dataframe`` built from the futures
-of the partitions (see :func:`_on_cluster`). On dask's local scheduler the partitions are read by
-threads of this process and held in it.
+of the partitions (see :func:`_on_cluster`), usable while that client is connected. On dask's
+local scheduler the partitions are read by threads of this process and held in it.
 """
 
 from __future__ import annotations
