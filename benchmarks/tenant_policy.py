@@ -11,8 +11,9 @@ process and reads the whole query:
     the workers rebuild their connection from the non-secret settings and the sandbox secret in
     their environment).
 
-Each prints records a second (first request to the frame in the driver) and the driver's peak
-resident memory; the workers' peaks are printed beside (b).
+Each prints records a second (first request to the whole frame in the driver for (a); for (b), to
+every partition in the workers' memory, counted there with ``len``) and the driver's peak resident
+memory; the workers' peaks are printed beside (b).
 
     .venv/bin/python benchmarks/tenant_policy.py                     # 5,000,000 records
     .venv/bin/python benchmarks/tenant_policy.py --records 500000 --modes a,b

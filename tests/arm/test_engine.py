@@ -16,7 +16,7 @@ import pytest
 
 import toolkit
 from toolkit._core.errors import ValidationError
-from toolkit.arm.engine import WorkerSettings
+from toolkit.arm.engine import WorkerSettings, _categories_of
 from toolkit.sandbox.server import Sandbox
 
 dd = pytest.importorskip("dask.dataframe")
@@ -33,6 +33,26 @@ def _same(single: pd.DataFrame, parallel: pd.DataFrame) -> None:
     a = single.astype(str).sort_values(SORT, kind="stable").reset_index(drop=True)
     b = parallel.astype(str).sort_values(SORT, kind="stable").reset_index(drop=True)
     assert a.equals(b)
+
+
+def _partition_keys(ddf) -> set:
+    """The keys the result's graph names but does not define."""
+    graph = dict(ddf.__dask_graph__())
+    assert not any(isinstance(getattr(node, "value", None), pd.DataFrame)
+                   for node in graph.values())
+    return set().union(*(node.dependencies for node in graph.values())) - set(graph)
+
+
+def _on_the_workers(client, ddf) -> None:
+    """The result's graph carries no frame: its partitions are keys it does not define, each
+    held in a worker's memory."""
+    outside = _partition_keys(ddf)
+    assert len(outside) == ddf.npartitions
+    held = [distributed.Future(key, client) for key in outside]
+    distributed.wait(held, timeout=120)
+    assert all(f.status == "finished" for f in held)
+    where = client.who_has(held)
+    assert all(where[key] for key in outside)
 
 
 def _window(world):
@@ -101,6 +121,10 @@ def test_two_worker_cluster_equals_the_single_process_read(cluster) -> None:
     ddf = toolkit.policy_states(scope=scope, resource="default", start=start, end=end,
                                 engine="dask", connection=conn)
     assert ddf.npartitions == len(sb.world.subscriptions)
+    # the unified categories are larger than what distributed keeps inside a task (100 kB), so
+    # the way they reach the workers is exercised
+    assert len(pickle.dumps(_categories_of(single))) > 100_000
+    _on_the_workers(client, ddf)
     _same(single, ddf.compute())
     # both workers read, and no secret travelled: workers found their own credential
     assert len(client.scheduler_info()["workers"]) == 2
@@ -111,7 +135,7 @@ def test_two_worker_cluster_equals_the_single_process_read(cluster) -> None:
 
 @pytest.mark.timeout(240)
 def test_a_worker_dying_mid_read_loses_and_duplicates_nothing(cluster) -> None:
-    sb, lc, _client = cluster
+    sb, lc, client = cluster
     conn = toolkit.connect(sandbox=sb, progress=False)
     start, end = _window(sb.world)
     sub = sb.world.subscriptions[0]
@@ -136,4 +160,63 @@ def test_a_worker_dying_mid_read_loses_and_duplicates_nothing(cluster) -> None:
     killer.join()
     sb.clear_faults()
     assert killed
+    _on_the_workers(client, ddf)
+    _same(single, ddf.compute())
+
+
+@pytest.mark.timeout(240)
+def test_the_driver_receives_categories_not_partitions(cluster) -> None:
+    sb, _lc, client = cluster
+    conn = toolkit.connect(sandbox=sb, progress=False)
+    start, end = _window(sb.world)
+    sub = sb.world.subscriptions[1]
+    single = toolkit.policy_states(sub.id, resource="default", start=start, end=end,
+                                   connection=conn)
+    ddf = toolkit.policy_states(sub.id, resource="default", start=start, end=end,
+                                engine="dask", connection=conn)
+    _on_the_workers(client, ddf)
+    # the declared dtypes, unified categories included, are known without computing anything
+    assert (ddf.dtypes == single.dtypes).all()
+    # counted where the partitions are: each worker reports its own partitions' rows
+    counts = ddf.map_partitions(len).compute()
+    assert counts.sum() == len(single) and (counts > 0).all()
+
+
+@pytest.mark.timeout(240)
+def test_history_on_the_cluster_equals_the_single_process_read(cluster, tmp_path) -> None:
+    pytest.importorskip("pyarrow")
+    sb, _lc, client = cluster
+    conn = toolkit.connect(sandbox=sb, progress=False)
+    scope = f"/subscriptions/{sb.world.subscriptions[2].id}"
+    last = (pd.Timestamp(sb.world.epoch) - timedelta(days=2)).normalize()
+    for day in (last - timedelta(days=1), last):
+        toolkit.snapshot_policy_states(str(tmp_path), scope, day=day, connection=conn)
+    single = toolkit.read_policy_history(str(tmp_path))
+    ddf = toolkit.read_policy_history(str(tmp_path), engine="dask")
+    assert ddf.npartitions == 2
+    _on_the_workers(client, ddf)
+    parallel = ddf.compute()
+    assert len(single) and list(single.columns) == list(parallel.columns)
+    assert (single.dtypes == parallel.dtypes).all()
+    a = single.astype(str).sort_values([*SORT, "day"], kind="stable").reset_index(drop=True)
+    b = parallel.astype(str).sort_values([*SORT, "day"], kind="stable").reset_index(drop=True)
+    assert a.equals(b)
+
+
+@pytest.mark.timeout(240)
+def test_a_worker_dying_after_the_read_loses_nothing(cluster) -> None:
+    sb, lc, client = cluster
+    conn = toolkit.connect(sandbox=sb, progress=False)
+    start, end = _window(sb.world)
+    sub = sb.world.subscriptions[0]
+    single = toolkit.policy_states(sub.id, "rg-web-weu", resource="default", start=start,
+                                   end=end, connection=conn)
+    ddf = toolkit.policy_states(sub.id, "rg-web-weu", resource="default", start=start, end=end,
+                                engine="dask", connection=conn)
+    _on_the_workers(client, ddf)
+    # the worker holding a partition dies: that partition is read again when it is needed
+    key = next(iter(_partition_keys(ddf)))
+    holder = client.who_has([distributed.Future(key, client)])[key][0]
+    nanny = next(n for n in lc.workers.values() if n.worker_address == holder)
+    os.kill(nanny.process.process.pid, signal.SIGKILL)
     _same(single, ddf.compute())

@@ -14,8 +14,13 @@ each worker process rebuilds a connection from them and its own credential sourc
 loopback, the sandbox's token authority derived from ``TOOLKIT_SANDBOX_SECRET``.
 
 The frames of all slices have the dtypes of :func:`~toolkit.arm.policy_states`; category columns
-are unified across partitions (the union of the values every partition saw), so a partition's
-categories equal the others'.
+are unified across partitions (the union of the values every partition saw, documented values
+first, then in the order the partitions saw them), so a partition's categories equal the others'.
+
+On a cluster the partitions stay on the workers: the driver receives only each partition's
+categories and the columns' dtypes, and the result is a ``dask.dataframe`` built from the futures
+of the partitions (see :func:`_on_cluster`), usable while that client is connected. On dask's
+local scheduler the partitions are read by threads of this process and held in it.
 """
 
 from __future__ import annotations
@@ -116,12 +121,47 @@ def _unify(parts: list[pd.DataFrame]) -> dict[str, list[Any]]:
     return _merge([_categories_of(p) for p in parts])
 
 
+#: Times a task that raised is run again (a task whose worker died is rerun regardless).
+RETRIES = 3
+
+
+def _given(value: Any) -> Any:
+    """A task that only holds a value: the scheduler keeps it in the graph, so a worker that
+    lost it gets it again without recomputing what it was made from."""
+    return value
+
+
 def _on_cluster(client: Any, tasks: list[Any]) -> Any:
-    """Run the tasks on the cluster (a task whose worker dies is run again elsewhere), then
-    unify the categories of the partitions."""
-    parts = client.gather(client.compute(tasks, retries=3))
-    cats = _unify(parts)
-    return _frames([_set_categories(p, cats) for p in parts])
+    """Run the tasks on the cluster and leave their frames there.
+
+    The driver receives each partition's categories and one empty frame (the columns and
+    dtypes); it unifies the categories (:func:`_merge`) and hands them back to the cluster as one
+    task of their own, on which each partition's re-categorisation depends. The result is built
+    from the futures of the re-categorised partitions: its graph names data held by the workers,
+    and computing it is the first time a partition travels to the driver.
+
+    A task whose worker dies is run again elsewhere (so is a task that raised, up to
+    ``RETRIES`` times); a partition computed twice is the same slice read twice, and only one
+    result is kept under its key.
+    """
+    import dask.dataframe as dd
+
+    parts = client.compute(tasks, retries=RETRIES)
+    # nothing large is passed by keyword to client.map: distributed puts a keyword argument
+    # whose estimated size exceeds 100 kB into the graph as a node of its own, named after the
+    # keyword, which the scheduler cannot prioritise (the graph fails with "cannot pickle
+    # 'weakref.ReferenceType'"); the estimate samples a dict's values, so it failed at random
+    # when the categories were passed that way
+    found = client.map(_categories_of, parts, retries=RETRIES)
+    head = client.submit(_empty, parts[0], retries=RETRIES)
+    cats = _merge(client.gather(found))
+    meta = _set_categories(head.result(), cats)
+    del found, head
+    shared = client.submit(_given, cats)
+    fixed = [client.submit(_set_categories, p, shared, retries=RETRIES) for p in parts]
+    del parts, shared  # the scheduler keeps them while the re-categorisation needs them
+    with _as_given():
+        return dd.from_delayed(fixed, meta=meta, verify_meta=False)
 
 
 def _as_given() -> Any:
@@ -146,11 +186,21 @@ def _empty(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _set_categories(df: pd.DataFrame, cats: Mapping[str, list[Any]]) -> pd.DataFrame:
-    out = df.copy()
+    """The frame with these categories (a new frame sharing the other columns' data)."""
+    out = df.copy(deep=False)
     for name, values in cats.items():
-        if name in out.columns:
+        if name in out.columns and list(out[name].cat.categories) != values:
             out[name] = out[name].cat.set_categories(values)
     return out
+
+
+def _in_process(parts: list[pd.DataFrame]) -> Any:
+    """The frames read in this process, unified one at a time (each original is let go as its
+    re-categorised frame replaces it)."""
+    cats = _unify(parts)
+    for i, part in enumerate(parts):
+        parts[i] = _set_categories(part, cats)
+    return _frames(parts)
 
 
 def _slices(where: Scope, conn: Connection, resource: str, filter: str | None,
@@ -217,17 +267,15 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     for scope, extra in _slices(where, conn, resource, filter, start, end):
         options = {**common, **{k: v for k, v in extra.items()}}
         tasks.append(dask.delayed(_read_slice, pure=True)(spec, scope, options))
-    if client is not None:
+    if client is not None and tasks:
         logger.info("policy_states: %d slices on the cluster", len(tasks))
         return _on_cluster(client, tasks)
     parts = list(dask.compute(*tasks, scheduler="threads"))
-    cats = _unify(parts)
-    parts = [_set_categories(p, cats) for p in parts]
-    meta = parts[0].iloc[:0] if parts else _set_categories(
-        pd.DataFrame({c.name: pd.Series(dtype=c.dtype())
-                      for c in POLICY_STATES.columns}), {})
     logger.info("policy_states: %d slices read with dask", len(parts))
-    return _frames(parts or [meta])
+    if not parts:
+        return _frames([pd.DataFrame({c.name: pd.Series(dtype=c.dtype())
+                                      for c in POLICY_STATES.columns})])
+    return _in_process(parts)
 
 
 def history_dask(store: str, files: list[str], columns: list[str], expr: Any,
@@ -246,5 +294,4 @@ def history_dask(store: str, files: list[str], columns: list[str], expr: Any,
     parts = list(dask.compute(*tasks, scheduler="threads"))
     if not parts:
         return _frames([_read_files(store, [], columns, expr, storage_options)])
-    cats = _unify(parts)
-    return _frames([_set_categories(p, cats) for p in parts])
+    return _in_process(parts)

@@ -158,8 +158,9 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
     filter : str, optional
         OData ``$filter`` for the records kept.
     engine : {"pandas", "dask"}
-        ``"dask"`` reads the day's slices as dask tasks (see :mod:`toolkit.arm.engine`); the
-        partition is written once, by the caller.
+        ``"dask"`` reads the day's slices as dask tasks (see :mod:`toolkit.arm.engine`), then
+        gathers them into this process, which writes the partition once: the day is held here
+        in full, as with ``"pandas"``.
     storage_options : dict, optional
         Passed to fsspec (credentials for an object store come from its own sources).
     connection : Connection, optional
@@ -231,7 +232,9 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
     scope : str, optional
         Read only this scope's partitions.
     engine : {"pandas", "dask"}
-        ``"dask"`` gives a ``dask.dataframe.DataFrame`` with one partition per file read.
+        ``"dask"`` gives a ``dask.dataframe.DataFrame`` with one partition per file read; on
+        a ``distributed.Client`` the files are read by the workers and the partitions stay
+        there (see :mod:`toolkit.arm.engine`).
     storage_options : dict, optional
         Passed to fsspec.
 
