@@ -5,7 +5,8 @@ A package's ``__init__.py`` that holds logic is tested in ``tests/X/test_package
 ``__main__.py`` in ``tests/X/test_main.py``; an ``__init__.py`` that only names, documents or
 lazily re-exports what its modules define holds nothing to test on its own. The folders
 ``conformance``, ``security``, ``reliability``, ``properties``, ``examples`` and ``typecheck`` cut
-across modules and mirror nothing.
+across modules and mirror nothing. Every other test file is a module's mirror, or one of the two
+checks of the whole package (its imports, this layout), so a test is found beside its module.
 """
 
 from __future__ import annotations
@@ -39,11 +40,9 @@ NO_LOGIC = {
     "sandbox/maps/weather/__init__.py": "docstring of the weather model",
 }
 
-# Modules whose behaviour is so far tested only through the tests of the functions and sandbox
-# families that use them (the files named), not in a file of their own.
-TESTED_THROUGH_OTHERS: dict[str, str] = {}
-
 CROSS_CUTTING = {"conformance", "security", "reliability", "properties", "examples", "typecheck"}
+# Checks of the whole package's house: its imports and this layout.
+HOUSE = {"test_imports.py", "test_layout.py"}
 
 
 def _mirror(module: Path) -> Path:
@@ -66,8 +65,7 @@ def _modules() -> list[str]:
 
 
 def test_every_module_has_its_own_test_file() -> None:
-    missing = [m for m in _modules() if m not in NO_LOGIC and m not in TESTED_THROUGH_OTHERS
-               and not _mirror(ROOT / m).is_file()]
+    missing = [m for m in _modules() if m not in NO_LOGIC and not _mirror(ROOT / m).is_file()]
     assert missing == [], "modules without their tests/ mirror: " + ", ".join(
         f"{m} -> {_mirror(ROOT / m).relative_to(TESTS.parent)}" for m in missing)
 
@@ -79,14 +77,13 @@ def test_the_files_said_to_hold_no_logic_hold_none() -> None:
     assert holding == {}
 
 
-def test_the_list_of_modules_tested_elsewhere_is_current() -> None:
-    modules = set(_modules())
-    assert set(TESTED_THROUGH_OTHERS) <= modules, set(TESTED_THROUGH_OTHERS) - modules
-    mirrored = [m for m in TESTED_THROUGH_OTHERS if _mirror(ROOT / m).is_file()]
-    assert mirrored == [], "now mirrored, drop from TESTED_THROUGH_OTHERS"
-    for where in TESTED_THROUGH_OTHERS.values():
-        for path in where.split(", "):
-            assert (TESTS.parent / path).is_file(), path
+def test_every_test_file_mirrors_a_module_or_cuts_across() -> None:
+    mirrors = {_mirror(ROOT / m) for m in _modules() if m not in NO_LOGIC}
+    stray = sorted(str(t.relative_to(TESTS.parent)) for t in TESTS.rglob("test_*.py")
+                   if t.relative_to(TESTS).parts[0] not in CROSS_CUTTING
+                   and not (t.parent == TESTS and t.name in HOUSE) and t not in mirrors)
+    assert stray == [], "test files that mirror no module of toolkit/ (move each test to the " \
+                        "mirror of the module it tests, or to a cross-cutting folder)"
 
 
 def test_test_folders_are_packages_named_after_toolkit_or_cross_cutting() -> None:

@@ -13,7 +13,7 @@ import toolkit
 from toolkit.sandbox.arm.clusters import secret_values
 from toolkit.sandbox.world import World
 
-NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
 
 
 def _secrets(world: World) -> list[str]:
