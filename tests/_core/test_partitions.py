@@ -76,3 +76,32 @@ def test_the_first_failure_stops_the_other_chains() -> None:
         read_chains([endless, failing], lambda: InterningBuilder(COLUMNS), COLUMNS,
                     operation="things", workers=2)
     assert pages_after_failure == []
+
+
+def test_a_failure_keeps_every_record_the_chains_read() -> None:
+    # one part finishes, one fails after two pages, one is stopped: every record read comes
+    # back in err.partial, in part order, and no link invites resuming one part as if it
+    # were the query
+    whole = [{"state": "Low", "name": f"w{k}", "n": k} for k in range(4)]
+    gate = threading.Event()
+
+    def finishes():
+        yield from _chain(whole, 0)()
+        gate.set()
+
+    def fails():
+        gate.wait(5)
+        yield _Page([{"state": "High", "name": "f0", "n": 100}], 100)
+        yield _Page([{"state": "High", "name": "f1", "n": 101}], 101)
+        err = ServiceError("boom")
+        err.next_link = "http://127.0.0.1/page/102"
+        raise err
+
+    with pytest.raises(ServiceError, match="boom") as info:
+        read_chains([finishes, fails], lambda: InterningBuilder(COLUMNS), COLUMNS,
+                    operation="things", workers=2)
+    err = info.value
+    assert err.partial["name"].tolist() == ["w0", "w1", "w2", "w3", "f0", "f1"]
+    assert err.partial["n"].tolist() == [0, 1, 2, 3, 100, 101]
+    assert err.next_link is None
+    assert "6 records were read before the failure (err.partial)" in str(err)

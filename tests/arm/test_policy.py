@@ -689,3 +689,26 @@ def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_buc
     assert len(sent) > 2 * burst
     assert len(taken) == len(sent)  # every request of both reads drew from the one bucket
     assert sum(waits) + elapsed >= (len(sent) - burst) / rate - 1e-6
+
+
+def test_a_failed_partitioned_read_keeps_the_records_it_read(sandbox, group,
+                                                             monkeypatch) -> None:
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    kw = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END}
+    sub, rg = group
+    conn = toolkit.connect(sandbox=sandbox, progress=False, max_retries=0)
+    try:
+        whole = toolkit.policy_states(sub, rg, partitions=1, connection=conn, **kw)
+        sandbox.inject("503", path="policyStates.*skiptoken", count=1)
+        with pytest.raises(toolkit.ServiceError) as info:
+            toolkit.policy_states(sub, rg, partitions=4, connection=conn, **kw)
+    finally:
+        sandbox.clear_faults()
+        conn.close()
+    err = info.value
+    assert err.partial is not None and 0 < len(err.partial) < len(whole)
+    assert err.next_link is None and "err.partial" in str(err)
+    key = ["resourceId", "policyAssignmentId", "policyDefinitionReferenceId", "timestamp"]
+    read = err.partial[key].astype(str)
+    assert not read.duplicated().any()
+    assert len(read.merge(whole[key].astype(str))) == len(read)  # every one a real record

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from toolkit._core.errors import ToolkitError
 from toolkit._core.frames import category_dtype
 from toolkit._core.paging import Page
 from toolkit._core.progress import progress_bar
@@ -102,9 +103,10 @@ def read_chains(
     stop = threading.Event()
     bar = progress_bar(connection, desc=operation, unit="page")
     results: list[tuple[pd.DataFrame, list[str], str | None] | None] = [None] * len(chains)
+    builders: list[Builder | None] = [None] * len(chains)
 
     def run(i: int) -> None:
-        builder = new_builder()
+        builder = builders[i] = new_builder()
         ids: list[str] = []
         endpoint = None
         pages = chains[i]()
@@ -135,7 +137,8 @@ def read_chains(
             stop.set()
             for f in futures:
                 f.cancel()
-            raise failed[0]
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise _with_partial(failed[0], results, builders, columns, operation, api_version)
     except BaseException:
         stop.set()
         for f in futures:
@@ -152,3 +155,30 @@ def read_chains(
     df.attrs.update(provenance(operation, api_version, endpoint, request_ids))
     return df
 
+
+
+def _with_partial(err: BaseException, results: Sequence[Any], builders: Sequence[Any],
+                  columns: Sequence[Col], operation: str, api_version: str | None
+                  ) -> BaseException:
+    """The failure, given every record the chains read before it (``err.partial``: the parts
+    that finished and what the others had read, in part order), once every chain has stopped."""
+    if not isinstance(err, ToolkitError):
+        return err
+    frames = []
+    finished = 0
+    for done, builder in zip(results, builders, strict=True):
+        if done is not None:
+            frames.append(done[0])
+            finished += 1
+        elif builder is not None and builder.rows:
+            frames.append(builder.build())
+    # a link of one part would resume that part only, never the query: leave none to follow
+    err.next_link = None
+    if frames:
+        err.partial = concat_frames(frames, columns)
+        err.partial.attrs.update(provenance(operation, api_version, None, []))
+        note = (f"\n{len(err.partial)} records were read before the failure (err.partial): "
+                f"{finished} of the query's {len(results)} parts whole, the others cut short. "
+                "Read the query again for the whole result.")
+        err.args = (f"{err.args[0] if err.args else err}{note}", *err.args[1:])
+    return err
