@@ -353,7 +353,8 @@ def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
     def chain(bounds: tuple[pd.Timestamp | None, pd.Timestamp | None]) -> Any:
         part = {**params, "$filter": _slice_filter(filter_, *bounds)}
         return lambda: iter_pages(pipe, "POST", path, style=ODATA, params=part,
-                                  operation=OPERATION, decode=decode, limiter=reads)
+                                  operation=OPERATION, decode=decode, limiter=reads,
+                                  prefetch=True)
 
     df = read_chains([chain(b) for b in slices], new_builder, columns, operation=OPERATION,
                      workers=limit, connection=conn, api_version=api_version)
