@@ -59,8 +59,8 @@ def _cpu_s() -> float:
 # ------------------------------------------------------------------------------ server process
 def serve(records: int, mbit: float | None, compress: bool) -> None:
     """Start a sandbox scaled for ``records`` (behind the modelled link when ``mbit`` is given),
-    print how to query it, then answer ``bytes`` lines on stdin with the bytes sent since the
-    last one, until stdin closes."""
+    print how to query it, then answer ``bytes`` lines on stdin with the bytes sent and the CPU
+    seconds the sandbox used since the last one, until stdin closes."""
     sys.path.insert(0, ROOT)
     from toolkit.sandbox.network import NetworkModel
     from toolkit.sandbox.server import Sandbox
@@ -91,11 +91,13 @@ def serve(records: int, mbit: float | None, compress: bool) -> None:
                       "world_records": len(rec.ts),
                       "build_seconds": round(time.perf_counter() - t0, 2)}), flush=True)
     sandbox.bytes_sent = 0
+    cpu = _cpu_s()
     try:
         for line in sys.stdin:
             if line.strip() == "bytes":
-                print(sandbox.bytes_sent, flush=True)
-                sandbox.bytes_sent = 0
+                now = _cpu_s()
+                print(json.dumps([sandbox.bytes_sent, now - cpu]), flush=True)
+                sandbox.bytes_sent, cpu = 0, now
     finally:
         sandbox.stop()
 
@@ -246,11 +248,13 @@ class _Server:
         assert self.proc.stdout is not None
         self.cfg = json.loads(self.proc.stdout.readline())
 
-    def bytes_sent(self) -> int:
+    def bytes_sent(self) -> tuple[int, float]:
+        """The bytes the sandbox sent, and the CPU seconds it used, since the last call."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write("bytes\n")
         self.proc.stdin.flush()
-        return int(self.proc.stdout.readline())
+        sent, cpu = json.loads(self.proc.stdout.readline())
+        return int(sent), float(cpu)
 
     def close(self) -> None:
         if self.proc.stdin is not None:
@@ -273,13 +277,15 @@ def _contend(server: _Server, modes: list[str], records: int, repeat: int, wan: 
             if wan:
                 cmd.append("--wan-child")
             out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            wire = server.bytes_sent()
+            wire, server_cpu = server.bytes_sent()
             if out.returncode != 0:
                 print(f"{labels[mode]} failed:\n{out.stderr[-2000:]}", flush=True)
                 break
             got = json.loads(out.stdout.strip().splitlines()[-1])
             got["wire"] = wire
-            print(f"  {mode}: {got['seconds']:.2f} s ({got['cpu']:.2f} s CPU), peak "
+            got["server_cpu"] = server_cpu
+            print(f"  {mode}: {got['seconds']:.2f} s ({got['cpu']:.2f} s CPU; sandbox "
+                  f"{server_cpu:.2f} s CPU), peak "
                   f"{got['peak_mb']:,.0f} MB "
                   f"({got['rows']:,} rows, {got['pages']} pages, {wire / 1e6:,.1f} MB on the "
                   "wire)", flush=True)
@@ -323,10 +329,11 @@ def loopback(args: argparse.Namespace) -> None:
         size = f", {a['wire'] / a['rows'] / 1000:.2f} kB a record ({a['wire'] / 1e9:.2f} GB)"
     print(f"N = {args.records:,} policy state records{size}, 1000 a page, loopback, sandbox in "
           f"its own process; best of {args.repeat} run(s) each, every run in a fresh process")
-    print(f"{'contender':<58}{'wall s':>9}{'CPU s':>8}{'peak MB':>10}{'rows':>11}")
+    print(f"{'contender':<58}{'wall s':>9}{'CPU s':>8}{'sandbox CPU s':>14}{'peak MB':>10}"
+          f"{'rows':>11}")
     for mode, r in results.items():
-        print(f"{LABELS[mode]:<58}{r['seconds']:>9.2f}{r['cpu']:>8.2f}{r['peak_mb']:>10,.0f}"
-              f"{r['rows']:>11,}")
+        print(f"{LABELS[mode]:<58}{r['seconds']:>9.2f}{r['cpu']:>8.2f}{r['server_cpu']:>14.2f}"
+              f"{r['peak_mb']:>10,.0f}{r['rows']:>11,}")
     if "a" in results and "c" in results:
         a, c = results["a"], results["c"]
         t_ratio = c["seconds"] / a["seconds"]
@@ -363,14 +370,15 @@ def wan(args: argparse.Namespace) -> None:
     print(f"Modelled WAN: {RTT_MS:g} ms round trip, bandwidth per connection = the link's "
           f"(shared by all connections); whole 60-day window of the group; best of "
           f"{args.repeat} run(s), fresh processes")
-    print(f"{'link':<14}{'body':<10}{'contender':<48}{'wall s':>8}{'CPU s':>7}{'MB wire':>9}"
-          f"{'floor s':>9}{'x floor':>9}{'rows':>10}")
+    print(f"{'link':<14}{'body':<10}{'contender':<48}{'wall s':>8}{'CPU s':>7}{'sandbox':>8}"
+          f"{'MB wire':>9}{'floor s':>9}{'x floor':>9}{'rows':>10}")
     naive: dict[tuple[str, str], float] = {}
     for link, body, mode, r in rows:
         if mode == "n":
             naive[(link, body)] = r["seconds"]
         print(f"{link:<14}{body:<10}{WAN_LABELS[mode]:<48}{r['seconds']:>8.2f}{r['cpu']:>7.2f}"
-              f"{r['wire'] / 1e6:>9.1f}{r['floor']:>9.2f}{r['seconds'] / r['floor']:>9.2f}"
+              f"{r['server_cpu']:>8.2f}{r['wire'] / 1e6:>9.1f}{r['floor']:>9.2f}"
+              f"{r['seconds'] / r['floor']:>9.2f}"
               f"{r['rows']:>10,}")
     print()
     for link, body, mode, r in rows:

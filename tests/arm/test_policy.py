@@ -657,7 +657,8 @@ def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_buc
     waits: list[float] = []
     conn.sleep = waits.append
     rate, burst = 4.0, 3
-    bucket = shared_limiter(conn, "arm.reads", rate, burst)  # the first caller's values hold
+    # the first caller's values hold
+    bucket = shared_limiter(conn, f"arm.reads/{sub.id.lower()}", rate, burst)
     taken: list[int] = []
     take = bucket.acquire
 

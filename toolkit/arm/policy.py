@@ -3,11 +3,14 @@
 It reads every page of a ``policyStates/{latest|default}/queryResults`` query (POSTs to
 ``@odata.nextLink``) into one typed frame, built for large results: each page goes straight into
 columns (:class:`~toolkit._core.columns.InterningBuilder`), the next page is asked for while the
-current one is parsed when the envelope names it first (:func:`~toolkit._core.paging.iter_pages`
-with ``prefetch``), and a large read over a fixed window is split into time slices read as
-concurrent chains (:func:`~toolkit._core.partitions.read_chains`), whose frames joined give the
-frame of one chain. ``$apply`` results are typed by :mod:`toolkit.arm.aggregates`; the analysis
-helpers live in :mod:`toolkit.arm.compliance`.
+current body still streams when the envelope names its link first
+(:func:`~toolkit._core.paging.iter_pages` with ``prefetch``), and a large read over a fixed window
+is split into time slices read as concurrent chains (:func:`~toolkit._core.partitions.read_chains`),
+whose frames joined give the frame of one chain. Every request of a read, in every chain, takes a
+token from the connection's one bucket of resource-manager reads (shared with every other read on
+the connection), so that concurrency never sends faster than the service's throttling allows.
+``$apply`` results are typed by :mod:`toolkit.arm.aggregates`; the analysis helpers live in
+:mod:`toolkit.arm.compliance`.
 """
 
 from __future__ import annotations
@@ -263,8 +266,10 @@ def policy_states(
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
     # every request of the read, in every chain, and of every other read on this connection,
-    # draws from the one bucket of the resource manager's reads
-    reads = shared_limiter(conn, "arm.reads", FAMILY_RATES["arm"], burst=READ_BUCKET)
+    # draws from the bucket the resource manager keeps for the caller's reads: one per
+    # subscription, and one for requests above any subscription (management groups)
+    reads = shared_limiter(conn, f"arm.reads/{(where.subscription_id or 'tenant').lower()}",
+                           FAMILY_RATES["arm"], burst=READ_BUCKET)
     path = (f"{where.path(conn.namespace)}/providers/{conn.namespace}.PolicyInsights/"
             f"policyStates/{resource}/queryResults")
     params = {
