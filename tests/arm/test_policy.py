@@ -713,3 +713,43 @@ def test_a_failed_partitioned_read_keeps_the_records_it_read(sandbox, group,
     read = err.partial[key].astype(str)
     assert not read.duplicated().any()
     assert len(read.merge(whole[key].astype(str))) == len(read)  # every one a real record
+
+
+def test_concurrent_reads_stay_inside_the_services_read_bucket(monkeypatch) -> None:
+    # the sandbox throttles as the service does (its buckets here made small so the test is
+    # short); two partitioned reads at once on one connection, whose shared bucket is a little
+    # slower than the service's, are never answered 429
+    import threading
+
+    from toolkit._core.concurrency import shared_limiter
+    from toolkit.sandbox.arm.common import limits
+    from toolkit.sandbox.server import Sandbox
+
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    with Sandbox(seed=7, arm_limits=True) as sb:
+        limits(sb)["reads"].configure(rate=25.0, burst=6)
+        pw = sb.world.section("policy")
+        sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
+        sub = sb.world.subscription(sub_id)
+        name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
+        conn = toolkit.connect(sandbox=sb, progress=False)
+        shared_limiter(conn, f"arm.reads/{sub.id.lower()}", 20.0, 3)
+        frames: list[pd.DataFrame] = []
+
+        def read(days: int) -> None:
+            frames.append(toolkit.policy_states(sub.id, name, resource="default",
+                                                start=END - pd.Timedelta(days=days), end=END,
+                                                partitions=3, connection=conn))
+
+        try:
+            with sb.recording() as log:
+                threads = [threading.Thread(target=read, args=(d,)) for d in (3, 4)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join(120)
+        finally:
+            conn.close()
+    assert len(frames) == 2 and all(len(f) for f in frames)
+    statuses = [r.status for r in log]
+    assert len(statuses) > 6 and 429 not in statuses

@@ -57,3 +57,15 @@ def test_configure_and_refill_start_afresh(clock) -> None:
     assert [b.take("t") for _ in range(4)] == [None, None, None, 1]
     b.configure(rate=0.25)
     assert [b.take("t") for _ in range(4)] == [None, None, None, 4]
+
+
+def test_left_counts_the_whole_tokens_without_spending_one(clock) -> None:
+    b = Buckets(rate=2.0, burst=4)
+    assert b.left("k") == 4  # a key not seen has a full bucket
+    b.take("k")
+    b.take("k")
+    assert b.left("k") == 2 and b.left("k") == 2
+    clock.t += 0.75  # one and a half tokens back
+    assert b.left("k") == 3
+    clock.t += 10
+    assert b.left("k") == 4  # never beyond the burst

@@ -27,6 +27,8 @@ __all__ = [
     "SQL_API_VERSIONS",
     "SUPPORT_API_VERSIONS",
     "VAULT_KEY_NAME_PATTERN",
+    "WRITE_BUCKET",
+    "WRITE_REFILL_PER_SECOND",
 ]
 
 # -------------------------------------------------------------------------------- api-versions
@@ -90,3 +92,6 @@ POLICY_STATE_FIELDS = ("timestamp", "resourceId", "policyAssignmentId", "policyD
 #: throttling model): this many reads at once, refilled at :data:`READ_REFILL_PER_SECOND`.
 READ_BUCKET = 250
 READ_REFILL_PER_SECOND = 25.0
+#: The same for writes (PUT, PATCH, DELETE).
+WRITE_BUCKET = 200
+WRITE_REFILL_PER_SECOND = 10.0

@@ -42,6 +42,16 @@ class Buckets:
                 return None
             return max(1, math.ceil((1 - bucket.tokens) / self.rate)) if self.rate > 0 else 3600
 
+    def left(self, key: str) -> int:
+        """The whole tokens the key's bucket holds now (a full bucket for a key not seen)."""
+        now = time.monotonic()
+        with self._lock:
+            bucket = self._buckets.get(key)
+            if bucket is None:
+                return self.burst
+            return int(min(float(self.burst),
+                           bucket.tokens + (now - bucket.stamp) * self.rate))
+
     def configure(self, *, rate: float | None = None, burst: int | None = None) -> None:
         """Change the limits (buckets refill to the new burst)."""
         with self._lock:

@@ -217,6 +217,12 @@ class Sandbox:
     compress : bool
         Compress answers of 1 kB and more with gzip when the client accepts it, as the real
         front doors do (``compress_level`` 1 to 9).
+    arm_limits : bool
+        Throttle the resource-management routes as the service does: a bucket of reads
+        (250, refilled 25 a second) and of writes (200, 10 a second) per caller and
+        subscription, 429 with ``Retry-After`` past it (see
+        :func:`toolkit.sandbox.arm.common.limits`). Off by default, so that a test suite's
+        thousands of requests a minute from one caller are not throttled.
 
     Examples
     --------
@@ -230,7 +236,8 @@ class Sandbox:
                  lro_polls: int = 2, lro_retry_after: int = 1,
                  epoch: datetime | None = None, frozen_clock: bool = False,
                  secret: str | None = None, network: NetworkModel | None = None,
-                 compress: bool = True, compress_level: int = 5) -> None:
+                 compress: bool = True, compress_level: int = 5,
+                 arm_limits: bool = False) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the sandbox listens on loopback only")
         self.seed = seed
@@ -260,6 +267,7 @@ class Sandbox:
         self.network = network
         self.compress = compress
         self.compress_level = compress_level
+        self.arm_limits = arm_limits
         self.bytes_sent = 0
         self._bytes_lock = threading.Lock()
         self.faults = FaultPlan(seed)
@@ -490,6 +498,10 @@ class Sandbox:
                 raise SandboxHTTPError(404, _not_found_code(request.family),
                                        f"No resource or route matches '{request.path}'.")
             self._check_api_version(request, route.api_versions)
+            if request.family == "arm" and self.arm_limits:
+                from toolkit.sandbox.arm.common import throttle
+
+                throttle(request)
             reply = route.handler(request)
         except SandboxHTTPError as err:
             reply = error_reply(request, err.status, err.code, err.message, headers=err.headers,

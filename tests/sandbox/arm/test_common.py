@@ -232,3 +232,56 @@ def test_unknown_operations_and_another_subscriptions_are_not_found(arm, sandbox
     status_elsewhere = elsewhere.replace("/operationResults/", "/operations/")
     assert _error(arm("GET", status_elsewhere))[:2] == (404, "OperationNotFound")
     assert arm("GET", location).status_code == 202  # the real one is untouched
+
+
+# ------------------------------------------------------------------------------ throttling
+@pytest.fixture
+def limited():
+    with Sandbox(seed=7, arm_limits=True) as sb:
+        yield sb
+
+
+def test_past_its_bucket_a_caller_gets_429_with_retry_after(limited) -> None:
+    from toolkit.sandbox.arm.common import limits
+
+    limits(limited)["reads"].configure(rate=0.5, burst=3)  # one read every 2 s
+    call = arm_caller(limited)
+    server = limited.world.section("sql").servers[0]
+    read = f"{limited.header_prefix}ratelimit-remaining-subscription-reads"
+    answers = [call("GET", _protector_path(limited, server)) for _ in range(4)]
+    assert [r.status_code for r in answers] == [200, 200, 200, 429]
+    assert [int(r.headers[read]) for r in answers[:3]] == [2, 1, 0]
+    status, code, message = _error(answers[3])
+    assert status == 429
+    assert code == "SubscriptionRequestsThrottled" and "'read' requests" in message
+    assert int(answers[3].headers["Retry-After"]) >= 1
+    # another subscription is another bucket; the tenant's lists another still
+    other = next(s for s in limited.world.subscriptions if s.id != server.subscription_id)
+    assert call("GET", f"/subscriptions/{other.id}/resourcegroups?api-version=2022-09-01"
+                ).status_code == 200
+    assert call("GET", "/subscriptions?api-version=2022-12-01").status_code == 200
+
+
+def test_writes_have_a_bucket_of_their_own(limited) -> None:
+    from toolkit.sandbox.arm.common import limits
+
+    limits(limited)["reads"].configure(rate=0.5, burst=1)
+    limits(limited)["writes"].configure(rate=0.5, burst=1)
+    call = arm_caller(limited)
+    sub = limited.world.subscriptions[0]
+    groups = f"/subscriptions/{sub.id}/resourcegroups?api-version=2022-09-01"
+    assert call("GET", groups).status_code == 200
+    assert call("GET", groups).status_code == 429
+    # a write is refused on its own bucket only: a delete of a missing thing answers 404 first
+    # time (the write bucket had room), 429 the second
+    path = f"/subscriptions/{sub.id}/resourceGroups/{sub.resource_groups[0].name}/providers/" \
+           f"{limited.namespace}.Sql/servers/nope/encryptionProtector/current?{SQL_API}"
+    first, second = call("PUT", path, json={}), call("PUT", path, json={})
+    assert first.status_code != 429 and second.status_code == 429
+
+
+def test_limits_are_off_unless_asked_for(arm, sandbox) -> None:
+    server = sandbox.world.section("sql").servers[0]
+    assert all(arm("GET", _protector_path(sandbox, server)).status_code == 200
+               for _ in range(5))
+    assert sandbox.arm_limits is False

@@ -8,17 +8,24 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolkit._spec.arm import RESOURCE_GROUP_MAX, RESOURCE_GROUP_PATTERN
+from toolkit._spec.arm import (
+    READ_BUCKET,
+    READ_REFILL_PER_SECOND,
+    RESOURCE_GROUP_MAX,
+    RESOURCE_GROUP_PATTERN,
+    WRITE_BUCKET,
+    WRITE_REFILL_PER_SECOND,
+)
+from toolkit.sandbox.buckets import Buckets
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
     from toolkit.sandbox.world import ResourceGroup, Subscription
 
-__all__ = ["arm_reply", "find_group", "find_subscription", "register", "start_operation"]
+__all__ = ["arm_reply", "find_group", "find_subscription", "limits", "register",
+           "start_operation", "throttle"]
 
-#: ARM read quota reported in ``x-vendor-ratelimit-remaining-subscription-reads``.
-READ_BUCKET = 250
 
 
 _RESOURCE_GROUP_RE = re.compile(RESOURCE_GROUP_PATTERN)
@@ -66,13 +73,57 @@ def find_group(request: Request) -> tuple[Subscription, ResourceGroup]:
     return sub, group
 
 
+def limits(sandbox: Sandbox) -> dict[str, Buckets]:
+    """The resource manager's buckets of reads and of writes, one per caller and subscription
+    (or tenant), at the documented sizes (``configure``/``refill`` them in tests)."""
+    with sandbox.state_lock:
+        found: dict[str, Buckets] | None = sandbox.state.get("arm_limits")
+        if found is None:
+            found = sandbox.state["arm_limits"] = {
+                "reads": Buckets(READ_REFILL_PER_SECOND, READ_BUCKET),
+                "writes": Buckets(WRITE_REFILL_PER_SECOND, WRITE_BUCKET)}
+        return found
+
+
+def _bucket_of(request: Request) -> tuple[str, str, str]:
+    """(``reads`` or ``writes``, ``subscription`` or ``tenant``, the bucket's key) of a request:
+    the caller (the token's object id or application) and the subscription it names."""
+    kind = "writes" if request.method in ("PUT", "PATCH", "DELETE") else "reads"
+    parts = request.path.strip("/").split("/")
+    sub = parts[1].lower() if len(parts) > 1 and parts[0].lower() == "subscriptions" else None
+    caller = str(request.claims.get("oid") or request.claims.get("appid") or "anonymous")
+    return kind, "subscription" if sub else "tenant", f"{caller}/{sub or 'tenant'}"
+
+
+def throttle(request: Request) -> None:
+    """Refuse a request its caller's bucket has no room for, as the resource manager does
+    (429 ``SubscriptionRequestsThrottled``/``TenantRequestsThrottled`` with ``Retry-After``),
+    when the sandbox enforces the limits (``Sandbox(arm_limits=True)``)."""
+    if not request.sandbox.arm_limits:
+        return
+    kind, scope, key = _bucket_of(request)
+    wait = limits(request.sandbox)[kind].take(key)
+    if wait is not None:
+        code = "SubscriptionRequestsThrottled" if scope == "subscription" else \
+            "TenantRequestsThrottled"
+        raise SandboxHTTPError(
+            429, code, f"Number of '{kind[:-1]}' requests for {scope} actor "
+                       f"'{key.split('/')[0]}' exceeded. Please try again after '{wait}' seconds "
+                       "after additional tokens are available.",
+            headers={"Retry-After": str(wait)})
+
+
 def arm_reply(request: Request, body: Any, status: int = 200, *, write: bool = False,
               tenant: bool = False) -> Reply:
-    """A success reply with ARM's rate-limit header."""
+    """A success reply with ARM's rate-limit header: what the caller's bucket holds (with the
+    limits enforced), or a count that goes down by one a request."""
     prefix = request.sandbox.header_prefix
     scope = "tenant" if tenant else "subscription"
     kind = "writes" if write else "reads"
-    remaining = READ_BUCKET - 1 - (len(request.sandbox.log) % READ_BUCKET)
+    if request.sandbox.arm_limits:
+        remaining = limits(request.sandbox)[kind].left(_bucket_of(request)[2])
+    else:
+        remaining = READ_BUCKET - 1 - (len(request.sandbox.log) % READ_BUCKET)
     return Reply(status, body, {f"{prefix}ratelimit-remaining-{scope}-{kind}": str(remaining)})
 
 
