@@ -159,3 +159,34 @@ def test_statuses_the_caller_handles_are_not_retried(waits) -> None:
         with pytest.raises(toolkit.ServiceError):
             pipe.send("POST", "/route", json={})
         assert len(rp.seen) == 1 + 3
+
+
+def test_resource_manager_requests_draw_from_the_bucket_of_their_subscription(conn) -> None:
+    from toolkit._spec.arm import READ_BUCKET, WRITE_BUCKET
+
+    arm = conn.pipeline("arm")
+    base = arm.base_url
+    one = arm.limiter(f"{base}/subscriptions/AAA/resourceGroups/x?api-version=1")
+    assert one is not None and one.burst == READ_BUCKET
+    assert arm.limiter(f"{base}/subscriptions/aaa/providers/y") is one  # any case, any path
+    assert arm.limiter(f"{base}/subscriptions/bbb/x") is not one
+    tenant = arm.limiter(f"{base}/providers/Vendor.Management/managementGroups")
+    assert tenant is not None and tenant is not one
+    assert arm.limiter(f"{base}/subscriptions?api-version=1") is tenant
+    write = arm.limiter(f"{base}/subscriptions/aaa/x", "PUT")
+    assert write is not None and write is not one and write.burst == WRITE_BUCKET
+    assert conn.pipeline("maps").limiter(f"{conn.pipeline('maps').base_url}/x") is None
+
+
+def test_every_resource_manager_request_takes_a_token(conn, sandbox, waits) -> None:
+    sub = sandbox.world.subscriptions[0]
+    arm = conn.pipeline("arm")
+    arm.limiter(f"{arm.base_url}/subscriptions/{sub.id}").configure(4.0, 1)
+    import time
+
+    began = time.monotonic()
+    for _ in range(3):
+        toolkit.resource_groups(sub.id, connection=conn)
+    elapsed = time.monotonic() - began  # the bucket refills with real time as well
+    # three starts at 4 a second from a bucket of one: two waits of about a quarter second
+    assert len(waits) >= 2 and sum(waits) + elapsed >= 0.5 - 1e-9

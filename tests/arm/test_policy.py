@@ -638,27 +638,22 @@ def test_latest_in_slices_gives_the_frame_of_one_chain(monkeypatch) -> None:
 
 
 def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_bucket(
-        sandbox) -> None:
+        sandbox, group) -> None:
     # two partitioned reads at once on one connection: every request of both (first pages,
     # counts, every chain's pages) takes a token from the connection's one bucket of reads,
     # so together they wait as long as their requests need at its rate
     import threading
     import time
 
-    from toolkit._core.concurrency import shared_limiter
-
-    world = sandbox.world
-    pw = world.section("policy")
-    sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
-    sub = world.subscription(sub_id)
-    name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
+    sub_id, name = group
     end = pd.Timestamp("2026-11-20T09:00:00Z")
     conn = toolkit.connect(sandbox=sandbox, progress=False)
     waits: list[float] = []
     conn.sleep = waits.append
     rate, burst = 4.0, 3
-    # the first caller's values hold
-    bucket = shared_limiter(conn, f"arm.reads/{sub.id.lower()}", rate, burst)
+    bucket = conn.pipeline("arm").limiter(f"{sandbox.url}/subscriptions/{sub_id}/x")
+    assert bucket is not None
+    bucket.configure(rate, burst)
     taken: list[int] = []
     take = bucket.acquire
 
@@ -670,7 +665,7 @@ def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_buc
     frames: list[pd.DataFrame] = []
 
     def read(days: int) -> None:
-        frames.append(toolkit.policy_states(sub.id, name, resource="default",
+        frames.append(toolkit.policy_states(sub_id, name, resource="default",
                                             start=end - pd.Timedelta(days=days), end=end,
                                             partitions=4, connection=conn))
 
@@ -715,29 +710,27 @@ def test_a_failed_partitioned_read_keeps_the_records_it_read(sandbox, group,
     assert len(read.merge(whole[key].astype(str))) == len(read)  # every one a real record
 
 
-def test_concurrent_reads_stay_inside_the_services_read_bucket(monkeypatch) -> None:
+def test_concurrent_reads_stay_inside_the_services_read_bucket(group, monkeypatch) -> None:
     # the sandbox throttles as the service does (its buckets here made small so the test is
     # short); two partitioned reads at once on one connection, whose shared bucket is a little
     # slower than the service's, are never answered 429
     import threading
 
-    from toolkit._core.concurrency import shared_limiter
     from toolkit.sandbox.arm.common import limits
     from toolkit.sandbox.server import Sandbox
 
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
     with Sandbox(seed=7, arm_limits=True) as sb:
         limits(sb)["reads"].configure(rate=25.0, burst=6)
-        pw = sb.world.section("policy")
-        sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
-        sub = sb.world.subscription(sub_id)
-        name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
+        sub_id, name = group  # the same world as the session's sandbox (same seed)
         conn = toolkit.connect(sandbox=sb, progress=False)
-        shared_limiter(conn, f"arm.reads/{sub.id.lower()}", 20.0, 3)
+        bucket = conn.pipeline("arm").limiter(f"{sb.url}/subscriptions/{sub_id}/x")
+        assert bucket is not None
+        bucket.configure(20.0, 3)
         frames: list[pd.DataFrame] = []
 
         def read(days: int) -> None:
-            frames.append(toolkit.policy_states(sub.id, name, resource="default",
+            frames.append(toolkit.policy_states(sub_id, name, resource="default",
                                                 start=END - pd.Timedelta(days=days), end=END,
                                                 partitions=3, connection=conn))
 

@@ -29,6 +29,8 @@ R = TypeVar("R")
 
 #: Requests per second each family allows one caller (documented limits, with a margin).
 FAMILY_RATES = {"arm": 20.0, "maps": 45.0, "graph": 1.0, "fabric": 5.0}
+#: Resource-manager writes a second: like reads, four fifths of the service's refill.
+ARM_WRITE_RATE = 8.0
 
 
 class RateLimiter:
@@ -54,6 +56,13 @@ class RateLimiter:
         self._sleep = sleep
         self._last = clock()
         self._lock = threading.Lock()
+
+    def configure(self, rate: float, burst: int) -> None:
+        """New limits, starting from a full bucket."""
+        with self._lock:
+            self.rate, self.burst = rate, burst
+            self._tokens = float(burst)
+            self._last = self._clock()
 
     def acquire(self) -> None:
         """Wait until a request may start."""

@@ -206,7 +206,6 @@ def iter_pages(
     prefetch: bool = False,
     first: Response | None = None,
     decode: Decoder | None = None,
-    limiter: Any = None,
 ) -> Generator[Page, None, None]:
     """Yield every page of a collection, following next links until there are none.
 
@@ -220,9 +219,6 @@ def iter_pages(
     :func:`envelope_next_link`), else once the page has arrived; pages are parsed here
     meanwhile. Close the iterator (or exhaust it) to stop the fetching.
 
-    ``limiter`` (a :class:`~toolkit._core.concurrency.RateLimiter`, e.g. the connection's
-    shared one for the service) gives a token before each request.
-
     ``first`` is the answer to the first request when the caller has already sent it.
     ``decode`` turns a page's bytes into ``(envelope, items)`` (typed records, e.g.
     :func:`~toolkit._core.columns.page_decoder`), or ``None`` for a page it cannot type, which
@@ -231,31 +227,30 @@ def iter_pages(
     if prefetch:
         yield from _prefetched(pipeline, method, path, style=style, params=params, json=json,
                                operation=operation, headers=headers, first=first,
-                               decode=decode, limiter=limiter)
+                               decode=decode)
         return
     # with a decoder the page is parsed once, by it (the pipeline does not parse it first)
     parsed_here = decode is not None
     response = first if first is not None else pipeline.send(
         method, path, params=params, json=json, operation=operation, headers=headers,
-        limiter=limiter, check_json=not parsed_here)
+        check_json=not parsed_here)
     chain = _Chain(style, operation, decode)
     while True:
-        page, next_link = _read_page(chain, response, pipeline, headers, limiter)
+        page, next_link = _read_page(chain, response, pipeline, headers)
         yield page
         if next_link is None:
             return
         chain.follow(next_link, page)
         try:
             response = pipeline.send(style.next_method, next_link, operation=operation,
-                                     headers=headers, limiter=limiter,
-                                     check_json=not parsed_here)
+                                     headers=headers, check_json=not parsed_here)
         except ToolkitError as err:
             err.next_link = next_link
             raise
 
 
 def _read_page(chain: _Chain, response: Response, pipeline: Pipeline,
-               headers: Mapping[str, str] | None, limiter: Any) -> tuple[Page, str | None]:
+               headers: Mapping[str, str] | None) -> tuple[Page, str | None]:
     """The page of a response; a body cut short or garbled in transit (not JSON at all) is
     asked for again, as often as the ``max_retries`` setting allows."""
     asked = 0
@@ -270,7 +265,7 @@ def _read_page(chain: _Chain, response: Response, pipeline: Pipeline,
         logger.warning("%s: unreadable page; asking again (%d)", chain.operation, asked)
         pipeline.stats.add(retries=1)
         response = pipeline.send(response.method, response.url, operation=chain.operation,
-                                 headers=headers, limiter=limiter, check_json=False)
+                                 headers=headers, check_json=False)
 
 
 class _Slot:
@@ -301,19 +296,17 @@ class _Fetcher:
     body still streams (when the envelope names the link before the items, see
     :func:`envelope_next_link`), otherwise once page k has arrived. Pages are handed over in
     order through slots; at most ``depth`` slots wait for the consumer, so at most
-    ``depth + 1`` pages are held or in flight. Each request first takes a token from
-    ``limiter`` when one is given. :meth:`close` stops the fetching.
+    ``depth + 1`` pages are held or in flight. :meth:`close` stops the fetching.
     """
 
     def __init__(self, pipeline: Pipeline, method: str, url: str, *, style: PagingStyle,
                  params: Mapping[str, Any] | None, json: Any, operation: str | None,
                  headers: Mapping[str, str] | None, depth: int = 2,
-                 first: Response | None = None, limiter: Any = None) -> None:
+                 first: Response | None = None) -> None:
         self._pipeline = pipeline
         self._style = style
         self._operation = operation
         self._headers = headers
-        self._limiter = limiter
         self._slots: queue.Queue[_Slot] = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -381,7 +374,7 @@ class _Fetcher:
                 response = self._pipeline.send(method, url, params=params, json=json,
                                                operation=self._operation,
                                                headers=self._headers, check_json=False,
-                                               on_head=on_head, limiter=self._limiter)
+                                               on_head=on_head)
         except BaseException as err:  # handed to the consumer, with the link that failed
             slot.fill(("error", err, url))
             return
@@ -414,10 +407,10 @@ class _Fetcher:
 def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyle,
                 params: Mapping[str, Any] | None, json: Any, operation: str | None,
                 headers: Mapping[str, str] | None, first: Response | None,
-                decode: Decoder | None, limiter: Any) -> Iterator[Page]:
+                decode: Decoder | None) -> Iterator[Page]:
     """:func:`iter_pages` with the pages fetched in background threads (:class:`_Fetcher`)."""
     fetcher = _Fetcher(pipeline, method, path, style=style, params=params, json=json,
-                       operation=operation, headers=headers, first=first, limiter=limiter)
+                       operation=operation, headers=headers, first=first)
     chain = _Chain(style, operation, decode)
     try:
         while True:
@@ -428,7 +421,7 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
                 if chain.number and isinstance(response, ToolkitError):
                     response.next_link = ahead
                 raise response
-            page, next_link = _read_page(chain, response, pipeline, headers, limiter)
+            page, next_link = _read_page(chain, response, pipeline, headers)
             if page.response is not response:  # asked for again: go on from the parsed page
                 ahead = UNKNOWN
             yield page
@@ -438,8 +431,7 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
             if next_link != ahead:  # the head did not say (or said otherwise): go on from here
                 fetcher.close()
                 fetcher = _Fetcher(pipeline, style.next_method, next_link, style=style,
-                                   params=None, json=None, operation=operation, headers=headers,
-                                   limiter=limiter)
+                                   params=None, json=None, operation=operation, headers=headers)
     finally:
         fetcher.close()
 

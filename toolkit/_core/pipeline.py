@@ -56,6 +56,7 @@ from azure.core.rest import HttpRequest, HttpResponse
 
 from toolkit._core.cache import cache_path, cached_session, lifetime_header
 from toolkit._core.cancel import check_cancelled
+from toolkit._core.concurrency import ARM_WRITE_RATE, FAMILY_RATES, RateLimiter
 from toolkit._core.config import FamilyConfig, Origin, is_loopback
 from toolkit._core.errors import (
     AuthenticationError,
@@ -68,6 +69,7 @@ from toolkit._core.errors import (
     error_from_response,
 )
 from toolkit._core.secrets import Secret, install_log_redaction, redact
+from toolkit._spec.arm import READ_BUCKET, WRITE_BUCKET
 
 logger = logging.getLogger(__name__)
 
@@ -686,6 +688,8 @@ class Pipeline:
         self.base_url = config.base_url
         self.header_prefix = config.header_prefix
         self.stats: Stats = config.stats if config.stats is not None else Stats()
+        self._buckets: dict[str, RateLimiter] = {}
+        self._buckets_lock = threading.Lock()
         settings = config.settings
         if Origin.of(config.base_url) is None:
             raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
@@ -762,6 +766,28 @@ class Pipeline:
             policies.append(BearerTokenCredentialPolicy(credential, config.scope))
         return policies
 
+    def limiter(self, url: str, method: str = "GET") -> RateLimiter | None:
+        """The bucket a request to ``url`` takes a token from before it is sent: for the
+        resource manager, the one of its reads or writes in the subscription the URL names (or
+        above any subscription), as the service keeps them per caller; shared by every call and
+        thread of this connection, so together they keep the rate. Other families pace their
+        fan-outs themselves (:func:`~toolkit._core.concurrency.shared_limiter`)."""
+        if self.family != "arm":
+            return None
+        write = method.upper() in ("PUT", "PATCH", "DELETE")
+        parts = urlsplit(url).path.strip("/").split("/")
+        where = parts[1].lower() if len(parts) > 1 and parts[0].lower() == "subscriptions" \
+            else "tenant"
+        key = f"{'writes' if write else 'reads'}/{where}"
+        with self._buckets_lock:
+            bucket = self._buckets.get(key)
+            if bucket is None:
+                rate, size = ((ARM_WRITE_RATE, WRITE_BUCKET) if write
+                              else (FAMILY_RATES["arm"], READ_BUCKET))
+                bucket = self._buckets[key] = RateLimiter(
+                    rate, size, clock=self.config.clock, sleep=self.config.sleep)
+            return bucket
+
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """The absolute URL of a path of this family."""
         return build_url(self.base_url, path, params)
@@ -781,7 +807,6 @@ class Pipeline:
         check_json: bool = True,
         no_retry: frozenset[int] = frozenset(),
         on_head: Callable[[bytes], bool] | None = None,
-        limiter: Any = None,
     ) -> Response:
         """Send one request through the pipeline and check its status.
 
@@ -811,9 +836,6 @@ class Pipeline:
             ``head -> done``: called in this thread with the start of a success body (decoded,
             at most 64 kB) while the rest still streams, until it answers True; a pager reads
             the next link there and sends the next request before this body has arrived.
-        limiter : RateLimiter, optional
-            Takes a token before the request is sent (the connection's shared limiter of the
-            service, so that every call and thread together keep its rate).
 
         A success body that is not valid JSON (a broken connection, a proxy) is asked for again,
         up to ``max_retries`` times, when the request is idempotent; then ProtocolError.
@@ -834,8 +856,9 @@ class Pipeline:
         """
         url = build_url(self.base_url, path, params)
         _check_origin(self.config, url, operation)
-        if limiter is not None:
-            limiter.acquire()
+        bucket = self.limiter(url, method)
+        if bucket is not None:
+            bucket.acquire()
 
         def once() -> Response:
             _head_watch.value = on_head

@@ -7,8 +7,9 @@ current body still streams when the envelope names its link first
 (:func:`~toolkit._core.paging.iter_pages` with ``prefetch``), and a large read over a fixed window
 is split into time slices read as concurrent chains (:func:`~toolkit._core.partitions.read_chains`),
 whose frames joined give the frame of one chain. Every request of a read, in every chain, takes a
-token from the connection's one bucket of resource-manager reads (shared with every other read on
-the connection), so that concurrency never sends faster than the service's throttling allows.
+token from the pipeline's bucket of resource-manager reads for the subscription (shared with every
+other call on the connection, see :meth:`~toolkit._core.pipeline.Pipeline.limiter`), so that
+concurrency never sends faster than the service's throttling allows.
 ``$apply`` results are typed by :mod:`toolkit.arm.aggregates`; the analysis helpers live in
 :mod:`toolkit.arm.compliance`.
 """
@@ -24,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.columns import InterningBuilder, page_decoder
-from toolkit._core.concurrency import FAMILY_RATES, RateLimiter, shared_limiter
 from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
 from toolkit._core.partitions import read_chains
@@ -38,7 +38,6 @@ from toolkit._core.validate import (
 from toolkit._spec.arm import (
     POLICY_API_VERSIONS,
     POLICY_FIELDS as SPEC_POLICY_FIELDS,
-    READ_BUCKET,
     RESOURCE_FIELDS,
 )
 from toolkit.arm.aggregates import aggregate_frame
@@ -265,11 +264,6 @@ def policy_states(
 
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    # every request of the read, in every chain, and of every other read on this connection,
-    # draws from the bucket the resource manager keeps for the caller's reads: one per
-    # subscription, and one for requests above any subscription (management groups)
-    reads = shared_limiter(conn, f"arm.reads/{(where.subscription_id or 'tenant').lower()}",
-                           FAMILY_RATES["arm"], burst=READ_BUCKET)
     path = (f"{where.path(conn.namespace)}/providers/{conn.namespace}.PolicyInsights/"
             f"policyStates/{resource}/queryResults")
     params = {
@@ -284,8 +278,7 @@ def policy_states(
         "$expand": expand_,
     }
     if apply_ is not None:
-        pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION,
-                           limiter=reads)
+        pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION)
         records: list[Any] = []
         request_ids: list[str] = []
         endpoint = None
@@ -327,15 +320,14 @@ def policy_states(
             and end_ts is not None and descending is not None):
         # a window read in time slices: worth it only when the result is long, which the first
         # page tells (a next link), and the count then measures
-        first = pipe.send("POST", path, params=params, operation=OPERATION, check_json=False,
-                          limiter=reads)
+        first = pipe.send("POST", path, params=params, operation=OPERATION, check_json=False)
         if envelope_next_link(first.content, ODATA) is not None:
-            slices = _time_slices(pipe, path, params, filter_, start_ts, end_ts, limit, reads)
+            slices = _time_slices(pipe, path, params, filter_, start_ts, end_ts, limit)
             if len(slices) > 1:
                 return _read_slices(pipe, path, params, filter_, slices, descending, columns,
-                                    new_builder, limit, conn, api_version, decode, reads)
+                                    new_builder, limit, conn, api_version, decode)
     pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION,
-                       prefetch=True, first=first, decode=decode, limiter=reads)
+                       prefetch=True, first=first, decode=decode)
     try:
         return collect_frame(pages, new_builder(),
                              operation=OPERATION, max_items=max_items, connection=conn,
@@ -347,8 +339,7 @@ def policy_states(
 def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
                  slices: list[tuple[pd.Timestamp | None, pd.Timestamp | None]],
                  descending: bool, columns: list[Col], new_builder: Any, limit: int,
-                 conn: Connection, api_version: str, decode: Any, reads: RateLimiter
-                 ) -> pd.DataFrame:
+                 conn: Connection, api_version: str, decode: Any) -> pd.DataFrame:
     """The query read as one chain per time slice, joined newest slice first (or oldest first
     for an ascending ``timestamp`` order), which is the order of one chain."""
     if descending:
@@ -358,8 +349,7 @@ def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
     def chain(bounds: tuple[pd.Timestamp | None, pd.Timestamp | None]) -> Any:
         part = {**params, "$filter": _slice_filter(filter_, *bounds)}
         return lambda: iter_pages(pipe, "POST", path, style=ODATA, params=part,
-                                  operation=OPERATION, decode=decode, limiter=reads,
-                                  prefetch=True)
+                                  operation=OPERATION, decode=decode, prefetch=True)
 
     df = read_chains([chain(b) for b in slices], new_builder, columns, operation=OPERATION,
                      workers=limit, connection=conn, api_version=api_version)
@@ -396,13 +386,12 @@ def _slice_filter(user: str | None, lo: pd.Timestamp | None, hi: pd.Timestamp | 
 
 
 def _count(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
-           lo: pd.Timestamp | None, hi: pd.Timestamp | None, reads: RateLimiter) -> int:
+           lo: pd.Timestamp | None, hi: pd.Timestamp | None) -> int:
     """The records of the query in one slice, by one aggregate request."""
     clause = _slice_filter(filter_, lo, hi) if (lo is not None or hi is not None) else filter_
     query = {**params, "$filter": clause, "$apply": "aggregate($count as n)",
              "$select": None, "$orderby": None, "$expand": None}
-    body = pipe.send("POST", path, params=query, operation=OPERATION,
-                     limiter=reads).json_object()
+    body = pipe.send("POST", path, params=query, operation=OPERATION).json_object()
     rows = body.get("value")
     value = rows[0].get("n") if isinstance(rows, list) and rows and isinstance(rows[0], dict) \
         else None
@@ -413,12 +402,12 @@ def _count(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | Non
 
 
 def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
-                 start: pd.Timestamp, end: pd.Timestamp, limit: int, reads: RateLimiter
+                 start: pd.Timestamp, end: pd.Timestamp, limit: int
                  ) -> list[tuple[pd.Timestamp | None, pd.Timestamp | None]]:
     """Up to ``limit`` slices of the window, oldest first, each with about the same number of
     records and at least :data:`PARTITION_MIN_PAGES` pages; one slice when the result is
     small. Found by halving the heaviest slices, counting with aggregate requests."""
-    total = _count(pipe, path, params, filter_, None, None, reads)
+    total = _count(pipe, path, params, filter_, None, None)
     want = min(limit, total // (PARTITION_MIN_PAGES * PAGE_RECORDS))
     if want < 2:
         return [(None, None)]
@@ -435,7 +424,7 @@ def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
                 break
             mids = [(s[0] + (s[1] - s[0]) / 2).floor("s") for s in heavy]
             counts = list(pool.map(lambda sm: _count(pipe, path, params, filter_, sm[0][0],
-                                                     sm[1], reads),
+                                                     sm[1]),
                                    zip(heavy, mids, strict=True)))
             out = []
             for s in slices:

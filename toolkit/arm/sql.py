@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 
-from toolkit._core.concurrency import FAMILY_RATES, fan_out, settle
+from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import ARM, collect_frame, iter_pages
@@ -137,8 +137,8 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
                          json={"name": name, "type": f"{conn.namespace}.Sql/servers"},
                          operation="check_server_names")
 
-    outcomes = fan_out(check, to_send, connection=conn, desc="check_server_names",
-                       rate=FAMILY_RATES["arm"])
+    # paced by the pipeline's bucket of the subscription's resource-manager reads
+    outcomes = fan_out(check, to_send, connection=conn, desc="check_server_names")
     settle(outcomes)
     request_ids = []
     for o in outcomes:
