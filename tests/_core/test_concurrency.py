@@ -102,6 +102,63 @@ def test_rate_limiter_with_a_recording_sleeper_does_not_spin(sandbox) -> None:
     assert 2.5 <= sum(waits) <= 3.5
 
 
+class _Clock:
+    """A clock that moves only when waited on."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+
+def test_the_services_count_sets_what_the_bucket_holds() -> None:
+    clock = _Clock()
+    bucket = RateLimiter(20.0, 250, clock=clock, sleep=clock.sleep)
+    for _ in range(250):  # the documented bucket, used up here
+        bucket.started()
+        bucket.finished(None)
+    assert clock.waits == []
+    bucket.started()  # empty: waits a twentieth of a second
+    assert clock.waits == [pytest.approx(0.05)]
+    bucket.finished(200)  # the service says it has far more room
+    for _ in range(150):
+        bucket.started()
+        bucket.finished(None)
+    assert len(clock.waits) == 1  # no wait until those are used
+    bucket.started()
+    bucket.started()
+    bucket.finished(3)  # three left, one request still on its way: two more at once
+    bucket.started()
+    bucket.started()
+    assert len(clock.waits) == 1
+    bucket.started()
+    assert len(clock.waits) == 2
+
+
+def test_a_bucket_of_the_callers_own_is_only_lowered_by_the_services_count() -> None:
+    clock = _Clock()
+    bucket = RateLimiter(20.0, 250, clock=clock, sleep=clock.sleep)
+    bucket.configure(2.0, 2)
+    bucket.started()
+    bucket.finished(249)  # the service has room; the caller asked for less
+    bucket.started()
+    bucket.started()
+    assert clock.waits == [pytest.approx(0.5)]
+    bucket.finished(0)  # the service has none left: wait for the refill
+    bucket.finished(0)
+    bucket.started()
+    assert clock.waits[-1] == pytest.approx(0.5)
+    bucket.finished(None)  # no count: the bucket goes on by its own rate
+    bucket.started()
+    assert len(clock.waits) == 3
+
+
 def test_one_limiter_per_connection_and_service(sandbox) -> None:
     a = toolkit.connect(sandbox=sandbox, progress=False)
     b = toolkit.connect(sandbox=sandbox, progress=False)

@@ -178,6 +178,71 @@ def test_resource_manager_requests_draw_from_the_bucket_of_their_subscription(co
     assert conn.pipeline("maps").limiter(f"{conn.pipeline('maps').base_url}/x") is None
 
 
+def _learning(monkeypatch, *, count: bool) -> tuple[list[int], list[float]]:
+    """Another client of the caller leaves one read in the service's bucket (which refills only
+    while this connection waits); this connection, its own bucket full, then reads three times:
+    the statuses the service answered, and the waits the connection asked for."""
+    from toolkit._core import pipeline
+    from toolkit.sandbox.arm.common import limits
+    from toolkit.sandbox.server import Sandbox
+
+    if not count:
+        monkeypatch.setattr(pipeline, "_remaining", lambda value: None)
+    with Sandbox(seed=7, arm_limits=True) as sb:
+        reads = limits(sb)["reads"]
+        reads.configure(rate=0.0, burst=3)
+        other = toolkit.connect(sandbox=sb, progress=False, max_retries=0)
+        ours = toolkit.connect(sandbox=sb, progress=False, max_retries=0)
+        waits: list[float] = []
+
+        def wait(seconds: float) -> None:  # the service's bucket refills meanwhile
+            waits.append(seconds)
+            reads.refill()
+
+        ours.sleep = wait
+        path = f"/subscriptions/{sb.world.subscriptions[0].id}/resourcegroups"
+        params = {"api-version": "2022-09-01"}
+        try:
+            for _ in range(2):
+                other.pipeline("arm").send("GET", path, params=params)
+            sb.log.clear()
+            for _ in range(3):
+                try:
+                    ours.pipeline("arm").send("GET", path, params=params)
+                except RateLimitError:
+                    break
+        finally:
+            other.close()
+            ours.close()
+        return [r.status for r in sb.log], waits
+
+
+def test_a_connection_learns_from_the_services_count_what_others_used(monkeypatch) -> None:
+    # the first answer says the bucket is empty, so the connection waits for the refill before
+    # its next read instead of being refused, though its own bucket (of the documented size)
+    # still held plenty
+    statuses, waits = _learning(monkeypatch, count=True)
+    assert statuses == [200, 200, 200] and len(waits) >= 1
+    # without the count the next read goes at once, and the service refuses it
+    statuses, waits = _learning(monkeypatch, count=False)
+    assert statuses == [200, 429] and waits == []
+
+
+def test_a_service_with_room_to_spare_is_not_held_to_the_documented_bucket(
+        conn, sandbox, waits) -> None:
+    # the sandbox, not enforcing limits, says every time that the bucket is full: past the
+    # documented bucket of reads the connection does not wait
+    sub = sandbox.world.subscriptions[0]
+    arm = conn.pipeline("arm")
+    bucket = arm.limiter(f"{arm.base_url}/subscriptions/{sub.id}")
+    assert bucket is not None and bucket.follows_service
+    for _ in range(bucket.burst):  # the documented bucket, used up by others of this caller
+        bucket.acquire()
+    for _ in range(5):
+        toolkit.resource_groups(sub.id, connection=conn)
+    assert len(waits) == 1  # the first request only, before any answer
+
+
 def test_every_resource_manager_request_takes_a_token(conn, sandbox, waits) -> None:
     sub = sandbox.world.subscriptions[0]
     arm = conn.pipeline("arm")

@@ -56,13 +56,46 @@ class RateLimiter:
         self._sleep = sleep
         self._last = clock()
         self._lock = threading.Lock()
+        self._in_flight = 0
+        #: whether the service's own count (:meth:`finished`) may also raise the bucket above
+        #: what it holds here (until :meth:`configure` sets limits of the caller's own)
+        self.follows_service = True
 
     def configure(self, rate: float, burst: int) -> None:
-        """New limits, starting from a full bucket."""
+        """New limits, starting from a full bucket. They are the caller's own: from now on the
+        service's count can lower the bucket, never raise it."""
         with self._lock:
             self.rate, self.burst = rate, burst
             self._tokens = float(burst)
             self._last = self._clock()
+            self.follows_service = False
+
+    def started(self) -> None:
+        """Wait for a token (:meth:`acquire`) for a request whose answer will say what the
+        service has left (:meth:`finished`)."""
+        self.acquire()
+        with self._lock:
+            self._in_flight += 1
+
+    def finished(self, remaining: int | None) -> None:
+        """A request begun with :meth:`started` is answered; ``remaining`` is the service's own
+        count of what is left in the caller's bucket (its rate-limit header), if it sent one.
+
+        The bucket then holds that count less the requests still on their way (which the
+        service may not have counted yet): lower when other clients of the same caller have
+        used the bucket, higher when the service has more room than the documented one
+        (unless :meth:`configure` set limits of the caller's own). Between answers it refills
+        at ``rate``.
+        """
+        with self._lock:
+            self._in_flight = max(0, self._in_flight - 1)
+            if remaining is None:
+                return
+            now = self._clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+            self._last = now
+            said = float(max(0, min(self.burst, remaining - self._in_flight)))
+            self._tokens = said if self.follows_service else min(self._tokens, said)
 
     def acquire(self) -> None:
         """Wait until a request may start."""

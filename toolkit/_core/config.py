@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -157,6 +158,11 @@ def _loopback_host(host: str) -> bool:
         return False
 
 
+#: A backslash, whitespace (any, as ``str.isspace``) or a control character: never in a URL
+#: whose origin is trusted.
+_UNSAFE_IN_URL = re.compile(r"[\\\s\x00-\x1f\x7f]")
+
+
 @dataclass(frozen=True)
 class Origin:
     """Scheme, host and port of a URL (the default port filled in)."""
@@ -174,8 +180,7 @@ class Origin:
         (``user@host``), or one with a backslash, whitespace or control character has no origin,
         so it is never trusted.
         """
-        if not isinstance(url, str) or any(c == "\\" or c.isspace() or ord(c) < 0x20
-                                           or ord(c) == 0x7F for c in url):
+        if not isinstance(url, str) or _UNSAFE_IN_URL.search(url):
             return None
         try:
             parts = urlsplit(url)

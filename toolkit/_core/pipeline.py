@@ -58,6 +58,7 @@ from toolkit._core.cache import cache_path, cached_session, lifetime_header
 from toolkit._core.cancel import check_cancelled
 from toolkit._core.concurrency import ARM_WRITE_RATE, FAMILY_RATES, RateLimiter
 from toolkit._core.config import FamilyConfig, Origin, is_loopback
+from toolkit._core.deadlines import deadlines
 from toolkit._core.errors import (
     AuthenticationError,
     ErrorInfo,
@@ -220,9 +221,7 @@ def _headers_deadline_guard(conn_cls: type) -> type:
                     with contextlib.suppress(OSError):
                         sock.shutdown(socket.SHUT_RDWR)
 
-            timer = threading.Timer(max(0.0, end - time.monotonic()), expire)
-            timer.daemon = True
-            timer.start()
+            key = deadlines().arm(end, expire)
             try:
                 return super().getresponse(*args, **kw)
             except Exception:
@@ -234,7 +233,7 @@ def _headers_deadline_guard(conn_cls: type) -> type:
                         limit="request_deadline") from None
                 raise
             finally:
-                timer.cancel()
+                deadlines().disarm(key)
 
     Guarded.__name__ = Guarded.__qualname__ = f"Deadline{conn_cls.__name__}"
     return Guarded
@@ -254,7 +253,8 @@ def _guarded_pools() -> dict[str, type]:
 
 class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
     """Reads a body that is not streamed in large reads (pages of several megabytes arrive
-    several times faster than in requests' 10 kB chunks), within the caps: at most
+    several times faster than in requests' 10 kB chunks; a body of declared length goes straight
+    into one buffer of its size), within the caps: at most
     ``max_body`` bytes after decompression, and the whole attempt within ``deadline`` seconds
     however slowly the bytes drip. Read errors map to the exceptions requests itself raises, so
     azure-core's retries see the same failures; a broken cap raises ResponseLimitError, which is
@@ -311,44 +311,22 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         if time.monotonic() > end:
             raise self._over_deadline(response)
         declared = (response.headers.get("Content-Length") or "").strip()
-        if declared.isdigit() and int(declared) > self.max_body \
-                and not response.headers.get("Content-Encoding"):
+        encoding = (response.headers.get("Content-Encoding") or "").strip().lower()
+        if declared.isdigit() and int(declared) > self.max_body and not encoding:
             raise self._too_large(response, f"{int(declared)} bytes declared")
         try:
-            decoder = _BodyDecoder(
-                (response.headers.get("Content-Encoding") or "").strip().lower())
+            decoder = _BodyDecoder(encoding)
         except ProtocolError:
             response.close()
             raise
         raw = response.raw
-        sock = getattr(getattr(raw, "connection", None), "sock", None)
-        body = bytearray()
         watch = (getattr(_head_watch, "value", None) if 200 <= response.status_code < 300
                  else None)
         try:
-            while True:
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise self._over_deadline(response)
-                # once the body is complete the connection goes back to the pool, where another
-                # thread may take it: set the timeout only while it is still this response's
-                if sock is not None and getattr(raw, "connection", None) is not None:
-                    with contextlib.suppress(OSError):
-                        sock.settimeout(max(0.001, min(self.read_timeout, left)))
-                try:
-                    data = raw.read1(1 << 20, decode_content=False)
-                except u3.ReadTimeoutError:
-                    if time.monotonic() >= end:
-                        raise self._over_deadline(response) from None
-                    raise
-                if not data:
-                    break
-                body += decoder.feed(data, self.max_body - len(body))
-                if len(body) > self.max_body:
-                    raise self._too_large(response, "after decompression"
-                                          if decoder.encoding else "read so far")
-                if watch is not None and body:
-                    watch = _watched(watch, bytes(body[:_HEAD_BYTES]))
+            if declared.isdigit() and decoder.encoding in ("", "identity") \
+                    and _exact_reads(raw):
+                return self._read_exact(response, int(declared), end, watch)
+            return self._read_chunks(response, decoder, end, watch)
         except u3.ProtocolError as err:
             raise requests.exceptions.ChunkedEncodingError(err) from err
         except u3.DecodeError as err:
@@ -357,7 +335,126 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
             raise requests.exceptions.ConnectionError(err) from err
         except u3.SSLError as err:
             raise requests.exceptions.SSLError(err) from err
-        return bytes(body)
+
+    def _left(self, response: Any, end: float) -> float:
+        """The seconds the attempt has left (the answer is over its deadline at none); the
+        socket's timeout is set to at most that while the connection is still this answer's
+        (once complete it goes back to the pool, where another thread may take it)."""
+        left = end - time.monotonic()
+        if left <= 0:
+            raise self._over_deadline(response)
+        raw = response.raw
+        conn = getattr(raw, "connection", None)
+        sock = getattr(conn, "sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.settimeout(max(0.001, min(self.read_timeout, left)))
+        return left
+
+    def _timed_out(self, response: Any, end: float) -> ResponseLimitError | None:
+        return self._over_deadline(response) if time.monotonic() >= end else None
+
+    def _read_exact(self, response: Any, size: int, end: float,
+                    watch: Callable[[bytes], bool] | None) -> bytes:
+        """A body of a declared length, read into one ``bytes`` of that size: no chunk is
+        copied again and no buffer grows (fresh pages of memory cost more than the copy itself
+        on many machines). The reads are bounded by the socket's timeout each, and all together
+        by the attempt's deadline, at which the socket is shut down."""
+        import urllib3.exceptions as u3
+
+        raw = response.raw
+        sock = getattr(getattr(raw, "connection", None), "sock", None)
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+        self._left(response, end)
+        key = deadlines().arm(end, expire)
+        try:
+            head = b""
+            while watch is not None and len(head) < size:  # the head as it comes, for it
+                data = raw.read1(min(_HEAD_BYTES, size) - len(head), decode_content=False)
+                if not data:
+                    break
+                head += data
+                watch = _watched(watch, head)
+            with raw._error_catcher():
+                rest = raw._fp.read(size - len(head)) if len(head) < size else b""
+                if len(head) + len(rest) < size:  # closed before the declared length
+                    raise u3.IncompleteRead(len(head) + len(rest), size - len(head) - len(rest))
+        except (u3.HTTPError, OSError):
+            if expired.is_set():
+                raise self._over_deadline(response) from None
+            raise
+        finally:
+            deadlines().disarm(key)
+        raw.release_conn()  # done already when the last read closed the answer
+        return head + rest if head else rest
+
+    def _read_chunks(self, response: Any, decoder: _BodyDecoder, end: float,
+                     watch: Callable[[bytes], bool] | None) -> bytes:
+        """A body of unknown length (chunked, or compressed): read and decoded in large
+        reads, joined once at the end."""
+        import urllib3.exceptions as u3
+
+        raw = response.raw
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            self._left(response, end)
+            try:
+                data = raw.read1(_READ_BLOCK, decode_content=False)
+            except u3.ReadTimeoutError:
+                late = self._timed_out(response, end)
+                if late is not None:
+                    raise late from None
+                raise
+            if not data:
+                break
+            data = decoder.feed(data, self.max_body - size)
+            size += len(data)
+            if size > self.max_body:
+                raise self._too_large(response, "after decompression"
+                                      if decoder.encoding else "read so far")
+            if data:
+                parts.append(data)
+            if watch is not None and parts:
+                head = parts[0] if len(parts) == 1 else b"".join(parts)
+                watch = _watched(watch, head[:_HEAD_BYTES])
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _arm_bucket(url: str, method: str) -> tuple[bool, str]:
+    """Whether a resource-manager request is a write, and the subscription (lower case) whose
+    buckets it draws from, or ``"tenant"`` above any subscription."""
+    write = method.upper() in ("PUT", "PATCH", "DELETE")
+    parts = urlsplit(url).path.strip("/").split("/")
+    where = parts[1].lower() if len(parts) > 1 and parts[0].lower() == "subscriptions" \
+        else "tenant"
+    return write, where
+
+
+def _remaining(value: str | None) -> int | None:
+    """A rate-limit header's count (``None`` when absent or not a count)."""
+    if value is None:
+        return None
+    value = value.strip()
+    return int(value) if value.isdigit() and len(value) < 10 else None
+
+
+#: The largest single read of a body.
+_READ_BLOCK = 1 << 20
+
+
+def _exact_reads(raw: Any) -> bool:
+    """Whether urllib3's answer lets a body of known length be read into a buffer of our own
+    (its underlying ``http.client`` answer and its error mapping are there)."""
+    return (hasattr(getattr(raw, "_fp", None), "readinto")
+            and hasattr(raw, "_error_catcher") and hasattr(raw, "release_conn"))
 
 
 #: The most of a body's start handed to a head watcher.
@@ -695,6 +792,7 @@ class Pipeline:
             raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
         install_log_redaction("azure", "urllib3")
         session = _session(config)
+        self._cached = cache_path(settings.cache) is not None
         adapter = _BoundedBodyAdapter(
             max_body=settings.max_body_bytes, deadline=settings.request_deadline,
             read_timeout=settings.read_timeout, pool_connections=4,
@@ -702,7 +800,6 @@ class Pipeline:
             max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
-        self._cached = cache_path(settings.cache) is not None
         self._transport = _Transport(
             config.sleep, session=session, session_owner=True,
             connection_verify=config.verify,
@@ -771,13 +868,14 @@ class Pipeline:
         resource manager, the one of its reads or writes in the subscription the URL names (or
         above any subscription), as the service keeps them per caller; shared by every call and
         thread of this connection, so together they keep the rate. Other families pace their
-        fan-outs themselves (:func:`~toolkit._core.concurrency.shared_limiter`)."""
+        fan-outs themselves (:func:`~toolkit._core.concurrency.shared_limiter`).
+
+        The bucket starts at the documented size and rate; each answer's rate-limit header
+        (what the service has left for the caller) then sets what it holds
+        (:meth:`~toolkit._core.concurrency.RateLimiter.finished`)."""
         if self.family != "arm":
             return None
-        write = method.upper() in ("PUT", "PATCH", "DELETE")
-        parts = urlsplit(url).path.strip("/").split("/")
-        where = parts[1].lower() if len(parts) > 1 and parts[0].lower() == "subscriptions" \
-            else "tenant"
+        write, where = _arm_bucket(url, method)
         key = f"{'writes' if write else 'reads'}/{where}"
         with self._buckets_lock:
             bucket = self._buckets.get(key)
@@ -857,8 +955,32 @@ class Pipeline:
         url = build_url(self.base_url, path, params)
         _check_origin(self.config, url, operation)
         bucket = self.limiter(url, method)
-        if bucket is not None:
-            bucket.acquire()
+        if bucket is None:
+            return self._send_checked(method, url, json, headers, operation, idempotent,
+                                      expected, content_type, check_json, no_retry, on_head)
+        bucket.started()
+        remaining = None
+        try:
+            response = self._send_checked(method, url, json, headers, operation, idempotent,
+                                          expected, content_type, check_json, no_retry,
+                                          on_head)
+            remaining = _remaining(response.headers.get(self._rate_header(url, method)))
+            return response
+        finally:
+            bucket.finished(remaining)
+
+    def _rate_header(self, url: str, method: str) -> str:
+        """The resource manager's header that says what is left of the bucket of ``url``."""
+        write, where = _arm_bucket(url, method)
+        scope = "tenant" if where == "tenant" else "subscription"
+        return f"{self.header_prefix}ratelimit-remaining-{scope}-{'writes' if write else 'reads'}"
+
+    def _send_checked(self, method: str, url: str, json: Any,
+                      headers: Mapping[str, str] | None, operation: str | None,
+                      idempotent: bool, expected: tuple[int, ...], content_type: str,
+                      check_json: bool, no_retry: frozenset[int],
+                      on_head: Callable[[bytes], bool] | None) -> Response:
+        """:meth:`send` past the origin check and the rate limit."""
 
         def once() -> Response:
             _head_watch.value = on_head

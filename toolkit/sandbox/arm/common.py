@@ -113,17 +113,17 @@ def throttle(request: Request) -> None:
             headers={"Retry-After": str(wait)})
 
 
-def arm_reply(request: Request, body: Any, status: int = 200, *, write: bool = False,
-              tenant: bool = False) -> Reply:
-    """A success reply with ARM's rate-limit header: what the caller's bucket holds (with the
-    limits enforced), or a count that goes down by one a request."""
+def arm_reply(request: Request, body: Any, status: int = 200, *, write: bool = False) -> Reply:
+    """A success reply with ARM's rate-limit header: what the caller's bucket holds after this
+    request (with the limits enforced), else a bucket that is never drawn down (full, less this
+    request)."""
     prefix = request.sandbox.header_prefix
-    scope = "tenant" if tenant else "subscription"
+    _, scope, key = _bucket_of(request)  # a subscription's, or the tenant's above them
     kind = "writes" if write else "reads"
     if request.sandbox.arm_limits:
-        remaining = limits(request.sandbox)[kind].left(_bucket_of(request)[2])
+        remaining = limits(request.sandbox)[kind].left(key)
     else:
-        remaining = READ_BUCKET - 1 - (len(request.sandbox.log) % READ_BUCKET)
+        remaining = (WRITE_BUCKET if write else READ_BUCKET) - 1
     return Reply(status, body, {f"{prefix}ratelimit-remaining-{scope}-{kind}": str(remaining)})
 
 

@@ -334,7 +334,7 @@ def _operations_list(request: Request) -> Reply:
         body["nextLink"] = (f"{request.base_url}/providers/{request.sandbox.namespace}.Sql/"
                             f"operations?api-version={version}"
                             f"&$skiptoken={start + OPERATIONS_PAGE_SIZE}")
-    return arm_reply(request, body, tenant=True)
+    return arm_reply(request, body)
 
 
 # ---------------------------------------------------------------------------------- protectors

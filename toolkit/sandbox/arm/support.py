@@ -343,7 +343,7 @@ def _services(request: Request) -> Reply:
               "type": f"{ns}.Support/services",
               "properties": {"displayName": s.display[lang], "resourceTypes": s.resource_types}}
              for s in sorted(support.services, key=lambda s: s.display[lang].lower())]
-    reply = arm_reply(request, {"value": value}, tenant=True)
+    reply = arm_reply(request, {"value": value})
     reply.headers["Content-Language"] = LANGUAGES[lang]
     return reply
 
@@ -386,7 +386,7 @@ def _classifications(request: Request) -> Reply:
     if start + PAGE_SIZE < len(service.classifications):
         body["nextLink"] = (f"{request.base_url}{base}?api-version={request.param('api-version')}"
                             f"&$skiptoken={start + PAGE_SIZE}")
-    reply = arm_reply(request, body, tenant=True)
+    reply = arm_reply(request, body)
     reply.headers["Content-Language"] = LANGUAGES[lang]
     return reply
 

@@ -38,7 +38,7 @@ def _page(request: Request, items: list[dict[str, Any]]) -> Reply:
         params.append(("$skiptoken", str(stop)))
         body["nextLink"] = (f"{request.base_url}{request.path}?"
                             f"{urlencode(params, quote_via=quote, safe='$')}")
-    return arm_reply(request, body, tenant=True)
+    return arm_reply(request, body)
 
 
 def _management_groups(request: Request) -> Reply:

@@ -393,8 +393,8 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
                                             datetime.fromtimestamp(hi, UTC))))
         query = urlencode(params, quote_via=quote, safe="$,:")
         next_link = f"{request.base_url}{request.path}?{query}"
-    head = orjson.dumps({"@odata.nextLink": next_link, "@odata.context": context,
-                         "@odata.count": max(0, stop - offset)})[:-1]
+    envelope = {"@odata.nextLink": next_link, "@odata.context": context,
+                "@odata.count": max(0, stop - offset)}
     entity_ctx = orjson.dumps(f"{context}/$entity")
     if result.frame is not None:
         page = result.frame.iloc[offset:stop]
@@ -404,7 +404,7 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
         values = [{"@odata.id": None, "@odata.context": f"{context}/$entity",
                    **{k: _plain(v) for k, v in row.items()}}
                   for row in page.to_dict("records")]
-        body = head + b',"value":' + orjson.dumps(values) + b"}"
+        body = orjson.dumps({**envelope, "value": values})
     else:
         rows = result.rows[offset:stop]  # type: ignore[index]
         if select or expand:
@@ -415,10 +415,20 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
                 raise SandboxHTTPError(400, "InvalidQueryParameterValue", err.message) from None
         else:
             items = _fast_records(pw, result.records, rows, entity_ctx)
-        body = head + b',"value":[' + b",".join(items) + b"]}"
+        body = _page_body(envelope, items)
     reply = arm_reply(request, None)
     reply.raw = body
     return reply
+
+
+def _page_body(envelope: dict[str, Any], items: list[bytes]) -> bytes:
+    """The page's JSON from its envelope and its serialized records, built as one buffer (a
+    page of megabytes copied again for each part costs more than building it)."""
+    head = orjson.dumps(envelope)[:-1] + b',"value":['
+    if not items:
+        return head + b"]}"
+    return b",".join([head + items[0], *items[1:-1], items[-1] + b"]}"] if len(items) > 1
+                     else [head + items[0] + b"]}"])
 
 
 def _plain(v: Any) -> Any:
