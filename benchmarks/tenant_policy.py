@@ -11,11 +11,15 @@ process and reads the whole query:
     the workers rebuild their connection from the non-secret settings and the sandbox secret in
     their environment).
 
+The sandbox throttles the resource manager's reads per principal as the service documents it
+(``Sandbox(arm_limits=True)``: 250 at once, 25 a second), unless ``--no-limits``.
+
 Each prints records a second (first request to the whole frame in the driver for (a); for (b), to
 every partition in the workers' memory, counted there with ``len``) and the driver's peak resident
 memory; the workers' peaks are printed beside (b).
 
     .venv/bin/python benchmarks/tenant_policy.py                     # 5,000,000 records
+    .venv/bin/python benchmarks/tenant_policy.py --no-limits         # the sandbox not throttling
     .venv/bin/python benchmarks/tenant_policy.py --records 500000 --modes a,b
 """
 
@@ -41,8 +45,9 @@ def _peak_mb() -> float:
 
 
 # ------------------------------------------------------------------------------ server process
-def serve(records: int, subscriptions: int) -> None:
-    """Start the sandbox tenant, print how to query it, serve until killed."""
+def serve(records: int, subscriptions: int, limits: bool) -> None:
+    """Start the sandbox tenant (throttling the resource manager's reads as the service does,
+    with ``limits``), print how to query it, serve until killed."""
     sys.path.insert(0, ROOT)
     from datetime import timedelta
 
@@ -60,7 +65,7 @@ def serve(records: int, subscriptions: int) -> None:
                  for r in (pw.records(*k) for k in pw.by_group))
     scale = max(1.0, records / at_one * 1.05)
     os.environ["TOOLKIT_SANDBOX_POLICY_SCALE"] = f"{scale:.3f}"
-    sandbox = Sandbox(seed=7, frozen_clock=True,
+    sandbox = Sandbox(seed=7, frozen_clock=True, arm_limits=limits,
                       secret=os.environ["TOOLKIT_SANDBOX_SECRET"]).start()
     world = sandbox.world
     t0 = time.perf_counter()
@@ -123,12 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subscriptions", type=int, default=20, help="store subscriptions "
                         "added to the sandbox's three")
     parser.add_argument("--modes", default="a,b")
+    parser.add_argument("--no-limits", action="store_true",
+                        help="the sandbox does not throttle (by default it enforces the resource "
+                             "manager's documented buckets per principal, as the service does)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--config", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        serve(args.records, args.subscriptions)
+        serve(args.records, args.subscriptions, not args.no_limits)
         return 0
     if args.child:
         child(args.child, json.loads(args.config))
@@ -136,14 +144,17 @@ def main(argv: list[str] | None = None) -> int:
     # the sandbox and the workers share a secret through their environment, never argv
     env = {**os.environ, "TOOLKIT_SANDBOX_SECRET": secrets.token_urlsafe(24)}
     server = subprocess.Popen([sys.executable, __file__, "--serve", "--records",
-                               str(args.records), "--subscriptions", str(args.subscriptions)],
+                               str(args.records), "--subscriptions", str(args.subscriptions)]
+                              + (["--no-limits"] if args.no_limits else []),
                               stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert server.stdout is not None
         cfg = json.loads(server.stdout.readline())
         print(f"sandbox (own process): {cfg['subscriptions']} subscriptions, policy scale "
-              f"{cfg['scale']:.2f}, built in {cfg['build_seconds']} s; reading the root "
-              f"group's default states {cfg['start'][:10]} .. {cfg['end'][:10]}", flush=True)
+              f"{cfg['scale']:.2f}, built in {cfg['build_seconds']} s, "
+              f"{'not throttling' if args.no_limits else 'throttling reads per principal'}; "
+              f"reading the root group's default states {cfg['start'][:10]} .. "
+              f"{cfg['end'][:10]}", flush=True)
         results = {}
         for mode in args.modes.split(","):
             out = subprocess.run([sys.executable, __file__, "--child", mode, "--config",

@@ -180,17 +180,19 @@ class _BodyDecoder:
         if self._z is None:
             wbits = zlib.MAX_WBITS if data[:1] and (data[0] & 0x0F) == 8 else -zlib.MAX_WBITS
             self._z = zlib.decompressobj(wbits)
-        out = bytearray()
+        out: list[bytes] = []
+        size = 0
         pending = data
         while True:
             try:
-                chunk = self._z.decompress(pending, budget + 1 - len(out))
+                chunk = self._z.decompress(pending, budget + 1 - size)
             except zlib.error as err:
                 raise requests.exceptions.ContentDecodingError(err) from err
-            out += chunk
+            out.append(chunk)
+            size += len(chunk)
             pending = self._z.unconsumed_tail
-            if not pending or len(out) > budget:
-                return bytes(out)
+            if not pending or size > budget:
+                return out[0] if len(out) == 1 else b"".join(out)
 
 
 #: The monotonic time by which the current thread's attempt must have its answer (set by the
@@ -383,7 +385,9 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
                 head += data
                 watch = _watched(watch, head)
             with raw._error_catcher():
-                rest = raw._fp.read(size - len(head)) if len(head) < size else b""
+                # (read even when nothing is left: reading closes the answer, so that its
+                # connection can serve the next request)
+                rest = raw._fp.read(size - len(head))
                 if len(head) + len(rest) < size:  # closed before the declared length
                     raise u3.IncompleteRead(len(head) + len(rest), size - len(head) - len(rest))
         except (u3.HTTPError, OSError):
