@@ -387,7 +387,7 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
             with raw._error_catcher():
                 # (read even when nothing is left: reading closes the answer, so that its
                 # connection can serve the next request)
-                rest = raw._fp.read(size - len(head))
+                rest: bytes = raw._fp.read(size - len(head))
                 if len(head) + len(rest) < size:  # closed before the declared length
                     raise u3.IncompleteRead(len(head) + len(rest), size - len(head) - len(rest))
         except (u3.HTTPError, OSError):
