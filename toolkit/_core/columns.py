@@ -228,7 +228,7 @@ class InterningBuilder:
             if interner is not None:
                 self._parts[name].append(self._codes(records, col, interner))
                 continue
-            if col.kind in ("object", "list") and not any(map(_has(name), records)):
+            if col.kind in ("object", "list") and not self._sent(records, name):
                 self._parts[name].append(np.full(n, None, dtype=object))  # not sent
                 continue
             try:
@@ -240,6 +240,15 @@ class InterningBuilder:
             else:
                 self._parts[name].append(convert_column(values, col))
         self.rows += n
+
+    def _sent(self, records: list[Any], name: str) -> bool:
+        """Whether any record holds the field (for structs: not null)."""
+        if isinstance(records[0], dict):
+            return any(map(_has(name), records))
+        try:
+            return list(map(self._attrs[name], records)).count(None) != len(records)
+        except AttributeError:
+            return any(map(_has(name), records))
 
     def _codes(self, records: list[Any], col: Col, interner: _Interner) -> np.ndarray:
         lookup = interner.__getitem__

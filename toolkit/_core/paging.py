@@ -186,7 +186,8 @@ class FrameSink(Protocol):
     """What pages are fed into: :class:`~toolkit._core.frames.FrameBuilder` or
     :class:`~toolkit._core.columns.InterningBuilder`."""
 
-    rows: int
+    @property
+    def rows(self) -> int: ...
 
     def add(self, records: list[Any]) -> None: ...
 

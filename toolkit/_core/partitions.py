@@ -18,13 +18,13 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import Any, Protocol
+from typing import Any
 
 import pandas as pd
 
 from toolkit._core.errors import ToolkitError
 from toolkit._core.frames import category_dtype
-from toolkit._core.paging import Page
+from toolkit._core.paging import FrameSink, Page
 from toolkit._core.progress import progress_bar
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import Col
@@ -34,12 +34,8 @@ logger = logging.getLogger(__name__)
 __all__ = ["concat_frames", "read_chains"]
 
 
-class Builder(Protocol):
-    rows: int
-
-    def add(self, records: Sequence[Any]) -> None: ...
-
-    def build(self, attrs: Any = None) -> pd.DataFrame: ...
+#: What pages are fed into (one per chain).
+Builder = FrameSink
 
 
 class _Stopped(Exception):
