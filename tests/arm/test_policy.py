@@ -548,6 +548,37 @@ PARTITION_CASES = [
 ]
 
 
+def test_slices_hold_about_the_same_number_of_records(sandbox, group, monkeypatch) -> None:
+    # the longest chain sets the read's time: no slice holds much more than its share, though
+    # the records come in bursts (evaluations of many resources at one time)
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    sub, rg = group
+    start = END - pd.Timedelta(days=60)
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    try:
+        whole = toolkit.policy_states(sub, rg, resource="default", start=start, end=END,
+                                      partitions=1, connection=conn)
+        pipe = conn.pipeline("arm")
+        path = (f"/subscriptions/{sub}/resourceGroups/{rg}/providers/"
+                f"{sandbox.namespace}.PolicyInsights/policyStates/default/queryResults")
+        params = {"api-version": "2024-10-01", "$from": start.isoformat(),
+                  "$to": END.isoformat()}
+        bounds = policy._time_slices(pipe, path, params, None, start, END, 8)
+    finally:
+        conn.close()
+    ts = whole["timestamp"]
+    counts = []
+    for lo, hi in bounds:
+        inside = pd.Series(True, index=ts.index)
+        if lo is not None:
+            inside &= ts >= lo
+        if hi is not None:
+            inside &= ts < hi
+        counts.append(int(inside.sum()))
+    assert len(bounds) == 8 and sum(counts) == len(whole)
+    assert max(counts) <= 1.5 * len(whole) / len(bounds), counts
+
+
 @pytest.mark.parametrize("kw", PARTITION_CASES)
 def test_slices_give_the_frame_of_one_chain(sandbox, group, kw, monkeypatch) -> None:
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)  # the latest sets are a few pages
@@ -586,7 +617,8 @@ def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch
     kw = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END}
     sandbox.clear_faults()
     sub, rg = group
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    # more retries than faults injected: whichever requests they hit, none runs out
+    conn = toolkit.connect(sandbox=sandbox, progress=False, max_retries=30)
     conn.sleep = lambda s: None
     try:
         one = toolkit.policy_states(sub, rg, partitions=1, connection=conn, **kw)

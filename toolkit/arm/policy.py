@@ -418,7 +418,8 @@ def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
     share = total / want
     with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="toolkit-count") as pool:
         for _ in range(PARTITION_ROUNDS):
-            heavy = [s for s in slices if s[2] > 1.25 * share
+            # halves of at most half a share each, so that the groups below can be even
+            heavy = [s for s in slices if s[2] > share / 2
                      and s[1] - s[0] >= pd.Timedelta(seconds=2)]
             if not heavy or len(slices) >= 4 * want:
                 break
@@ -435,13 +436,20 @@ def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
                 else:
                     out.append(s)
             slices = [s for s in out if s[2] > 0]
-    # join neighbours into at most ``want`` groups of about ``share`` records
-    groups: list[list[Any]] = []
-    for s in slices:
-        if groups and (groups[-1][2] < share * 0.9 or len(groups) >= want):
-            groups[-1][1], groups[-1][2] = s[1], groups[-1][2] + s[2]
+    # join neighbours into at most ``want`` groups of about ``share`` records: group k ends at
+    # the boundary where the running count comes nearest to (k + 1) shares
+    groups: list[list[Any]] = []  # [lo, hi, records, closed]
+    done = 0
+    for i, s in enumerate(slices):
+        if not groups or groups[-1][3]:
+            groups.append([s[0], s[1], s[2], False])
         else:
-            groups.append(list(s))
+            groups[-1][1], groups[-1][2] = s[1], groups[-1][2] + s[2]
+        done += s[2]
+        target = len(groups) * share
+        following = slices[i + 1][2] if i + 1 < len(slices) else 0
+        if len(groups) < want and (done >= target or target - done < done + following - target):
+            groups[-1][3] = True
     if len(groups) < 2:
         return [(None, None)]
     bounds: list[tuple[pd.Timestamp | None, pd.Timestamp | None]] = []
