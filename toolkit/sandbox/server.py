@@ -116,9 +116,8 @@ _HOST_RE = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    # answers go out as written, as a web front end sends them (TCP_NODELAY): with Nagle's
-    # algorithm, an answer's headers wait on a connection whose last bytes the client has not
-    # acknowledged yet (its delayed ACK), some 40 ms whenever a client switches connections
+    # answers go out as they are written (TCP_NODELAY), as web front ends send them, so that
+    # the head of a page reaches the client before its body is complete
     disable_nagle_algorithm = True
     server: _Server
 
