@@ -255,3 +255,34 @@ def test_every_resource_manager_request_takes_a_token(conn, sandbox, waits) -> N
     elapsed = time.monotonic() - began  # the bucket refills with real time as well
     # three starts at 4 a second from a bucket of one: two waits of about a quarter second
     assert len(waits) >= 2 and sum(waits) + elapsed >= 0.5 - 1e-9
+
+
+TOKEN = "example-token-0123456789"
+
+
+def test_a_body_reads_the_same_without_urllib3s_own_buffer_access(monkeypatch) -> None:
+    # a body of declared length is read into one buffer through urllib3's answer; where that
+    # is not available it is read in chunks, to the same bytes
+    from tests.replay import Answer, replay_server
+    from toolkit._core import pipeline
+
+    body = {"value": [{"id": f"/x/{i}", "name": "n" * (i % 50)} for i in range(3000)]}
+    exact: list[int] = []
+    read_exact = pipeline._BoundedBodyAdapter._read_exact
+
+    def counted(self, *args, **kw):
+        exact.append(1)
+        return read_exact(self, *args, **kw)
+
+    monkeypatch.setattr(pipeline._BoundedBodyAdapter, "_read_exact", counted)
+    with replay_server() as rp:
+        rp.add("GET", r"/items", Answer(200, body))
+        conn = toolkit.connect(base_url=rp.url, token=TOKEN, progress=False)
+        try:
+            one = conn.pipeline("arm").send("GET", "/items").content
+            monkeypatch.setattr(pipeline, "_exact_reads", lambda raw: False)
+            two = conn.pipeline("arm").send("GET", "/items").content
+        finally:
+            conn.close()
+    assert exact == [1]  # the first read took the one-buffer path, the second did not
+    assert one == two and len(one) > 100_000
