@@ -286,3 +286,41 @@ def test_a_body_reads_the_same_without_urllib3s_own_buffer_access(monkeypatch) -
             conn.close()
     assert exact == [1]  # the first read took the one-buffer path, the second did not
     assert one == two and len(one) > 100_000
+
+
+def test_an_answer_to_head_has_no_body_whatever_its_length_says() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_HEAD(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "12345")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            body = b'{"value": []}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    conn = toolkit.connect(base_url=f"http://127.0.0.1:{server.server_address[1]}",
+                           token=TOKEN, progress=False, max_retries=0)
+    try:
+        pipe = conn.pipeline("arm")
+        assert pipe.send("HEAD", "/x", check_json=False).content == b""
+        assert pipe.send("GET", "/x").json() == {"value": []}  # the connection serves on
+    finally:
+        conn.close()
+        server.shutdown()
+        server.server_close()

@@ -326,7 +326,7 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
                  else None)
         try:
             if declared.isdigit() and decoder.encoding in ("", "identity") \
-                    and _exact_reads(raw):
+                    and _has_body(response) and _exact_reads(raw):
                 return self._read_exact(response, int(declared), end, watch)
             return self._read_chunks(response, decoder, end, watch)
         except u3.ProtocolError as err:
@@ -452,6 +452,14 @@ def _remaining(value: str | None) -> int | None:
 
 #: The largest single read of a body.
 _READ_BLOCK = 1 << 20
+
+
+def _has_body(response: Any) -> bool:
+    """Whether the answer's Content-Length counts a body that follows (not for HEAD, 1xx, 204
+    or 304, whose bodies are empty whatever the header says)."""
+    method = getattr(getattr(response, "request", None), "method", "") or ""
+    status = response.status_code
+    return method.upper() != "HEAD" and status not in (204, 304) and status >= 200
 
 
 def _exact_reads(raw: Any) -> bool:
