@@ -367,13 +367,18 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         raw = response.raw
         sock = getattr(getattr(raw, "connection", None), "sock", None)
         expired = threading.Event()
+        reading = threading.Lock()  # held while this answer owns the socket
 
         def expire() -> None:
-            expired.set()
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
+            with reading:
+                if done:
+                    return
+                expired.set()
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
 
+        done = False
         self._left(response, end)
         key = deadlines().arm(end, expire)
         try:
@@ -388,6 +393,8 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
                 # (read even when nothing is left: reading closes the answer, so that its
                 # connection can serve the next request)
                 rest: bytes = raw._fp.read(size - len(head))
+                with reading:  # the connection may go back to the pool once this block ends
+                    done = True
                 if len(head) + len(rest) < size:  # closed before the declared length
                     raise u3.IncompleteRead(len(head) + len(rest), size - len(head) - len(rest))
         except (u3.HTTPError, OSError):
@@ -396,6 +403,8 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
             raise
         finally:
             deadlines().disarm(key)
+        # (a deadline that came as the last bytes did shut the socket: the pool finds it
+        # dropped before it serves another request)
         raw.release_conn()  # done already when the last read closed the answer
         return head + rest if head else rest
 
