@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 from contextlib import nullcontext
 from datetime import timedelta
+from typing import Any
 from urllib.parse import unquote
 
 import numpy as np
@@ -717,6 +718,66 @@ def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_buc
     assert len(sent) > 2 * burst
     assert len(taken) == len(sent)  # every request of both reads drew from the one bucket
     assert sum(waits) + elapsed >= (len(sent) - burst) / rate - 1e-6
+
+
+def _two_reads_after_another_client(group, monkeypatch, refill: float = 25.0
+                                    ) -> tuple[list[int], list[Any]]:
+    """Another client of the caller leaves three reads in the service's bucket (refilled
+    ``refill`` a second: 25 as documented); then two partitioned reads at once on a fresh
+    connection, whose
+    bucket is left as it starts (the documented 250), without retries: the statuses the
+    service answered them, and what the reads raised."""
+    import threading
+
+    from toolkit.sandbox.arm.common import limits
+    from toolkit.sandbox.server import Sandbox
+
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    sub_id, name = group
+    with Sandbox(seed=7, arm_limits=True) as sb:
+        limits(sb)["reads"].configure(rate=refill, burst=40)
+        other = toolkit.connect(sandbox=sb, progress=False)
+        try:
+            for _ in range(37):
+                other.pipeline("arm").send("GET", f"/subscriptions/{sub_id}/resourcegroups",
+                                           params={"api-version": "2022-09-01"})
+        finally:
+            other.close()
+        conn = toolkit.connect(sandbox=sb, progress=False, max_retries=0)
+        errors: list[Any] = []
+
+        def read(days: int) -> None:
+            try:
+                toolkit.policy_states(sub_id, name, resource="default",
+                                      start=END - pd.Timedelta(days=days), end=END,
+                                      partitions=3, connection=conn)
+            except toolkit.ToolkitError as err:
+                errors.append(err)
+
+        try:
+            with sb.recording() as log:
+                threads = [threading.Thread(target=read, args=(d,)) for d in (3, 4)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join(120)
+        finally:
+            conn.close()
+    return [r.status for r in log], errors
+
+
+def test_concurrent_reads_follow_the_services_count_of_what_is_left(group, monkeypatch) -> None:
+    # the first answers say how little is left, so the reads wait for the refill and are never
+    # refused, though they need several times what was left
+    statuses, errors = _two_reads_after_another_client(group, monkeypatch)
+    assert errors == [] and len(statuses) > 3 * 5 and 429 not in statuses
+    # the same reads with the count ignored spend the connection's own bucket, and are refused
+    # (here the service refills slowly, so that it shows however fast this machine runs them)
+    from toolkit._core import pipeline
+
+    monkeypatch.setattr(pipeline, "_remaining", lambda value: None)
+    statuses, errors = _two_reads_after_another_client(group, monkeypatch, refill=1.0)
+    assert 429 in statuses and errors
 
 
 def test_a_failed_partitioned_read_keeps_the_records_it_read(sandbox, group,
