@@ -670,16 +670,41 @@ def test_latest_in_slices_gives_the_frame_of_one_chain(monkeypatch) -> None:
             pd.testing.assert_frame_equal(many, one)
 
 
+def _read_at_once(sandbox, conn, group, days: tuple[int, ...], partitions: int
+                  ) -> tuple[list[pd.DataFrame], list[Any], list[Any]]:
+    """Partitioned ``default`` reads of the group over the last ``days`` each, all at once on
+    ``conn``: their frames, what they raised, and the sandbox's log of their requests."""
+    import threading
+
+    sub_id, name = group
+    frames: list[pd.DataFrame] = []
+    errors: list[Any] = []
+
+    def read(d: int) -> None:
+        try:
+            frames.append(toolkit.policy_states(sub_id, name, resource="default",
+                                                start=END - pd.Timedelta(days=d), end=END,
+                                                partitions=partitions, connection=conn))
+        except toolkit.ToolkitError as err:
+            errors.append(err)
+
+    with sandbox.recording() as log:
+        threads = [threading.Thread(target=read, args=(d,)) for d in days]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    return frames, errors, log
+
+
 def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_bucket(
         sandbox, group) -> None:
     # two partitioned reads at once on one connection: every request of both (first pages,
     # counts, every chain's pages) takes a token from the connection's one bucket of reads,
     # so together they wait as long as their requests need at its rate
-    import threading
     import time
 
-    sub_id, name = group
-    end = pd.Timestamp("2026-11-20T09:00:00Z")
+    sub_id = group[0]
     conn = toolkit.connect(sandbox=sandbox, progress=False)
     waits: list[float] = []
     conn.sleep = waits.append
@@ -695,23 +720,12 @@ def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_buc
         take()
 
     bucket.acquire = counted  # type: ignore[method-assign]
-    frames: list[pd.DataFrame] = []
-
-    def read(days: int) -> None:
-        frames.append(toolkit.policy_states(sub_id, name, resource="default",
-                                            start=end - pd.Timedelta(days=days), end=end,
-                                            partitions=4, connection=conn))
-
     began = time.monotonic()
     try:
-        with sandbox.recording() as log:
-            threads = [threading.Thread(target=read, args=(d,)) for d in (20, 30)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(120)
+        frames, errors, log = _read_at_once(sandbox, conn, group, (20, 30), partitions=4)
     finally:
         conn.close()
+    assert errors == []
     elapsed = time.monotonic() - began  # the bucket refills with real time as well
     sent = [r for r in log if "policyStates" in r.path]
     assert len(frames) == 2 and all(len(f) for f in frames)
@@ -724,16 +738,13 @@ def _two_reads_after_another_client(group, monkeypatch, refill: float = 25.0
                                     ) -> tuple[list[int], list[Any]]:
     """Another client of the caller leaves three reads in the service's bucket (refilled
     ``refill`` a second: 25 as documented); then two partitioned reads at once on a fresh
-    connection, whose
-    bucket is left as it starts (the documented 250), without retries: the statuses the
-    service answered them, and what the reads raised."""
-    import threading
-
+    connection, whose bucket is left as it starts (the documented 250), without retries: the
+    statuses the service answered them, and what the reads raised."""
     from toolkit.sandbox.arm.common import limits
     from toolkit.sandbox.server import Sandbox
 
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
-    sub_id, name = group
+    sub_id = group[0]
     with Sandbox(seed=7, arm_limits=True) as sb:
         limits(sb)["reads"].configure(rate=refill, burst=40)
         other = toolkit.connect(sandbox=sb, progress=False)
@@ -744,23 +755,8 @@ def _two_reads_after_another_client(group, monkeypatch, refill: float = 25.0
         finally:
             other.close()
         conn = toolkit.connect(sandbox=sb, progress=False, max_retries=0)
-        errors: list[Any] = []
-
-        def read(days: int) -> None:
-            try:
-                toolkit.policy_states(sub_id, name, resource="default",
-                                      start=END - pd.Timedelta(days=days), end=END,
-                                      partitions=3, connection=conn)
-            except toolkit.ToolkitError as err:
-                errors.append(err)
-
         try:
-            with sb.recording() as log:
-                threads = [threading.Thread(target=read, args=(d,)) for d in (3, 4)]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join(120)
+            _, errors, log = _read_at_once(sb, conn, group, (3, 4), partitions=3)
         finally:
             conn.close()
     return [r.status for r in log], errors
@@ -807,35 +803,21 @@ def test_concurrent_reads_stay_inside_the_services_read_bucket(group, monkeypatc
     # the sandbox throttles as the service does (its buckets here made small so the test is
     # short); two partitioned reads at once on one connection, whose shared bucket is a little
     # slower than the service's, are never answered 429
-    import threading
-
     from toolkit.sandbox.arm.common import limits
     from toolkit.sandbox.server import Sandbox
 
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
     with Sandbox(seed=7, arm_limits=True) as sb:
         limits(sb)["reads"].configure(rate=25.0, burst=6)
-        sub_id, name = group  # the same world as the session's sandbox (same seed)
+        sub_id = group[0]  # the same world as the session's sandbox (same seed)
         conn = toolkit.connect(sandbox=sb, progress=False)
         bucket = conn.pipeline("arm").limiter(f"{sb.url}/subscriptions/{sub_id}/x")
         assert bucket is not None
         bucket.configure(20.0, 3)
-        frames: list[pd.DataFrame] = []
-
-        def read(days: int) -> None:
-            frames.append(toolkit.policy_states(sub_id, name, resource="default",
-                                                start=END - pd.Timedelta(days=days), end=END,
-                                                partitions=3, connection=conn))
-
         try:
-            with sb.recording() as log:
-                threads = [threading.Thread(target=read, args=(d,)) for d in (3, 4)]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join(120)
+            frames, errors, log = _read_at_once(sb, conn, group, (3, 4), partitions=3)
         finally:
             conn.close()
-    assert len(frames) == 2 and all(len(f) for f in frames)
+    assert errors == [] and len(frames) == 2 and all(len(f) for f in frames)
     statuses = [r.status for r in log]
     assert len(statuses) > 6 and 429 not in statuses
