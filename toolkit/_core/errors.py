@@ -76,6 +76,12 @@ class ToolkitError(Exception):
     def __str__(self) -> str:
         return redact(super().__str__())
 
+    def keep_partial(self, frame: Any, note: str) -> None:
+        """Attach the records read before the failure (:attr:`partial`) and add ``note``,
+        which says so, to the message."""
+        self.partial = frame
+        self.args = (f"{self.args[0] if self.args else ''}{note}", *self.args[1:])
+
 
 class ToolkitWarning(UserWarning):
     """Base class of the toolkit's warnings (their text never shows a live secret)."""

@@ -452,13 +452,12 @@ def _resumable(pages: Iterator[Page], builder: FrameSink, operation: str,
         yield from pages
     except ToolkitError as err:
         if builder.rows:
-            err.partial = builder.build(
-                provenance(operation, api_version, None, request_ids))
             link = err.next_link
-            note = (f"\n{builder.rows} records were read before the failure (err.partial)"
-                    + (f"; the remaining pages start at err.next_link ({link})" if link else "")
-                    + ".")
-            err.args = (f"{err.args[0] if err.args else err}{note}", *err.args[1:])
+            err.keep_partial(
+                builder.build(provenance(operation, api_version, None, request_ids)),
+                f"\n{builder.rows} records were read before the failure (err.partial)"
+                + (f"; the remaining pages start at err.next_link ({link})" if link else "")
+                + ".")
         raise
 
 

@@ -152,7 +152,6 @@ def read_chains(
     return df
 
 
-
 def _with_partial(err: BaseException, results: Sequence[Any], builders: Sequence[Any],
                   columns: Sequence[Col], operation: str, api_version: str | None
                   ) -> BaseException:
@@ -171,10 +170,10 @@ def _with_partial(err: BaseException, results: Sequence[Any], builders: Sequence
     # a link of one part would resume that part only, never the query: leave none to follow
     err.next_link = None
     if frames:
-        err.partial = concat_frames(frames, columns)
-        err.partial.attrs.update(provenance(operation, api_version, None, []))
-        note = (f"\n{len(err.partial)} records were read before the failure (err.partial): "
-                f"{finished} of the query's {len(results)} parts whole, the others cut short. "
-                "Read the query again for the whole result.")
-        err.args = (f"{err.args[0] if err.args else err}{note}", *err.args[1:])
+        partial = concat_frames(frames, columns)
+        partial.attrs.update(provenance(operation, api_version, None, []))
+        err.keep_partial(
+            partial, f"\n{len(partial)} records were read before the failure (err.partial): "
+                     f"{finished} of the query's {len(results)} parts whole, the others cut "
+                     "short. Read the query again for the whole result.")
     return err

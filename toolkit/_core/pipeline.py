@@ -338,10 +338,10 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         except u3.SSLError as err:
             raise requests.exceptions.SSLError(err) from err
 
-    def _left(self, response: Any, end: float) -> float:
-        """The seconds the attempt has left (the answer is over its deadline at none); the
-        socket's timeout is set to at most that while the connection is still this answer's
-        (once complete it goes back to the pool, where another thread may take it)."""
+    def _left(self, response: Any, end: float) -> None:
+        """Raise when the attempt is past its deadline; else set the socket's timeout to at
+        most the time left, while the connection is still this answer's (once complete it goes
+        back to the pool, where another thread may take it)."""
         left = end - time.monotonic()
         if left <= 0:
             raise self._over_deadline(response)
@@ -351,7 +351,6 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.settimeout(max(0.001, min(self.read_timeout, left)))
-        return left
 
     def _timed_out(self, response: Any, end: float) -> ResponseLimitError | None:
         return self._over_deadline(response) if time.monotonic() >= end else None
@@ -474,7 +473,7 @@ def _has_body(response: Any) -> bool:
 def _exact_reads(raw: Any) -> bool:
     """Whether urllib3's answer lets a body of known length be read into a buffer of our own
     (its underlying ``http.client`` answer and its error mapping are there)."""
-    return (hasattr(getattr(raw, "_fp", None), "readinto")
+    return (hasattr(getattr(raw, "_fp", None), "read")
             and hasattr(raw, "_error_catcher") and hasattr(raw, "release_conn"))
 
 
@@ -896,7 +895,10 @@ class Pipeline:
         (:meth:`~toolkit._core.concurrency.RateLimiter.finished`)."""
         if self.family != "arm":
             return None
-        write, where = _arm_bucket(url, method)
+        return self._bucket(*_arm_bucket(url, method))
+
+    def _bucket(self, write: bool, where: str) -> RateLimiter:
+        """The connection's bucket of reads or writes of ``where`` (made on first use)."""
         key = f"{'writes' if write else 'reads'}/{where}"
         with self._buckets_lock:
             bucket = self._buckets.get(key)
@@ -975,33 +977,34 @@ class Pipeline:
         """
         url = build_url(self.base_url, path, params)
         _check_origin(self.config, url, operation)
-        bucket = self.limiter(url, method)
-        if bucket is None:
-            return self._send_checked(method, url, json, headers, operation, idempotent,
-                                      expected, content_type, check_json, no_retry, on_head)
-        bucket.started()
+        bucket = rate_header = None
+        if self.family == "arm":
+            # the resource manager's bucket of the request, and its header of what is left
+            write, where = _arm_bucket(url, method)
+            bucket = self._bucket(write, where)
+            rate_header = (f"{self.header_prefix}ratelimit-remaining-"
+                           f"{'tenant' if where == 'tenant' else 'subscription'}-"
+                           f"{'writes' if write else 'reads'}")
+            bucket.started()
         remaining = None
         try:
             response = self._send_checked(method, url, json, headers, operation, idempotent,
                                           expected, content_type, check_json, no_retry,
                                           on_head)
-            remaining = _remaining(response.headers.get(self._rate_header(url, method)))
+            if rate_header is not None:
+                remaining = _remaining(response.headers.get(rate_header))
             return response
         finally:
-            bucket.finished(remaining)
-
-    def _rate_header(self, url: str, method: str) -> str:
-        """The resource manager's header that says what is left of the bucket of ``url``."""
-        write, where = _arm_bucket(url, method)
-        scope = "tenant" if where == "tenant" else "subscription"
-        return f"{self.header_prefix}ratelimit-remaining-{scope}-{'writes' if write else 'reads'}"
+            if bucket is not None:
+                bucket.finished(remaining)
 
     def _send_checked(self, method: str, url: str, json: Any,
                       headers: Mapping[str, str] | None, operation: str | None,
                       idempotent: bool, expected: tuple[int, ...], content_type: str,
                       check_json: bool, no_retry: frozenset[int],
                       on_head: Callable[[bytes], bool] | None) -> Response:
-        """:meth:`send` past the origin check and the rate limit."""
+        """:meth:`send` past the origin check and the rate limit: the attempts (azure-core's
+        retries), and asking again for a success body that is not JSON."""
 
         def once() -> Response:
             _head_watch.value = on_head

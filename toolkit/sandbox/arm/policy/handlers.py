@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -427,8 +428,10 @@ def _page_body(envelope: dict[str, Any], items: list[bytes]) -> bytes:
     head = orjson.dumps(envelope)[:-1] + b',"value":['
     if not items:
         return head + b"]}"
-    return b",".join([head + items[0], *items[1:-1], items[-1] + b"]}"] if len(items) > 1
-                     else [head + items[0] + b"]}"])
+    parts = list(items)
+    parts[0] = head + parts[0]
+    parts[-1] = parts[-1] + b"]}"
+    return b",".join(parts)
 
 
 def _plain(v: Any) -> Any:
@@ -460,23 +463,32 @@ _RESULTS_MAX = 64
 _RESULTS_MAX_ROWS = 8_000_000
 
 
-def _cached_result(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
-                   hi: float, options: dict[str, str | None]) -> _Result:
-    key = (scope.key, resource, lo, hi, tuple(sorted((k, v or "") for k, v in options.items())))
+def _kept(sandbox: Sandbox, name: str, key: Any, make: Callable[[], Any],
+          full: Callable[[OrderedDict[Any, Any]], bool]) -> Any:
+    """The value of ``key`` in the sandbox's cache ``name``, made when missing; the cache keeps
+    those used last, dropping the oldest while ``full`` says so (one always stays)."""
     with sandbox.state_lock:
-        cache: OrderedDict[Any, _Result] = sandbox.state.setdefault(_RESULTS_KEY, OrderedDict())
+        cache: OrderedDict[Any, Any] = sandbox.state.setdefault(name, OrderedDict())
         hit = cache.get(key)
         if hit is not None:
             cache.move_to_end(key)
             return hit
-    result = _evaluate(sandbox, pw, scope, resource, lo, hi, options)
+    value = make()
     with sandbox.state_lock:
-        cache[key] = result
-        # a few whole results, or many small ones (the slices of one query read concurrently)
-        while len(cache) > 1 and (len(cache) > _RESULTS_MAX or sum(
-                r.size for r in cache.values()) > _RESULTS_MAX_ROWS):
+        cache[key] = value
+        while len(cache) > 1 and full(cache):
             cache.popitem(last=False)
-    return result
+    return value
+
+
+def _cached_result(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
+                   hi: float, options: dict[str, str | None]) -> _Result:
+    key = (scope.key, resource, lo, hi, tuple(sorted((k, v or "") for k, v in options.items())))
+    # a few whole results, or many small ones (the slices of one query read concurrently)
+    return _kept(sandbox, _RESULTS_KEY, key,
+                 lambda: _evaluate(sandbox, pw, scope, resource, lo, hi, options),
+                 lambda cache: len(cache) > _RESULTS_MAX
+                 or sum(r.size for r in cache.values()) > _RESULTS_MAX_ROWS)
 
 
 def _scope_rows(pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
@@ -511,21 +523,13 @@ def _scope_table(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str
     """The scope's records in the window as a query table, kept for the few scopes and windows
     asked last: the queries of one read (counts, slices, filters) share it instead of sorting
     the scope's records again each."""
-    key = (scope.key, resource, lo, hi)
-    with sandbox.state_lock:
-        cache: OrderedDict[Any, tuple[GroupRecords, Table]] = sandbox.state.setdefault(
-            _TABLES_KEY, OrderedDict())
-        hit = cache.get(key)
-        if hit is not None:
-            cache.move_to_end(key)
-            return hit
-    rec, rows = _scope_rows(pw, scope, resource, lo, hi)
-    found = (rec, _record_table(pw, rec, rows))
-    with sandbox.state_lock:
-        cache[key] = found
-        while len(cache) > _TABLES_MAX:
-            cache.popitem(last=False)
-    return found
+
+    def make() -> tuple[GroupRecords, Table]:
+        rec, rows = _scope_rows(pw, scope, resource, lo, hi)
+        return rec, _record_table(pw, rec, rows)
+
+    return _kept(sandbox, _TABLES_KEY, (scope.key, resource, lo, hi),
+                 make, lambda cache: len(cache) > _TABLES_MAX)
 
 
 def _evaluate(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
