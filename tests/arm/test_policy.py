@@ -4,6 +4,7 @@ examples, expansion, every kind of scope and its rules, reads in concurrent time
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from contextlib import nullcontext
 from datetime import timedelta
@@ -578,6 +579,91 @@ def test_slices_hold_about_the_same_number_of_records(sandbox, group, monkeypatc
         counts.append(int(inside.sum()))
     assert len(bounds) == 8 and sum(counts) == len(whole)
     assert max(counts) <= 1.5 * len(whole) / len(bounds), counts
+
+
+class _Counter:
+    """``count_all`` over known timestamps (epoch seconds): the records in each ``[lo, hi)``;
+    remembers each call (one call is one round of requests sent at once)."""
+
+    def __init__(self, seconds: np.ndarray) -> None:
+        self.ts = np.sort(seconds)
+        self.rounds: list[int] = []
+
+    def __call__(self, asked):
+        self.rounds.append(len(asked))
+        lo = np.searchsorted(self.ts, [a[0].timestamp() for a in asked])
+        hi = np.searchsorted(self.ts, [a[1].timestamp() for a in asked])
+        return (hi - lo).tolist()
+
+
+PLAN_START, PLAN_END = pd.Timestamp("2026-09-20T09:00:00Z"), pd.Timestamp("2026-11-21T00:00:00Z")
+
+
+def _spread(kind: str) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    lo, hi = PLAN_START.timestamp(), PLAN_END.timestamp()
+    if kind == "even":
+        return rng.uniform(lo, hi, 236_000).astype(np.int64)
+    # daily evaluation runs at 09:00 lasting minutes, more resources in the last weeks
+    days = np.arange(lo, hi, 86_400)
+    sizes = np.linspace(1_000, 8_000, len(days)).astype(int)
+    return np.concatenate([d + rng.exponential(600, n).astype(np.int64)
+                           for d, n in zip(days, sizes, strict=True)])
+
+
+def _held(ts: np.ndarray, bounds) -> list[int]:
+    out = []
+    for lo, hi in bounds:
+        inside = np.ones(len(ts), bool)
+        if lo is not None:
+            inside &= ts >= lo.timestamp()
+        if hi is not None:
+            inside &= ts < hi.timestamp()
+        out.append(int(inside.sum()))
+    return out
+
+
+def _contiguous(bounds) -> bool:
+    return (bounds[0][0] is None and bounds[-1][1] is None
+            and all(a[1] == b[0] for a, b in itertools.pairwise(bounds)))
+
+
+@pytest.mark.parametrize("kind", ["even", "bursts"])
+def test_slices_are_planned_in_few_rounds_of_counts(kind) -> None:
+    # each round of counts is a round trip to the service (an aggregate query, often slow):
+    # evenly spread records take one round, daily bursts a few, and the slices stay even
+    ts = _spread(kind)
+    count = _Counter(ts)
+    bounds = policy._plan_slices(count, PLAN_START, PLAN_END, len(ts), 8)
+    held = _held(ts, bounds)
+    assert len(bounds) == 8 and _contiguous(bounds) and sum(held) == len(ts)
+    assert max(held) <= 1.5 * len(ts) / 8, held
+    assert len(count.rounds) <= (1 if kind == "even" else 3), count.rounds
+    assert sum(count.rounds) <= 64, count.rounds  # requests, within the read budget
+
+
+def test_a_burst_in_one_second_stays_whole_and_the_plan_ends() -> None:
+    ts = np.concatenate([np.full(100_000, int(PLAN_END.timestamp()) - 3_600),
+                         _spread("even")[:20_000]])
+    count = _Counter(ts)
+    bounds = policy._plan_slices(count, PLAN_START, PLAN_END, len(ts), 8)
+    held = _held(ts, bounds)
+    assert _contiguous(bounds) and sum(held) == len(ts) and max(held) >= 100_000
+    assert len(count.rounds) <= policy.PARTITION_ROUNDS
+
+
+@pytest.mark.parametrize("answer", [lambda n: [-5] * n, lambda n: [10**9] * n,
+                                    lambda n: list(range(n, 0, -1))])
+def test_counts_that_make_no_sense_still_give_slices_that_cover_the_window(answer) -> None:
+    calls = []
+
+    def count_all(asked):
+        calls.append(len(asked))
+        return answer(len(asked))
+
+    bounds = policy._plan_slices(count_all, PLAN_START, PLAN_END, 236_000, 8)
+    assert _contiguous(bounds) and len(bounds) <= 8
+    assert len(calls) <= policy.PARTITION_ROUNDS and sum(calls) <= 8 * 64
 
 
 @pytest.mark.parametrize("kw", PARTITION_CASES)

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -57,9 +58,14 @@ OPERATION = "policy_states"
 #: Records a page holds; a time slice is worth a chain of its own from this many pages on.
 PAGE_RECORDS = 1000
 PARTITION_MIN_PAGES = 5
-#: Rounds of halving time slices when looking for balanced ones (each round is one request per
-#: slice being split, all at once).
+#: Rounds of cutting time slices when looking for balanced ones (each round is one request per
+#: cut, all at once; each cuts a heavy slice at least in half).
 PARTITION_ROUNDS = 24
+#: The most of a slice's share of the records a part may hold before it is cut again (parts of
+#: about half a share join into slices within a few tenths of a share of each other).
+PART_MAX = 0.6
+#: Time slices as ``(lo, hi)``: ``lo <= timestamp < hi``, ``None`` for an open end.
+Bounds = list[tuple[pd.Timestamp | None, pd.Timestamp | None]]
 
 _BY_LOWER = {c.name.lower(): c for c in POLICY_STATES.columns}
 #: The fields of a resource (RESOURCE_FIELDS) and of an assignment-definition pair repeat
@@ -337,7 +343,7 @@ def policy_states(
 
 
 def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
-                 slices: list[tuple[pd.Timestamp | None, pd.Timestamp | None]],
+                 slices: Bounds,
                  descending: bool, columns: list[Col], new_builder: Any, limit: int,
                  conn: Connection, api_version: str, decode: Any) -> pd.DataFrame:
     """The query read as one chain per time slice, joined newest slice first (or oldest first
@@ -401,41 +407,68 @@ def _count(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | Non
     return value
 
 
+def _cuts(lo: pd.Timestamp, hi: pd.Timestamp, parts: int) -> list[pd.Timestamp]:
+    """Whole seconds cutting ``[lo, hi)`` into up to ``parts`` parts of about the same length
+    (fewer when it is fewer seconds long; none when it cannot be cut)."""
+    seconds = int((hi - lo) / pd.Timedelta(seconds=1))
+    parts = min(parts, seconds)
+    found = {(lo + (hi - lo) * j / parts).floor("s") for j in range(1, parts)}
+    return sorted(c for c in found if lo < c < hi)
+
+
 def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
                  start: pd.Timestamp, end: pd.Timestamp, limit: int
-                 ) -> list[tuple[pd.Timestamp | None, pd.Timestamp | None]]:
+                 ) -> Bounds:
     """Up to ``limit`` slices of the window, oldest first, each with about the same number of
     records and at least :data:`PARTITION_MIN_PAGES` pages; one slice when the result is
-    small. Found by halving the heaviest slices, counting with aggregate requests."""
+    small. Counted with aggregate requests (see :func:`_plan_slices`)."""
     total = _count(pipe, path, params, filter_, None, None)
     want = min(limit, total // (PARTITION_MIN_PAGES * PAGE_RECORDS))
     if want < 2:
         return [(None, None)]
-    # slices as [lo, hi) in whole seconds, with their counts; the first and last are open
+    with ThreadPoolExecutor(max_workers=2 * limit, thread_name_prefix="toolkit-count") as pool:
+        return _plan_slices(
+            lambda asked: list(pool.map(
+                lambda a: _count(pipe, path, params, filter_, a[0], a[1]), asked)),
+            start, end, total, want)
+
+
+def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], list[int]],
+                 start: pd.Timestamp, end: pd.Timestamp, total: int, want: int) -> Bounds:
+    """``want`` slices of ``[start, end]`` holding about ``total / want`` records each.
+
+    Each round cuts every part of more than :data:`PART_MAX` of a share into parts of about
+    half a share (by time, in whole seconds) and counts them with one call of ``count_all``
+    (the records in ``[lo, cut)`` for each cut, asked all at once); the first round cuts the
+    whole window into twice as many parts as slices, so evenly spread records need one round.
+    Neighbouring parts are then joined into the slices. A part of one second cannot be cut, so
+    a burst of records that share one second stays in one slice."""
+    # parts as [lo, hi) in whole seconds, with their counts; the first and last are open
     lo0 = start.floor("s")
     hi0 = end.ceil("s") + pd.Timedelta(seconds=1)
     slices: list[list[Any]] = [[lo0, hi0, total]]
     share = total / want
-    with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="toolkit-count") as pool:
-        for _ in range(PARTITION_ROUNDS):
-            # halves of at most half a share each, so that the groups below can be even
-            heavy = [s for s in slices if s[2] > share / 2
-                     and s[1] - s[0] >= pd.Timedelta(seconds=2)]
-            if not heavy or len(slices) >= 4 * want:
-                break
-            mids = [(s[0] + (s[1] - s[0]) / 2).floor("s") for s in heavy]
-            counts = list(pool.map(lambda sm: _count(pipe, path, params, filter_, sm[0][0],
-                                                     sm[1]),
-                                   zip(heavy, mids, strict=True)))
-            out = []
-            for s in slices:
-                if any(s is h for h in heavy):
-                    j = next(k for k, h in enumerate(heavy) if h is s)
-                    left = min(counts[j], s[2])
-                    out += [[s[0], mids[j], left], [mids[j], s[1], s[2] - left]]
-                else:
-                    out.append(s)
-            slices = [s for s in out if s[2] > 0]
+    rounds = 0
+    while rounds < PARTITION_ROUNDS and len(slices) < 4 * want:
+        cuts = {i: c for i, s in enumerate(slices) if s[2] > PART_MAX * share
+                for c in [_cuts(s[0], s[1], math.ceil(2 * s[2] / share))] if c}
+        if not cuts:
+            break
+        rounds += 1
+        counts = iter(count_all([(slices[i][0], c) for i in cuts for c in cuts[i]]))
+        out: list[list[Any]] = []
+        for i, s in enumerate(slices):
+            if i not in cuts:
+                out.append(s)
+                continue
+            lo, before = s[0], 0
+            for cut in cuts[i]:  # a count outside what the slice allows is clamped into it
+                upto = min(max(next(counts), before), s[2])
+                out.append([lo, cut, upto - before])
+                lo, before = cut, upto
+            out.append([lo, s[1], s[2] - before])
+        slices = [s for s in out if s[2] > 0]
+    logger.debug("%s: %d parts counted in %d rounds", OPERATION, len(slices), rounds)
     # join neighbours into at most ``want`` groups of about ``share`` records: group k ends at
     # the boundary where the running count comes nearest to (k + 1) shares
     groups: list[list[Any]] = []  # [lo, hi, records, closed]
@@ -452,7 +485,7 @@ def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
             groups[-1][3] = True
     if len(groups) < 2:
         return [(None, None)]
-    bounds: list[tuple[pd.Timestamp | None, pd.Timestamp | None]] = []
+    bounds: Bounds = []
     for i, g in enumerate(groups):
         bounds.append((g[0] if i else None, groups[i + 1][0] if i + 1 < len(groups) else None))
     return bounds
