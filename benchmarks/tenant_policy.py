@@ -11,8 +11,9 @@ process and reads the whole query:
     the workers rebuild their connection from the non-secret settings and the sandbox secret in
     their environment).
 
-The sandbox throttles the resource manager's reads per principal as the service documents it
-(``Sandbox(arm_limits=True)``: 250 at once, 25 a second), unless ``--no-limits``.
+The sandbox throttles the resource manager per principal as the service documents it
+(``Sandbox(arm_limits=True)``; these POST queries count as writes: 200 at once, 10 a second),
+unless ``--no-limits``.
 
 Each prints records a second (first request to the whole frame in the driver for (a); for (b), to
 every partition in the workers' memory, counted there with ``len``) and the driver's peak resident
@@ -46,7 +47,7 @@ def _peak_mb() -> float:
 
 # ------------------------------------------------------------------------------ server process
 def serve(records: int, subscriptions: int, limits: bool) -> None:
-    """Start the sandbox tenant (throttling the resource manager's reads as the service does,
+    """Start the sandbox tenant (throttling the resource manager as the service does,
     with ``limits``), print how to query it, serve until killed."""
     sys.path.insert(0, ROOT)
     from datetime import timedelta
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = json.loads(server.stdout.readline())
         print(f"sandbox (own process): {cfg['subscriptions']} subscriptions, policy scale "
               f"{cfg['scale']:.2f}, built in {cfg['build_seconds']} s, "
-              f"{'not throttling' if args.no_limits else 'throttling reads per principal'}; "
+              f"{'not throttling' if args.no_limits else 'throttling per principal'}; "
               f"reading the root group's default states {cfg['start'][:10]} .. "
               f"{cfg['end'][:10]}", flush=True)
         results = {}

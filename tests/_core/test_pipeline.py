@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import Any
 
 import pytest
 import requests
@@ -16,6 +17,7 @@ from toolkit._core.errors import (
     ServiceError,
     TransportError,
 )
+from toolkit._spec.arm import WRITE_BUCKET
 from toolkit.sandbox.faults import FaultRule
 
 
@@ -175,6 +177,9 @@ def test_resource_manager_requests_draw_from_the_bucket_of_their_subscription(co
     assert arm.limiter(f"{base}/subscriptions?api-version=1") is tenant
     write = arm.limiter(f"{base}/subscriptions/aaa/x", "PUT")
     assert write is not None and write is not one and write.burst == WRITE_BUCKET
+    # a POST (a query or an action) is a write, as the service counts it
+    assert arm.limiter(f"{base}/subscriptions/aaa/x/queryResults", "POST") is write
+    assert arm.limiter(f"{base}/subscriptions/aaa/x", "HEAD") is one
     assert conn.pipeline("maps").limiter(f"{conn.pipeline('maps').base_url}/x") is None
 
 
@@ -241,6 +246,51 @@ def test_a_service_with_room_to_spare_is_not_held_to_the_documented_bucket(
     for _ in range(5):
         toolkit.resource_groups(sub.id, connection=conn)
     assert len(waits) == 1  # the first request only, before any answer
+
+
+def _posts_after_writes_used_up(sandbox, conn, waits, monkeypatch, *, header: bool
+                                ) -> tuple[list[int], list[float], Any]:
+    """The service counts POST queries as reads (the sandbox made to); the connection's bucket
+    of writes is used up by others of the caller: five POST queries, their statuses, the waits,
+    and the connection's bucket for POSTs afterwards."""
+    from toolkit._core import pipeline
+
+    if not header:
+        monkeypatch.setattr(pipeline, "_remaining", lambda value: None)
+    monkeypatch.setattr(sandbox, "arm_read_methods", frozenset({"GET", "HEAD", "POST"}))
+    sub = sandbox.world.subscriptions[0]
+    arm = conn.pipeline("arm")
+    path = (f"/subscriptions/{sub.id}/providers/{sandbox.namespace}.PolicyInsights/"
+            "policyStates/latest/queryResults")
+    writes = arm.limiter(arm.url(path), "POST")
+    assert writes is not None and writes.burst == WRITE_BUCKET
+    for _ in range(writes.burst):
+        writes.acquire()
+    with sandbox.recording() as log:
+        for _ in range(5):
+            arm.send("POST", path, params={"api-version": "2024-10-01", "$top": 1})
+    return [r.status for r in log], list(waits), arm.limiter(arm.url(path), "POST")
+
+
+def test_a_method_the_service_counts_otherwise_follows_its_header(
+        sandbox, conn, waits, monkeypatch) -> None:
+    # the first POST waits for a write token; its answer names the bucket of reads, which has
+    # room: the other four go at once, counted where the service counts them
+    statuses, waited, bucket = _posts_after_writes_used_up(sandbox, conn, waits, monkeypatch,
+                                                          header=True)
+    assert statuses == [200] * 5 and len(waited) == 1
+    assert bucket is conn.pipeline("arm").limiter(bucket_url(sandbox), "GET")
+
+
+def test_without_the_header_a_post_waits_for_the_bucket_of_writes(
+        sandbox, conn, waits, monkeypatch) -> None:
+    statuses, waited, bucket = _posts_after_writes_used_up(sandbox, conn, waits, monkeypatch,
+                                                          header=False)
+    assert statuses == [200] * 5 and len(waited) >= 5 and bucket.burst == WRITE_BUCKET
+
+
+def bucket_url(sandbox) -> str:
+    return f"{sandbox.url}/subscriptions/{sandbox.world.subscriptions[0].id}/x"
 
 
 def test_every_resource_manager_request_takes_a_token(conn, sandbox, waits) -> None:

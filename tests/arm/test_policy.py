@@ -783,11 +783,12 @@ def _read_at_once(sandbox, conn, group, days: tuple[int, ...], partitions: int
     return frames, errors, log
 
 
-def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_bucket(
+def test_concurrent_reads_on_one_connection_share_the_resource_managers_bucket(
         sandbox, group) -> None:
     # two partitioned reads at once on one connection: every request of both (first pages,
-    # counts, every chain's pages) takes a token from the connection's one bucket of reads,
-    # so together they wait as long as their requests need at its rate
+    # counts, every chain's pages: POST queries, which the service counts as writes) takes a
+    # token from the connection's one bucket, so together they wait as long as their requests
+    # need at its rate
     import time
 
     sub_id = group[0]
@@ -795,7 +796,7 @@ def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_buc
     waits: list[float] = []
     conn.sleep = waits.append
     rate, burst = 4.0, 3
-    bucket = conn.pipeline("arm").limiter(f"{sandbox.url}/subscriptions/{sub_id}/x")
+    bucket = conn.pipeline("arm").limiter(f"{sandbox.url}/subscriptions/{sub_id}/x", "POST")
     assert bucket is not None
     bucket.configure(rate, burst)
     taken: list[int] = []
@@ -820,24 +821,27 @@ def test_concurrent_reads_on_one_connection_share_the_resource_managers_read_buc
     assert sum(waits) + elapsed >= (len(sent) - burst) / rate - 1e-6
 
 
-def _two_reads_after_another_client(group, monkeypatch, refill: float = 25.0
+def _two_reads_after_another_client(group, monkeypatch, refill: float = 10.0
                                     ) -> tuple[list[int], list[Any]]:
-    """Another client of the caller leaves three reads in the service's bucket (refilled
-    ``refill`` a second: 25 as documented); then two partitioned reads at once on a fresh
-    connection, whose bucket is left as it starts (the documented 250), without retries: the
-    statuses the service answered them, and what the reads raised."""
+    """Another client of the caller leaves three requests in the service's bucket of writes,
+    where it counts POST queries (refilled ``refill`` a second: 10 as documented); then two
+    partitioned reads at once on a fresh connection, whose bucket is left as it starts (the
+    documented 200), without retries: the statuses the service answered them, and what the
+    reads raised."""
     from toolkit.sandbox.arm.common import limits
     from toolkit.sandbox.server import Sandbox
 
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
     sub_id = group[0]
     with Sandbox(seed=7, arm_limits=True) as sb:
-        limits(sb)["reads"].configure(rate=refill, burst=40)
+        limits(sb)["writes"].configure(rate=refill, burst=40)
         other = toolkit.connect(sandbox=sb, progress=False)
         try:
             for _ in range(37):
-                other.pipeline("arm").send("GET", f"/subscriptions/{sub_id}/resourcegroups",
-                                           params={"api-version": "2022-09-01"})
+                other.pipeline("arm").send(
+                    "POST", f"/subscriptions/{sub_id}/providers/{sb.namespace}.PolicyInsights/"
+                            "policyStates/latest/queryResults",
+                    params={"api-version": "2024-10-01", "$top": 1})
         finally:
             other.close()
         conn = toolkit.connect(sandbox=sb, progress=False, max_retries=0)
@@ -885,7 +889,7 @@ def test_a_failed_partitioned_read_keeps_the_records_it_read(sandbox, group,
     assert len(read.merge(whole[key].astype(str))) == len(read)  # every one a real record
 
 
-def test_concurrent_reads_stay_inside_the_services_read_bucket(group, monkeypatch) -> None:
+def test_concurrent_reads_stay_inside_the_services_bucket(group, monkeypatch) -> None:
     # the sandbox throttles as the service does (its buckets here made small so the test is
     # short); two partitioned reads at once on one connection, whose shared bucket is a little
     # slower than the service's, are never answered 429
@@ -894,12 +898,12 @@ def test_concurrent_reads_stay_inside_the_services_read_bucket(group, monkeypatc
 
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
     with Sandbox(seed=7, arm_limits=True) as sb:
-        limits(sb)["reads"].configure(rate=25.0, burst=6)
+        limits(sb)["writes"].configure(rate=10.0, burst=6)
         sub_id = group[0]  # the same world as the session's sandbox (same seed)
         conn = toolkit.connect(sandbox=sb, progress=False)
-        bucket = conn.pipeline("arm").limiter(f"{sb.url}/subscriptions/{sub_id}/x")
+        bucket = conn.pipeline("arm").limiter(f"{sb.url}/subscriptions/{sub_id}/x", "POST")
         assert bucket is not None
-        bucket.configure(20.0, 3)
+        bucket.configure(8.0, 3)
         try:
             frames, errors, log = _read_at_once(sb, conn, group, (3, 4), partitions=3)
         finally:

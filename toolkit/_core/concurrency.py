@@ -89,13 +89,23 @@ class RateLimiter:
         """
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
-            if remaining is None:
-                return
-            now = self._clock()
-            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
-            self._last = now
-            said = float(max(0, min(self.burst, remaining - self._in_flight)))
-            self._tokens = said if self.follows_service else min(self._tokens, said)
+            self._follow(remaining)
+
+    def observe(self, remaining: int | None) -> None:
+        """The service's count of what is left in this bucket, from the answer to a request
+        that did not take its token here (one the service counted in this bucket though the
+        connection took it from another): the bucket follows it as in :meth:`finished`."""
+        with self._lock:
+            self._follow(remaining)
+
+    def _follow(self, remaining: int | None) -> None:
+        if remaining is None:
+            return
+        now = self._clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+        self._last = now
+        said = float(max(0, min(self.burst, remaining - self._in_flight)))
+        self._tokens = said if self.follows_service else min(self._tokens, said)
 
     def acquire(self) -> None:
         """Wait until a request may start."""

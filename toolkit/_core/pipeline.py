@@ -440,10 +440,15 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+#: The methods the resource manager counts as reads; every other one is a write (a POST query
+#: or action included), unless the service's own header says otherwise (see Pipeline.send).
+_ARM_READS = frozenset({"GET", "HEAD"})
+
+
 def _arm_bucket(url: str, method: str) -> tuple[bool, str]:
     """Whether a resource-manager request is a write, and the subscription (lower case) whose
     buckets it draws from, or ``"tenant"`` above any subscription."""
-    write = method.upper() in ("PUT", "PATCH", "DELETE")
+    write = method.upper() not in _ARM_READS
     parts = urlsplit(url).path.strip("/").split("/")
     where = parts[1].lower() if len(parts) > 1 and parts[0].lower() == "subscriptions" \
         else "tenant"
@@ -807,6 +812,9 @@ class Pipeline:
         self.stats: Stats = config.stats if config.stats is not None else Stats()
         self._buckets: dict[str, RateLimiter] = {}
         self._buckets_lock = threading.Lock()
+        #: methods the service's rate-limit headers showed it counts otherwise than
+        #: _arm_bucket does (method -> counted as a write)
+        self._counted_as: dict[str, bool] = {}
         settings = config.settings
         if Origin.of(config.base_url) is None:
             raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
@@ -895,7 +903,8 @@ class Pipeline:
         (:meth:`~toolkit._core.concurrency.RateLimiter.finished`)."""
         if self.family != "arm":
             return None
-        return self._bucket(*_arm_bucket(url, method))
+        write, where = _arm_bucket(url, method)
+        return self._bucket(self._counted_as.get(method.upper(), write), where)
 
     def _bucket(self, write: bool, where: str) -> RateLimiter:
         """The connection's bucket of reads or writes of ``where`` (made on first use)."""
@@ -977,26 +986,42 @@ class Pipeline:
         """
         url = build_url(self.base_url, path, params)
         _check_origin(self.config, url, operation)
-        bucket = rate_header = None
-        if self.family == "arm":
-            # the resource manager's bucket of the request, and its header of what is left
-            write, where = _arm_bucket(url, method)
-            bucket = self._bucket(write, where)
-            rate_header = (f"{self.header_prefix}ratelimit-remaining-"
-                           f"{'tenant' if where == 'tenant' else 'subscription'}-"
-                           f"{'writes' if write else 'reads'}")
-            bucket.started()
+        if self.family != "arm":
+            return self._send_checked(method, url, json, headers, operation, idempotent,
+                                      expected, content_type, check_json, no_retry, on_head)
+        # the resource manager's bucket of the request (reads or writes, of the subscription
+        # or the tenant), which the service's header of what is left then sets
+        write, where = _arm_bucket(url, method)
+        write = self._counted_as.get(method.upper(), write)
+        bucket = self._bucket(write, where)
+        bucket.started()
         remaining = None
         try:
             response = self._send_checked(method, url, json, headers, operation, idempotent,
                                           expected, content_type, check_json, no_retry,
                                           on_head)
-            if rate_header is not None:
-                remaining = _remaining(response.headers.get(rate_header))
+            remaining = self._counted(response, method, write, where)
             return response
         finally:
-            if bucket is not None:
-                bucket.finished(remaining)
+            bucket.finished(remaining)
+
+    def _counted(self, response: Response, method: str, write: bool, where: str) -> int | None:
+        """What the service says is left in the bucket the request was taken from; when its
+        header names the other bucket (reads for writes, or the reverse), requests of this method
+        are counted there from now on, and that bucket follows the count."""
+        stem = (f"{self.header_prefix}ratelimit-remaining-"
+                f"{'tenant' if where == 'tenant' else 'subscription'}-")
+        reads = _remaining(response.headers.get(stem + "reads"))
+        writes = _remaining(response.headers.get(stem + "writes"))
+        if (reads is None) == (writes is None) or (writes is not None) == write:
+            return writes if write else reads
+        verb = method.upper()
+        if self._counted_as.get(verb) is None:
+            logger.debug("the service counts %s requests as %s", verb,
+                         "reads" if write else "writes")
+        self._counted_as[verb] = not write
+        self._bucket(not write, where).observe(reads if write else writes)
+        return None
 
     def _send_checked(self, method: str, url: str, json: Any,
                       headers: Mapping[str, str] | None, operation: str | None,

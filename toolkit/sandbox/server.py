@@ -222,8 +222,9 @@ class Sandbox:
         front doors do (``compress_level`` 1 to 9).
     arm_limits : bool
         Throttle the resource-management routes as the service does: a bucket of reads
-        (250, refilled 25 a second) and of writes (200, 10 a second) per caller and
-        subscription, 429 with ``Retry-After`` past it (see
+        (250, refilled 25 a second) and of writes (200, 10 a second; every method but GET and
+        HEAD, see ``arm_read_methods``) per caller and subscription, 429 with ``Retry-After``
+        past it (see
         :func:`toolkit.sandbox.arm.common.limits`). Off by default, so that a test suite's
         thousands of requests a minute from one caller are not throttled.
 
@@ -271,6 +272,9 @@ class Sandbox:
         self.compress = compress
         self.compress_level = compress_level
         self.arm_limits = arm_limits
+        #: the methods the resource manager counts as reads: every other one (a POST query or
+        #: action too) is a write, in the buckets and in the rate-limit header of its answer
+        self.arm_read_methods: frozenset[str] = frozenset({"GET", "HEAD"})
         self.bytes_sent = 0
         self._bytes_lock = threading.Lock()
         self.faults = FaultPlan(seed)

@@ -268,7 +268,7 @@ def _monitoring_credentials(request: Request) -> Reply:
     text = kubeconfig(cluster, host, request.sandbox.cloud.environment)
     value = base64.b64encode(text.encode()).decode()
     return arm_reply(request, {"kubeconfigs": [{"name": "clusterMonitoringUser",
-                                                "value": value}]}, write=True)
+                                                "value": value}]})
 
 
 def _hosted_credentials(request: Request) -> Reply:
@@ -285,7 +285,7 @@ def _hosted_credentials(request: Request) -> Reply:
             f"group '{group.name}' was not found. For more details please go to "
             "https://aka.ms/ARMResourceNotFoundFix")
     return arm_reply(request, {"kubeadminPassword": cluster.password,
-                               "kubeadminUsername": "kubeadmin"}, write=True)
+                               "kubeadminUsername": "kubeadmin"})
 
 
 def register(router: Router, sandbox: Sandbox) -> None:

@@ -88,7 +88,7 @@ def limits(sandbox: Sandbox) -> dict[str, Buckets]:
 def _bucket_of(request: Request) -> tuple[str, str, str]:
     """(``reads`` or ``writes``, ``subscription`` or ``tenant``, the bucket's key) of a request:
     the caller (the token's object id or application) and the subscription it names."""
-    kind = "writes" if request.method in ("PUT", "PATCH", "DELETE") else "reads"
+    kind = "reads" if request.method in request.sandbox.arm_read_methods else "writes"
     parts = request.path.strip("/").split("/")
     sub = parts[1].lower() if len(parts) > 1 and parts[0].lower() == "subscriptions" else None
     caller = str(request.claims.get("oid") or request.claims.get("appid") or "anonymous")
@@ -113,17 +113,17 @@ def throttle(request: Request) -> None:
             headers={"Retry-After": str(wait)})
 
 
-def arm_reply(request: Request, body: Any, status: int = 200, *, write: bool = False) -> Reply:
-    """A success reply with ARM's rate-limit header: what the caller's bucket holds after this
-    request (with the limits enforced), else a bucket that is never drawn down (full, less this
+def arm_reply(request: Request, body: Any, status: int = 200) -> Reply:
+    """A success reply with ARM's rate-limit header for the bucket the request was counted in
+    (reads or writes, see :func:`_bucket_of`): what the caller's bucket holds after this request
+    (with the limits enforced), else a bucket that is never drawn down (full, less this
     request)."""
     prefix = request.sandbox.header_prefix
-    _, scope, key = _bucket_of(request)  # a subscription's, or the tenant's above them
-    kind = "writes" if write else "reads"
+    kind, scope, key = _bucket_of(request)  # a subscription's, or the tenant's above them
     if request.sandbox.arm_limits:
         remaining = limits(request.sandbox)[kind].left(key)
     else:
-        remaining = (WRITE_BUCKET if write else READ_BUCKET) - 1
+        remaining = (WRITE_BUCKET if kind == "writes" else READ_BUCKET) - 1
     return Reply(status, body, {f"{prefix}ratelimit-remaining-{scope}-{kind}": str(remaining)})
 
 

@@ -568,7 +568,7 @@ def _put_protector(request: Request) -> Reply:
         if new["serverKeyType"] == "ServiceManaged":
             _apply(state, pending)
             body = protector_body(sql, server, state, sandbox)
-            return arm_reply(request, body, write=True)
+            return arm_reply(request, body)
         state["pending"] = pending
 
     def finish() -> Reply:
@@ -577,7 +577,7 @@ def _put_protector(request: Request) -> Reply:
         with sandbox.state_lock:
             if state["pending"] is pending:
                 _apply(state, pending)
-            return arm_reply(request, protector_body(sql, server, state, sandbox), write=True)
+            return arm_reply(request, protector_body(sql, server, state, sandbox))
 
     def abandon() -> None:
         with sandbox.state_lock:
