@@ -578,7 +578,7 @@ def test_slices_hold_about_the_same_number_of_records(sandbox, group, monkeypatc
             inside &= ts < hi
         counts.append(int(inside.sum()))
     assert len(bounds) == 8 and sum(counts) == len(whole)
-    assert max(counts) <= 1.5 * len(whole) / len(bounds), counts
+    assert max(counts) <= 1.2 * len(whole) / len(bounds), counts
 
 
 class _Counter:
@@ -631,13 +631,14 @@ def _contiguous(bounds) -> bool:
 @pytest.mark.parametrize("kind", ["even", "bursts"])
 def test_slices_are_planned_in_few_rounds_of_counts(kind) -> None:
     # each round of counts is a round trip to the service (an aggregate query, often slow):
-    # evenly spread records take one round, daily bursts a few, and the slices stay even
+    # evenly spread records take one round, daily bursts a few; the slices stay even (within a
+    # tenth of a share for even records, a fifth between bursts a day apart)
     ts = _spread(kind)
     count = _Counter(ts)
     bounds = policy._plan_slices(count, PLAN_START, PLAN_END, len(ts), 8)
     held = _held(ts, bounds)
     assert len(bounds) == 8 and _contiguous(bounds) and sum(held) == len(ts)
-    assert max(held) <= 1.5 * len(ts) / 8, held
+    assert max(held) <= (1.1 if kind == "even" else 1.2) * len(ts) / 8, held
     assert len(count.rounds) <= (1 if kind == "even" else 3), count.rounds
     assert sum(count.rounds) <= 64, count.rounds  # requests, within the read budget
 

@@ -17,6 +17,7 @@ concurrency never sends faster than the service's throttling allows.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -441,8 +442,9 @@ def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], 
     half a share (by time, in whole seconds) and counts them with one call of ``count_all``
     (the records in ``[lo, cut)`` for each cut, asked all at once); the first round cuts the
     whole window into twice as many parts as slices, so evenly spread records need one round.
-    Neighbouring parts are then joined into the slices. A part of one second cannot be cut, so
-    a burst of records that share one second stays in one slice."""
+    The slices then end where the running count reaches each share, placed inside a part by
+    its length (as if its records were spread evenly over its seconds). A part of one second
+    cannot be cut, so a burst of records that share one second stays in one slice."""
     # parts as [lo, hi) in whole seconds, with their counts; the first and last are open
     lo0 = start.floor("s")
     hi0 = end.ceil("s") + pd.Timedelta(seconds=1)
@@ -469,23 +471,21 @@ def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], 
             out.append([lo, s[1], s[2] - before])
         slices = [s for s in out if s[2] > 0]
     logger.debug("%s: %d parts counted in %d rounds", OPERATION, len(slices), rounds)
-    # join neighbours into at most ``want`` groups of about ``share`` records: group k ends at
-    # the boundary where the running count comes nearest to (k + 1) shares
-    groups: list[list[Any]] = []  # [lo, hi, records, closed]
+    # slice k ends where the running count reaches k shares, read inside its part as if the
+    # part's records were spread evenly over its seconds
+    ends: list[pd.Timestamp] = []
     done = 0
-    for i, s in enumerate(slices):
-        if not groups or groups[-1][3]:
-            groups.append([s[0], s[1], s[2], False])
-        else:
-            groups[-1][1], groups[-1][2] = s[1], groups[-1][2] + s[2]
-        done += s[2]
-        target = len(groups) * share
-        following = slices[i + 1][2] if i + 1 < len(slices) else 0
-        if len(groups) < want and (done >= target or target - done < done + following - target):
-            groups[-1][3] = True
-    if len(groups) < 2:
+    k = 1
+    for lo, hi, n in slices:
+        while k < want and done + n >= k * share:
+            cut = (lo + (hi - lo) * ((k * share - done) / n)).floor("s")
+            if lo < cut < hi and (not ends or cut > ends[-1]):
+                ends.append(cut)
+            elif not ends or lo > ends[-1]:
+                ends.append(lo)  # a part that cannot be cut there: its start
+            k += 1
+        done += n
+    if not ends:
         return [(None, None)]
-    bounds: Bounds = []
-    for i, g in enumerate(groups):
-        bounds.append((g[0] if i else None, groups[i + 1][0] if i + 1 < len(groups) else None))
-    return bounds
+    edges: list[pd.Timestamp | None] = [None, *ends, None]
+    return list(itertools.pairwise(edges))
