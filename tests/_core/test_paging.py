@@ -204,9 +204,10 @@ class _Streaming:
     body until the next page is asked for (or ``patience`` seconds pass): it records, page by
     page, whether the next request arrived while the body was still on its way."""
 
-    def __init__(self, pages: int, patience: float = 5.0) -> None:
+    def __init__(self, pages: int, patience: float = 5.0, pad: int = 0) -> None:
         self.pages = pages
         self.patience = patience
+        self.pad = pad  # blanks before the next link, so that the head comes in several reads
         self.asked = [threading.Event() for _ in range(pages + 1)]
         self.early: list[bool] = []
         self.requests = 0
@@ -227,7 +228,7 @@ class _Streaming:
                 service.asked[n].set()
                 last = n == service.pages - 1
                 link = "null" if last else f'"{url}/items?page={n + 1}"'
-                head = f'{{"nextLink":{link},"value":['.encode()
+                head = ("{" + " " * service.pad + f'"nextLink":{link},"value":[').encode()
                 rest = (",".join(f'{{"id":"p{n}-{i}","n":{i}}}' for i in range(3)) + "]}").encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -245,8 +246,10 @@ class _Streaming:
         return server, url
 
 
-def test_the_next_page_is_asked_for_while_the_body_still_streams() -> None:
-    service = _Streaming(pages=4)
+@pytest.mark.parametrize("pad", [0, 20_000])
+def test_the_next_page_is_asked_for_while_the_body_still_streams(pad: int) -> None:
+    # (with 20 kB before the link, more of the head is read than the reader had at hand)
+    service = _Streaming(pages=4, pad=pad)
     server, url = service.serve()
     conn = toolkit.connect(base_url=url, token=TOKEN, progress=False, max_retries=0)
     try:

@@ -382,6 +382,12 @@ class _BoundedBodyAdapter(requests.adapters.HTTPAdapter):
         key = deadlines().arm(end, expire)
         try:
             head = b""
+            peek = getattr(raw._fp, "peek", None)
+            if watch is not None and size and peek is not None:
+                # the head as it sits in the reader's buffer (not taken from it, so the body
+                # is still read into one buffer below); more of it only if the watcher needs it
+                with raw._error_catcher():
+                    watch = _watched(watch, peek(1)[:size])
             while watch is not None and len(head) < size:  # the head as it comes, for it
                 data = raw.read1(min(_HEAD_BYTES, size) - len(head), decode_content=False)
                 if not data:
