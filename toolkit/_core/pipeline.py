@@ -899,10 +899,11 @@ class Pipeline:
 
     def limiter(self, url: str, method: str = "GET") -> RateLimiter | None:
         """The bucket a request to ``url`` takes a token from before it is sent: for the
-        resource manager, the one of its reads or writes in the subscription the URL names (or
-        above any subscription), as the service keeps them per caller; shared by every call and
-        thread of this connection, so together they keep the rate. Other families pace their
-        fan-outs themselves (:func:`~toolkit._core.concurrency.shared_limiter`).
+        resource manager, the one of its reads (GET, HEAD) or writes (every other method, until
+        the service's answers show it counts a method otherwise) in the subscription the URL
+        names (or above any subscription), as the service keeps them per caller; shared by every
+        call and thread of this connection, so together they keep the rate. Other families pace
+        their fan-outs themselves (:func:`~toolkit._core.concurrency.shared_limiter`).
 
         The bucket starts at the documented size and rate; each answer's rate-limit header
         (what the service has left for the caller) then sets what it holds
