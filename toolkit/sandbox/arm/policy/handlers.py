@@ -27,6 +27,7 @@ compliance state. A resource counts once per level with its worst state there.
 from __future__ import annotations
 
 import base64
+import math
 import re
 from collections import OrderedDict
 from collections.abc import Callable
@@ -264,11 +265,13 @@ def _untoken(token: str) -> tuple[int, datetime, datetime]:
 
 
 def _window(request: Request, start: datetime, end: datetime) -> tuple[float, float]:
-    """The part of [start, end] the service still holds and that has happened, in seconds."""
+    """The part of [start, end] the service still holds and that has happened, in whole
+    seconds (the records' times are whole seconds: the same records, and the queries of one
+    read made within a second share one cached table though the clock moves on)."""
     now = request.sandbox.now()
     lo = max(start, now - timedelta(days=WINDOW_DAYS))
     hi = min(end, now)
-    return lo.timestamp(), hi.timestamp()
+    return float(math.ceil(lo.timestamp())), float(math.floor(hi.timestamp()))
 
 
 def _options(request: Request) -> tuple[datetime, datetime, int, int | None]:
