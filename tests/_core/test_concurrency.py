@@ -159,6 +159,23 @@ def test_a_bucket_of_the_callers_own_is_only_lowered_by_the_services_count() -> 
     assert len(clock.waits) == 3
 
 
+def test_a_refusal_empties_the_bucket_until_its_wait_and_halves_the_rate() -> None:
+    clock = _Clock()
+    bucket = RateLimiter(8.0, 10, clock=clock, sleep=clock.sleep)
+    bucket.throttled(2.0)  # the service said: wait 2 s
+    assert bucket.rate == 4.0
+    bucket.acquire()
+    assert clock.waits == [pytest.approx(2.0)]  # its next token when the wait is over
+    bucket.acquire()
+    assert clock.waits[-1] == pytest.approx(1 / 4.0)  # then the others at 4 a second
+    for _ in range(10):
+        bucket.throttled(None)
+    assert bucket.rate == pytest.approx(0.5)  # halved at most down to a sixteenth
+    for _ in range(32):  # each answer brings a little of the rate back, up to where it was
+        bucket.finished(None)
+    assert bucket.rate == 8.0
+
+
 def test_one_limiter_per_connection_and_service(sandbox) -> None:
     a = toolkit.connect(sandbox=sandbox, progress=False)
     b = toolkit.connect(sandbox=sandbox, progress=False)

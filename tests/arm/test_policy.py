@@ -867,6 +867,56 @@ def test_concurrent_reads_follow_the_services_count_of_what_is_left(group, monke
     assert 429 in statuses and errors
 
 
+def _callers_at_once(group, monkeypatch, *, paced: bool) -> tuple[list[Any], list[int]]:
+    """Three connections of one caller (the workers of a cluster) each read the group in six
+    time slices at once, from a service whose bucket for them is small (room for 4, 10 a
+    second), with two retries each: what they raised, and the statuses the service answered."""
+    import threading
+
+    from toolkit._core import pipeline
+    from toolkit.sandbox.arm.common import limits
+    from toolkit.sandbox.server import Sandbox
+
+    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    if not paced:  # attempts sent again go at once, and a 429 leaves the bucket as it was
+        monkeypatch.setattr(pipeline._RetryPolicy, "sleep", pipeline.RetryPolicy.sleep)
+        monkeypatch.setattr(pipeline.RateLimiter, "throttled", lambda self, wait: None)
+    sub_id, name = group
+    errors: list[Any] = []
+    with Sandbox(seed=7, arm_limits=True) as sb:
+        limits(sb)["writes"].configure(rate=10.0, burst=4)
+        conns = [toolkit.connect(sandbox=sb, progress=False, max_retries=2) for _ in range(3)]
+
+        def read(conn) -> None:
+            try:
+                toolkit.policy_states(sub_id, name, resource="default", partitions=6,
+                                      start=END - pd.Timedelta(days=20), end=END,
+                                      connection=conn)
+            except toolkit.ToolkitError as err:
+                errors.append(err)
+
+        with sb.recording() as log:
+            threads = [threading.Thread(target=read, args=(c,)) for c in conns]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+        for c in conns:
+            c.close()
+    return errors, [r.status for r in log]
+
+
+def test_clients_sharing_a_budget_pace_themselves_after_a_refusal(group, monkeypatch) -> None:
+    # a 429 empties the connection's bucket until its Retry-After and halves its rate, and an
+    # attempt sent again takes a token like any other: the readers overdraw the shared budget
+    # now and then, but no request meets the service's refusal three times
+    errors, statuses = _callers_at_once(group, monkeypatch, paced=True)
+    assert errors == [] and statuses.count(200) > 2 * 5
+    # retried at once, the refused attempts come back together and are refused again
+    errors, statuses = _callers_at_once(group, monkeypatch, paced=False)
+    assert errors and 429 in statuses
+
+
 def test_a_failed_partitioned_read_keeps_the_records_it_read(sandbox, group,
                                                              monkeypatch) -> None:
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)

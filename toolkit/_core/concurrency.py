@@ -50,6 +50,8 @@ class RateLimiter:
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.rate = rate
+        #: the rate to return to after the service refused requests (see :meth:`throttled`)
+        self.base_rate = rate
         self.burst = burst if burst is not None else max(1, int(rate))
         self._tokens = float(self.burst)
         self._clock = clock
@@ -65,7 +67,7 @@ class RateLimiter:
         """New limits, starting from a full bucket. They are the caller's own: from now on the
         service's count can lower the bucket, never raise it."""
         with self._lock:
-            self.rate, self.burst = rate, burst
+            self.rate, self.base_rate, self.burst = rate, rate, burst
             self._tokens = float(burst)
             self._last = self._clock()
             self.follows_service = False
@@ -89,7 +91,23 @@ class RateLimiter:
         """
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
+            # after a refusal the rate comes back a little with each answer
+            self.rate = min(self.base_rate, self.rate + self.base_rate / 32)
             self._follow(remaining)
+
+    def throttled(self, wait: float | None) -> None:
+        """The service refused a request for want of tokens and asked to wait ``wait`` seconds:
+        the bucket is empty until then (its next token comes at the wait's end, for the refused
+        request sent again), and the rate is halved (at most down to a sixteenth),
+        coming back with each answer (:meth:`finished`). Several clients of one caller (the
+        workers of a cluster) each keep their own bucket and learn of one another only this way
+        and by the service's count: halving is what makes them, together, fit the caller's
+        budget instead of being refused again together."""
+        with self._lock:
+            now = self._clock()
+            self._last = now
+            self.rate = max(self.base_rate / 16, self.rate / 2)
+            self._tokens = 1.0 - max(0.0, wait or 0.0) * self.rate  # one token at the wait's end
 
     def observe(self, remaining: int | None) -> None:
         """The service's count of what is left in this bucket, from the answer to a request

@@ -535,7 +535,11 @@ class _RetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
       split instead of sent again;
     * a ``Retry-After`` longer than ``max_retry_wait`` stops the retries: the caller raises
       RateLimitError with the wait the service asked for;
-    * a 429 without ``Retry-After`` backs off exponentially and says so in the log.
+    * a 429 without ``Retry-After`` backs off exponentially and says so in the log;
+    * with the request's rate-limit bucket (``toolkit_bucket``): a 429 empties it until the
+      ``Retry-After`` has passed and halves its rate (RateLimiter.throttled: the connection's
+      other requests wait too), and every attempt sent again takes a token from it after its
+      wait, as the service counts every attempt.
     """
 
     def __init__(self, *, max_retry_wait: float, stats: Stats, **kw: Any) -> None:
@@ -562,6 +566,7 @@ class _RetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
     def configure_retries(self, options: dict[str, Any]) -> dict[str, Any]:
         settings = super().configure_retries(options)
         settings["no_retry"] = options.pop("toolkit_no_retry", frozenset())
+        settings["bucket"] = options.pop("toolkit_bucket", None)
         return settings
 
     def is_retry(self, settings: dict[str, Any], response: Any) -> bool:
@@ -571,6 +576,8 @@ class _RetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
             return False
         if status == 429:
             self.stats.add(throttled=1)
+            if settings["bucket"] is not None:
+                settings["bucket"].throttled(self.get_retry_after(response))
         elif status >= 500:
             self.stats.add(server_errors=1)
         idempotent = response.http_request.method.upper() in settings["methods"]
@@ -593,6 +600,11 @@ class _RetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
             if error is not None:
                 self.stats.add(transport_errors=1)
         return active
+
+    def sleep(self, settings: dict[str, Any], transport: Any, response: Any = None) -> None:
+        super().sleep(settings, transport, response=response)
+        if settings["bucket"] is not None:
+            settings["bucket"].acquire()
 
     def _sleep_backoff(self, settings: dict[str, Any], transport: Any) -> None:
         backoff = self.get_backoff_time(settings)
@@ -1006,7 +1018,7 @@ class Pipeline:
         try:
             response = self._send_checked(method, url, json, headers, operation, idempotent,
                                           expected, content_type, check_json, no_retry,
-                                          on_head)
+                                          on_head, bucket)
             remaining = self._counted(response, method, write, where)
             return response
         finally:
@@ -1034,15 +1046,17 @@ class Pipeline:
                       headers: Mapping[str, str] | None, operation: str | None,
                       idempotent: bool, expected: tuple[int, ...], content_type: str,
                       check_json: bool, no_retry: frozenset[int],
-                      on_head: Callable[[bytes], bool] | None) -> Response:
-        """:meth:`send` past the origin check and the rate limit: the attempts (azure-core's
-        retries), and asking again for a success body that is not JSON."""
+                      on_head: Callable[[bytes], bool] | None,
+                      bucket: RateLimiter | None = None) -> Response:
+        """:meth:`send` past the origin check and the first token of the rate limit: the
+        attempts (azure-core's retries, each further one taking a token from ``bucket``), and
+        asking again for a success body that is not JSON (with a token too)."""
 
         def once() -> Response:
             _head_watch.value = on_head
             try:
                 return self._send_once(method, url, json, headers, operation, idempotent,
-                                       expected, content_type, no_retry)
+                                       expected, content_type, no_retry, bucket)
             finally:
                 _head_watch.value = None
 
@@ -1059,12 +1073,15 @@ class Pipeline:
                 logger.warning("%s: unreadable body from %s; asking again (%d)",
                                operation or method, _short(url), asked)
                 self.stats.add(retries=1)
+                if bucket is not None:
+                    bucket.acquire()
                 response = once()
         return response
 
     def _send_once(self, method: str, url: str, json: Any, headers: Mapping[str, str] | None,
                    operation: str | None, idempotent: bool, expected: tuple[int, ...],
-                   content_type: str, no_retry: frozenset[int]) -> Response:
+                   content_type: str, no_retry: frozenset[int],
+                   bucket: RateLimiter | None = None) -> Response:
         body = orjson.dumps(json) if json is not None else None
         request = HttpRequest(method, url, content=body,
                               headers={"Content-Type": content_type} if body is not None else None)
@@ -1072,7 +1089,7 @@ class Pipeline:
             request.headers.update(headers)
         if self._cached:
             request.headers.update(lifetime_header(operation, method))
-        options: dict[str, Any] = {"toolkit_no_retry": no_retry}
+        options: dict[str, Any] = {"toolkit_no_retry": no_retry, "toolkit_bucket": bucket}
         if idempotent:
             options["retry_on_methods"] = _ALL_METHODS
         if not self._enforce_https:
