@@ -760,23 +760,26 @@ def test_latest_in_slices_gives_the_frame_of_one_chain(monkeypatch) -> None:
 def _read_at_once(sandbox, conn, group, days: tuple[int, ...], partitions: int
                   ) -> tuple[list[pd.DataFrame], list[Any], list[Any]]:
     """Partitioned ``default`` reads of the group over the last ``days`` each, all at once on
-    ``conn``: their frames, what they raised, and the sandbox's log of their requests."""
+    ``conn`` (or one connection each, for a list): their frames, what they raised, and the
+    sandbox's log of their requests."""
     import threading
 
     sub_id, name = group
+    conns = conn if isinstance(conn, list) else [conn] * len(days)
     frames: list[pd.DataFrame] = []
     errors: list[Any] = []
 
-    def read(d: int) -> None:
+    def read(d: int, c: Any) -> None:
         try:
             frames.append(toolkit.policy_states(sub_id, name, resource="default",
                                                 start=END - pd.Timedelta(days=d), end=END,
-                                                partitions=partitions, connection=conn))
+                                                partitions=partitions, connection=c))
         except toolkit.ToolkitError as err:
             errors.append(err)
 
     with sandbox.recording() as log:
-        threads = [threading.Thread(target=read, args=(d,)) for d in days]
+        threads = [threading.Thread(target=read, args=(d, c))
+                   for d, c in zip(days, conns, strict=True)]
         for t in threads:
             t.start()
         for t in threads:
@@ -871,7 +874,6 @@ def _callers_at_once(group, monkeypatch, *, paced: bool) -> tuple[list[Any], lis
     """Three connections of one caller (the workers of a cluster) each read the group in six
     time slices at once, from a service whose bucket for them is small (room for 4, 10 a
     second), with two retries each: what they raised, and the statuses the service answered."""
-    import threading
 
     from toolkit._core import pipeline
     from toolkit.sandbox.arm.common import limits
@@ -881,28 +883,14 @@ def _callers_at_once(group, monkeypatch, *, paced: bool) -> tuple[list[Any], lis
     if not paced:  # attempts sent again go at once, and a 429 leaves the bucket as it was
         monkeypatch.setattr(pipeline._RetryPolicy, "sleep", pipeline.RetryPolicy.sleep)
         monkeypatch.setattr(pipeline.RateLimiter, "throttled", lambda self, wait: None)
-    sub_id, name = group
-    errors: list[Any] = []
     with Sandbox(seed=7, arm_limits=True) as sb:
         limits(sb)["writes"].configure(rate=10.0, burst=4)
         conns = [toolkit.connect(sandbox=sb, progress=False, max_retries=2) for _ in range(3)]
-
-        def read(conn) -> None:
-            try:
-                toolkit.policy_states(sub_id, name, resource="default", partitions=6,
-                                      start=END - pd.Timedelta(days=20), end=END,
-                                      connection=conn)
-            except toolkit.ToolkitError as err:
-                errors.append(err)
-
-        with sb.recording() as log:
-            threads = [threading.Thread(target=read, args=(c,)) for c in conns]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(120)
-        for c in conns:
-            c.close()
+        try:
+            _, errors, log = _read_at_once(sb, conns, group, (20, 20, 20), partitions=6)
+        finally:
+            for c in conns:
+                c.close()
     return errors, [r.status for r in log]
 
 
