@@ -159,6 +159,19 @@ def test_a_bucket_of_the_callers_own_is_only_lowered_by_the_services_count() -> 
     assert len(clock.waits) == 3
 
 
+def test_a_count_answered_late_is_not_followed() -> None:
+    clock = _Clock()
+    bucket = RateLimiter(1.0, 10, clock=clock, sleep=clock.sleep)
+    first, second = bucket.started(), bucket.started()
+    bucket.finished(3, second)  # the newer count: three left, one request still on its way
+    bucket.finished(9, first)  # an older count, answered late, would give tokens out again
+    bucket.acquire()
+    bucket.acquire()
+    assert clock.waits == []
+    bucket.acquire()
+    assert len(clock.waits) == 1
+
+
 def test_a_refusal_empties_the_bucket_until_its_wait_and_halves_the_rate() -> None:
     clock = _Clock()
     bucket = RateLimiter(8.0, 10, clock=clock, sleep=clock.sleep)

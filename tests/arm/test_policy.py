@@ -804,13 +804,13 @@ def test_concurrent_reads_on_one_connection_share_the_resource_managers_bucket(
     assert bucket is not None
     bucket.configure(rate, burst)
     taken: list[int] = []
-    take = bucket.acquire
+    take = bucket.started
 
-    def counted() -> None:
+    def counted() -> int:
         taken.append(1)
-        take()
+        return take()
 
-    bucket.acquire = counted  # type: ignore[method-assign]
+    bucket.started = counted  # type: ignore[method-assign]
     began = time.monotonic()
     try:
         frames, errors, log = _read_at_once(sandbox, conn, group, (20, 30), partitions=4)

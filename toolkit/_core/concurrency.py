@@ -59,6 +59,8 @@ class RateLimiter:
         self._last = clock()
         self._lock = threading.Lock()
         self._in_flight = 0
+        self._tickets = 0  # requests let through so far, in order
+        self._followed = 0  # the ticket of the request whose count the bucket follows
         #: whether the service's own count (:meth:`finished`) may also raise the bucket above
         #: what it holds here (until :meth:`configure` sets limits of the caller's own)
         self.follows_service = True
@@ -72,14 +74,13 @@ class RateLimiter:
             self._last = self._clock()
             self.follows_service = False
 
-    def started(self) -> None:
+    def started(self) -> int:
         """Wait for a token (:meth:`acquire`) for a request whose answer will say what the
-        service has left (:meth:`finished`)."""
-        self.acquire()
-        with self._lock:
-            self._in_flight += 1
+        service has left (:meth:`finished`); the request's ticket (its place in the order the
+        requests were let through)."""
+        return self._take(started=True)
 
-    def finished(self, remaining: int | None) -> None:
+    def finished(self, remaining: int | None, ticket: int | None = None) -> None:
         """A request begun with :meth:`started` is answered; ``remaining`` is the service's own
         count of what is left in the caller's bucket (its rate-limit header), if it sent one.
 
@@ -87,12 +88,18 @@ class RateLimiter:
         service may not have counted yet): lower when other clients of the same caller have
         used the bucket, higher when the service has more room than the documented one
         (unless :meth:`configure` set limits of the caller's own). Between answers it refills
-        at ``rate``.
+        at ``rate``. With the ``ticket`` :meth:`started` gave, an answer to a request sent
+        before the one whose count the bucket follows now (an older count, answered late) is
+        not followed.
         """
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
             # after a refusal the rate comes back a little with each answer
             self.rate = min(self.base_rate, self.rate + self.base_rate / 32)
+            if ticket is not None:
+                if ticket < self._followed:
+                    return
+                self._followed = ticket
             self._follow(remaining)
 
     def throttled(self, wait: float | None) -> None:
@@ -127,6 +134,11 @@ class RateLimiter:
 
     def acquire(self) -> None:
         """Wait until a request may start."""
+        self._take(started=False)
+
+    def _take(self, *, started: bool) -> int:
+        """Wait for a token and take it; a request :meth:`started` is counted on its way in the
+        same step, so that no answer in between can give its token out again."""
         while True:
             with self._lock:
                 now = self._clock()
@@ -134,7 +146,9 @@ class RateLimiter:
                 self._last = now
                 if self._tokens >= 1:
                     self._tokens -= 1
-                    return
+                    self._tickets += 1
+                    self._in_flight += started
+                    return self._tickets
                 wait = (1 - self._tokens) / self.rate
             self._sleep(wait)
 

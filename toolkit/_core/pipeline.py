@@ -1013,7 +1013,7 @@ class Pipeline:
         write, where = _arm_bucket(url, method)
         write = self._counted_as.get(method.upper(), write)
         bucket = self._bucket(write, where)
-        bucket.started()
+        ticket = bucket.started()
         remaining = None
         try:
             response = self._send_checked(method, url, json, headers, operation, idempotent,
@@ -1022,7 +1022,7 @@ class Pipeline:
             remaining = self._counted(response, method, write, where)
             return response
         finally:
-            bucket.finished(remaining)
+            bucket.finished(remaining, ticket)
 
     def _counted(self, response: Response, method: str, write: bool, where: str) -> int | None:
         """What the service says is left in the bucket the request was taken from; when its
