@@ -568,15 +568,8 @@ def test_slices_hold_about_the_same_number_of_records(sandbox, group, monkeypatc
         bounds = policy._time_slices(pipe, path, params, None, start, END, 8)
     finally:
         conn.close()
-    ts = whole["timestamp"]
-    counts = []
-    for lo, hi in bounds:
-        inside = pd.Series(True, index=ts.index)
-        if lo is not None:
-            inside &= ts >= lo
-        if hi is not None:
-            inside &= ts < hi
-        counts.append(int(inside.sum()))
+    seconds = (whole["timestamp"] - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy()
+    counts = _held(seconds, bounds)
     assert len(bounds) == 8 and sum(counts) == len(whole)
     assert max(counts) <= 1.2 * len(whole) / len(bounds), counts
 

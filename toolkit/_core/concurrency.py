@@ -147,7 +147,8 @@ class RateLimiter:
                 if self._tokens >= 1:
                     self._tokens -= 1
                     self._tickets += 1
-                    self._in_flight += started
+                    if started:
+                        self._in_flight += 1
                     return self._tickets
                 wait = (1 - self._tokens) / self.rate
             self._sleep(wait)

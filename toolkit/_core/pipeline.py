@@ -922,8 +922,13 @@ class Pipeline:
         (:meth:`~toolkit._core.concurrency.RateLimiter.finished`)."""
         if self.family != "arm":
             return None
+        return self._bucket(*self._arm_request(url, method))
+
+    def _arm_request(self, url: str, method: str) -> tuple[bool, str]:
+        """Whether a resource-manager request is counted as a write (by its method, or as the
+        service's answers showed it counts that method), and where (:func:`_arm_bucket`)."""
         write, where = _arm_bucket(url, method)
-        return self._bucket(self._counted_as.get(method.upper(), write), where)
+        return self._counted_as.get(method.upper(), write), where
 
     def _bucket(self, write: bool, where: str) -> RateLimiter:
         """The connection's bucket of reads or writes of ``where`` (made on first use)."""
@@ -1010,8 +1015,7 @@ class Pipeline:
                                       expected, content_type, check_json, no_retry, on_head)
         # the resource manager's bucket of the request (reads or writes, of the subscription
         # or the tenant), which the service's header of what is left then sets
-        write, where = _arm_bucket(url, method)
-        write = self._counted_as.get(method.upper(), write)
+        write, where = self._arm_request(url, method)
         bucket = self._bucket(write, where)
         ticket = bucket.started()
         remaining = None
