@@ -171,6 +171,43 @@ def test_a_few_empty_pages_are_followed(prefetch: bool) -> None:
 
 
 @pytest.mark.parametrize("prefetch", [False, True])
+def test_pages_whose_items_were_released_are_not_taken_for_empty_ones(prefetch: bool) -> None:
+    with replay_server() as rp:
+        n = EMPTY_PAGE_LIMIT + 20
+        answers = [Answer(200, {"value": [{"id": f"r{i}"}], "nextLink": f"{rp.url}/items?p={i}"})
+                   for i in range(n)]
+        rp.add("GET", r"/items", *answers, Answer(200, {"value": [{"id": "last"}]}))
+        conn = toolkit.connect(base_url=rp.url, token=TOKEN, progress=False, max_retries=0)
+        ids = []
+        try:
+            for page in iter_pages(conn.pipeline("arm"), "GET", "/items", prefetch=prefetch):
+                ids.extend(item["id"] for item in page.items)
+                assert page.count == 1
+                page.release()
+                assert page.items == []
+        finally:
+            conn.close()
+    assert ids == [f"r{i}" for i in range(n)] + ["last"]
+
+
+def test_collected_pages_drop_their_records_once_they_are_in_the_frame(replay) -> None:
+    replay.add("GET", r"/things\?", Answer(200, _page(0, f"{replay.url}/things/p2")))
+    replay.add("GET", r"/things/p2", Answer(200, _page(2, None)))
+    seen = []
+
+    def pages():
+        for page in iter_pages(replay.conn.pipeline("arm"), "GET", "/things", style=STYLE,
+                               params={"x": "1"}, operation="things"):
+            seen.append(page)
+            yield page
+
+    df = collect_frame(pages(), FrameBuilder(SCHEMA), operation="things",
+                       transform=lambda items: items[::-1])
+    assert df["id"].tolist() == ["t1", "t0", "t3", "t2"]
+    assert [(p.count, p.items) for p in seen] == [(2, []), (2, [])]
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
 def test_a_repeated_link_raises_in_both_modes(prefetch: bool) -> None:
     with replay_server() as rp:
         rp.add("GET", r"/items", Answer(200, {"nextLink": f"{rp.url}/items?again=1",

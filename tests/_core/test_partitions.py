@@ -29,6 +29,9 @@ class _Page:
         self.items = items
         self.response = _Response(n)
 
+    def release(self) -> None:
+        self.items.clear()
+
 
 def _chain(rows: list[dict], first: int):
     def pages():

@@ -114,6 +114,7 @@ def read_chains(
                 if page.response.request_id:
                     ids.append(page.response.request_id)
                 builder.add(page.items)
+                page.release()
                 bar.update(1)
         finally:
             close = getattr(pages, "close", None)
