@@ -1,10 +1,12 @@
 """The interning builder: the same frame from dicts and from typed records, and the same frame
-as FrameBuilder; pages that do not fit the declared types are left to the general parser."""
+as FrameBuilder; pages that do not fit the declared types are left to the general parser;
+builders joined give the frame of one builder fed every page."""
 
 from __future__ import annotations
 
 import orjson
 import pandas as pd
+import pytest
 
 from tests.conftest import example
 from toolkit._core.columns import InterningBuilder, page_decoder
@@ -55,3 +57,38 @@ def test_a_page_of_unexpected_types_is_left_to_the_general_parser() -> None:
                     b'{"value":[{"isCompliant":"yes"}]}', b"not json"):
         assert decode(hostile) is None
     assert decode(b'{"value":null,"@odata.nextLink":"x"}') == ({"@odata.nextLink": "x"}, [])
+
+
+def test_builders_joined_give_the_frame_of_one_builder_fed_every_page() -> None:
+    decode = page_decoder(POLICY_STATES.columns, "value", "@odata.nextLink")
+    typed = decode(_page())
+    assert typed is not None
+    records = typed[1]
+    dicts = orjson.loads(_page())["value"]
+    # pages as three chains would read them: structs, an empty chain, dicts with values the
+    # first chain never saw (other codes for the same values, and new ones)
+    other = [dict(d, complianceState="Exempt", resourceId=f"/r/{i}",
+                  policyDefinitionGroupNames=["z"]) for i, d in enumerate(dicts)]
+    pages = [[records[:3], records[3:]], [], [other[:5], dicts[::-1], other[5:]]]
+    one = InterningBuilder(POLICY_STATES.columns, groups=GROUPS)
+    chains = []
+    for chain in pages:
+        builder = InterningBuilder(POLICY_STATES.columns, groups=GROUPS)
+        for page in chain:
+            one.add(page)
+            builder.add(page)
+        chains.append(builder)
+    joined = chains[0]
+    for builder in chains[1:]:
+        joined.absorb(builder)
+        assert builder.rows == 0
+    assert joined.rows == one.rows == 2 * len(dicts) + len(other)
+    pd.testing.assert_frame_equal(joined.build(), one.build())
+
+
+def test_only_builders_of_the_same_columns_are_joined() -> None:
+    builder = InterningBuilder(POLICY_STATES.columns, groups=GROUPS)
+    with pytest.raises(ValueError, match="different columns"):
+        builder.absorb(InterningBuilder(POLICY_STATES.columns[:3], groups=GROUPS))
+    with pytest.raises(ValueError, match="different columns"):
+        builder.absorb(InterningBuilder(POLICY_STATES.columns, groups=GROUPS[:1]))

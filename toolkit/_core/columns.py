@@ -153,6 +153,13 @@ class _Group:
         self.parts.append(codes)
 
 
+def _remap(into: _Interner, codes_of: _Interner) -> np.ndarray:
+    """``codes_of``'s codes -> ``into``'s (values not in ``into`` yet are added); indexed by a
+    code, -1 (null) included."""
+    keys = list(codes_of)[1:]  # in code order, without None
+    return np.array([into[k] for k in keys] + [-1], dtype=np.int32)
+
+
 def _categorical(values: list[Any], codes: np.ndarray, col: Col) -> pd.Categorical:
     """Rows whose code is ``i`` hold ``values[i]`` (-1: null), as the column's categorical."""
     texts = [as_text(list(v) if isinstance(v, tuple) else v) for v in values]
@@ -264,6 +271,32 @@ class InterningBuilder:
                 return np.fromiter(map(lookup, values), np.int32, n)
             except TypeError:  # lists or objects: intern a hashable form
                 return np.fromiter(map(lookup, _hashable(values)), np.int32, n)
+
+    def absorb(self, other: InterningBuilder) -> None:
+        """Append every row of ``other`` (a builder of the same columns and groups) after this
+        builder's rows, as if its pages had been added here; ``other`` is left empty.
+
+        Only codes are translated (one lookup per distinct value of ``other``), so joining the
+        builders of several chains costs far less than building a frame of each and joining
+        the frames."""
+        if [c.name for c in other.columns] != [c.name for c in self.columns] \
+                or [g.names for g in other._groups] != [g.names for g in self._groups]:
+            raise ValueError("absorb: the builders hold different columns")
+        for mine, theirs in zip(self._groups, other._groups, strict=True):
+            remap = _remap(mine._interner, theirs._interner)
+            mine.parts.extend(remap[codes] for codes in theirs.parts)
+            theirs.parts = []
+        for col in self.columns:
+            name = col.name
+            interner = self._interned.get(name)
+            if interner is not None:
+                remap = _remap(interner, other._interned[name])
+                self._parts[name].extend(remap[codes] for codes in other._parts[name])
+            else:
+                self._parts[name].extend(other._parts[name])
+            other._parts[name] = []
+        self.rows += other.rows
+        other.rows = 0
 
     def _finish(self, col: Col) -> Any:
         parts = self._parts[col.name]

@@ -3,13 +3,13 @@
 A service that answers one page per round trip makes a long result a long chain of round trips;
 where the query can be split into parts that do not overlap (time slices, ranges of a key), each
 part is a chain of its own and the chains run concurrently. Each chain fills a builder of its
-own in its own thread (so the records never exist as dicts beyond a page), and the frames are
-joined in the order of the parts: the frame is the one a single chain gives when the parts
-follow the service's order.
+own in its own thread (so the records never exist as dicts beyond a page); the builders are then
+joined in the order of the parts and one frame is built: the frame a single chain gives when the
+parts follow the service's order.
 
 What splits a query is the operation's business (it knows its filters and its order); this
 module runs the chains, bounds them, stops them all when one fails or the caller is interrupted,
-and joins the frames.
+and joins what they read.
 """
 
 from __future__ import annotations
@@ -18,53 +18,36 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
 from toolkit._core.errors import ToolkitError
-from toolkit._core.frames import category_dtype
 from toolkit._core.paging import FrameSink, Page
 from toolkit._core.progress import progress_bar
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import Col
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["concat_frames", "read_chains"]
+__all__ = ["read_chains"]
 
 
-#: What pages are fed into (one per chain).
-Builder = FrameSink
+class Builder(FrameSink, Protocol):
+    """What the pages of one chain are fed into (e.g.
+    :class:`~toolkit._core.columns.InterningBuilder`): a frame sink that can take in the rows of
+    another of its kind."""
+
+    def absorb(self, other: Any) -> None:
+        """Append every row of ``other`` after this builder's own."""
 
 
 class _Stopped(Exception):
     """A chain stopped because another failed."""
 
 
-def concat_frames(frames: Sequence[pd.DataFrame], columns: Sequence[Col]) -> pd.DataFrame:
-    """Frames of the same columns, one after the other, with their declared dtypes kept:
-    categories are joined by the rule of :func:`~toolkit._core.frames.category_dtype`."""
-    if len(frames) == 1:
-        return frames[0].reset_index(drop=True)
-    parts = [f.copy(deep=False) for f in frames]
-    for col in columns:
-        if col.kind != "category" or col.name not in parts[0].columns:
-            continue
-        seen: dict[Any, None] = {}
-        for f in parts:
-            seen.update(dict.fromkeys(f[col.name].cat.categories))
-        dtype = category_dtype(col, seen)
-        for f in parts:
-            f[col.name] = f[col.name].cat.set_categories(dtype.categories,
-                                                         ordered=dtype.ordered)
-    return pd.concat(parts, ignore_index=True)
-
-
 def read_chains(
     chains: Sequence[Callable[[], Iterator[Page]]],
     new_builder: Callable[[], Builder],
-    columns: Sequence[Col],
     *,
     operation: str,
     workers: int,
@@ -79,15 +62,13 @@ def read_chains(
         Each gives the pages of one part (e.g. ``iter_pages`` with the part's filter).
     new_builder : callable
         A fresh frame builder for one part.
-    columns : sequence of Col
-        The frame's columns (for joining categories).
     workers : int
         Chains running at once.
 
     Returns
     -------
     pandas.DataFrame
-        The frames of the parts, one after the other, with ``attrs`` from
+        The records of the parts, one part after the other, with ``attrs`` from
         :func:`~toolkit._core.provenance.provenance` (the request ids of every page, in part
         order).
 
@@ -98,7 +79,7 @@ def read_chains(
     """
     stop = threading.Event()
     bar = progress_bar(connection, desc=operation, unit="page")
-    results: list[tuple[pd.DataFrame, list[str], str | None] | None] = [None] * len(chains)
+    results: list[tuple[list[str], str | None] | None] = [None] * len(chains)
     builders: list[Builder | None] = [None] * len(chains)
 
     def run(i: int) -> None:
@@ -120,7 +101,7 @@ def read_chains(
             close = getattr(pages, "close", None)
             if close is not None:
                 close()
-        results[i] = (builder.build(), ids, endpoint)
+        results[i] = (ids, endpoint)
 
     pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(chains))),
                               thread_name_prefix="toolkit-chain")
@@ -135,7 +116,7 @@ def read_chains(
             for f in futures:
                 f.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
-            raise _with_partial(failed[0], results, builders, columns, operation, api_version)
+            raise _with_partial(failed[0], results, builders, operation, api_version)
     except BaseException:
         stop.set()
         for f in futures:
@@ -145,34 +126,34 @@ def read_chains(
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
     done = [r for r in results if r is not None]  # every chain, once none failed
-    frames = [r[0] for r in done]
-    request_ids = [i for r in done for i in r[1]]
-    endpoint = next((r[2] for r in done if r[2]), None)
-    df = concat_frames(frames, columns)
-    df.attrs.update(provenance(operation, api_version, endpoint, request_ids))
-    return df
+    request_ids = [i for r in done for i in r[0]]
+    endpoint = next((r[1] for r in done if r[1]), None)
+    whole = _joined(builders) or new_builder()
+    return whole.build(provenance(operation, api_version, endpoint, request_ids))
+
+
+def _joined(builders: Sequence[Builder | None]) -> Builder | None:
+    """The first builder, having absorbed the others' rows in order (``None``: no rows)."""
+    kept = [b for b in builders if b is not None and b.rows]
+    if not kept:
+        return None
+    for other in kept[1:]:
+        kept[0].absorb(other)
+    return kept[0]
 
 
 def _with_partial(err: BaseException, results: Sequence[Any], builders: Sequence[Any],
-                  columns: Sequence[Col], operation: str, api_version: str | None
-                  ) -> BaseException:
+                  operation: str, api_version: str | None) -> BaseException:
     """The failure, given every record the chains read before it (``err.partial``: the parts
     that finished and what the others had read, in part order), once every chain has stopped."""
     if not isinstance(err, ToolkitError):
         return err
-    frames = []
-    finished = 0
-    for done, builder in zip(results, builders, strict=True):
-        if done is not None:
-            frames.append(done[0])
-            finished += 1
-        elif builder is not None and builder.rows:
-            frames.append(builder.build())
+    finished = sum(done is not None for done in results)
     # a link of one part would resume that part only, never the query: leave none to follow
     err.next_link = None
-    if frames:
-        partial = concat_frames(frames, columns)
-        partial.attrs.update(provenance(operation, api_version, None, []))
+    whole = _joined(builders)
+    if whole is not None:
+        partial = whole.build(provenance(operation, api_version, None, []))
         err.keep_partial(
             partial, f"\n{len(partial)} records were read before the failure (err.partial): "
                      f"{finished} of the query's {len(results)} parts whole, the others cut "

@@ -331,8 +331,8 @@ def policy_states(
         if envelope_next_link(first.content, ODATA) is not None:
             slices = _time_slices(pipe, path, params, filter_, start_ts, end_ts, limit)
             if len(slices) > 1:
-                return _read_slices(pipe, path, params, filter_, slices, descending, columns,
-                                    new_builder, limit, conn, api_version, decode)
+                return _read_slices(pipe, path, params, filter_, slices, descending, new_builder,
+                                    limit, conn, api_version, decode)
     pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION,
                        prefetch=True, first=first, decode=decode)
     try:
@@ -345,7 +345,7 @@ def policy_states(
 
 def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
                  slices: Bounds,
-                 descending: bool, columns: list[Col], new_builder: Any, limit: int,
+                 descending: bool, new_builder: Any, limit: int,
                  conn: Connection, api_version: str, decode: Any) -> pd.DataFrame:
     """The query read as one chain per time slice, joined newest slice first (or oldest first
     for an ascending ``timestamp`` order), which is the order of one chain."""
@@ -358,7 +358,7 @@ def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
         return lambda: iter_pages(pipe, "POST", path, style=ODATA, params=part,
                                   operation=OPERATION, decode=decode, prefetch=True)
 
-    df = read_chains([chain(b) for b in slices], new_builder, columns, operation=OPERATION,
+    df = read_chains([chain(b) for b in slices], new_builder, operation=OPERATION,
                      workers=limit, connection=conn, api_version=api_version)
     df.attrs["truncated"] = False
     return df
