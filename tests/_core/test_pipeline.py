@@ -372,3 +372,25 @@ def test_an_answer_to_head_has_no_body_whatever_its_length_says() -> None:
         conn.close()
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_netrc_password_never_replaces_the_token(sandbox, waits, tmp_path, monkeypatch,
+                                                   cached: bool) -> None:
+    # a ``default`` entry matches every host: requests would send it as Basic auth instead of
+    # the bearer token, and the service would refuse the call
+    netrc = tmp_path / "netrc"
+    netrc.write_text("default login someone password netrc-password-0123\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    assert requests.utils.get_netrc_auth(sandbox.url) == ("someone", "netrc-password-0123")
+    conn = toolkit.connect(sandbox=sandbox, progress=False,
+                           cache=tmp_path / "c.sqlite" if cached else None)
+    conn.sleep = waits
+    sandbox.log.clear()
+    try:
+        df = toolkit.sql_operations(connection=conn)
+    finally:
+        conn.close()
+    assert len(df) == len(sandbox.world.section("sql").operations)
+    assert sandbox.log and {r.status for r in sandbox.log} == {200}

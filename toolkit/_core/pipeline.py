@@ -503,12 +503,23 @@ def _watched(watch: Callable[[bytes], bool], head: bytes) -> Callable[[bytes], b
     return None if done or len(head) >= _HEAD_BYTES else watch
 
 
+def _header_auth(request: requests.PreparedRequest) -> requests.PreparedRequest:
+    """Authentication that leaves the request as the pipeline made it (see :func:`_session`)."""
+    return request
+
+
 def _session(config: FamilyConfig) -> requests.Session:
-    """A plain session, or one answering reads from the response cache when it is on."""
+    """A plain session, or one answering reads from the response cache when it is on.
+
+    The session's ``auth`` is set to one that changes nothing: without it, requests looks up
+    ``~/.netrc`` (or ``$NETRC``) for every request and, when an entry matches the host (a
+    ``default`` entry matches every host), replaces the pipeline's ``Authorization`` header
+    with that entry's password: a secret of the user's sent to the service, and the call
+    refused. The proxy settings of the environment still apply."""
     path = cache_path(config.settings.cache)
-    if path is None:
-        return requests.Session()
-    return cached_session(path, config.header_prefix)  # type: ignore[no-any-return]
+    session = requests.Session() if path is None else cached_session(path, config.header_prefix)
+    session.auth = _header_auth
+    return session
 
 
 class _Transport(RequestsTransport):
