@@ -636,6 +636,22 @@ def test_slices_are_planned_in_few_rounds_of_counts(kind) -> None:
     assert sum(count.rounds) <= 64, count.rounds  # requests, within the read budget
 
 
+@pytest.mark.parametrize("kind", ["even", "bursts"])
+def test_more_slices_than_counted_shares_cost_no_more_counts(kind) -> None:
+    # 16 chains read at once keep a fast link busy to the end; their slices are placed inside
+    # the parts counted for 8, as evenly as counting for 16 would place them
+    ts = _spread(kind)
+    eight, sixteen, counted16 = _Counter(ts), _Counter(ts), _Counter(ts)
+    policy._plan_slices(eight, PLAN_START, PLAN_END, len(ts), 8)
+    bounds = policy._plan_slices(sixteen, PLAN_START, PLAN_END, len(ts), 16, counted=8)
+    fully = policy._plan_slices(counted16, PLAN_START, PLAN_END, len(ts), 16)
+    held = _held(ts, bounds)
+    assert len(bounds) == 16 and _contiguous(bounds) and sum(held) == len(ts)
+    assert sixteen.rounds == eight.rounds and sum(counted16.rounds) > sum(eight.rounds)
+    assert max(held) <= max(_held(ts, fully)) * 1.01, (held, _held(ts, fully))
+    assert max(held) <= (1.1 if kind == "even" else 1.3) * len(ts) / 16, held
+
+
 def test_a_burst_in_one_second_stays_whole_and_the_plan_ends() -> None:
     ts = np.concatenate([np.full(100_000, int(PLAN_END.timestamp()) - 3_600),
                          _spread("even")[:20_000]])

@@ -81,7 +81,7 @@ class Settings:
     max_retry_wait: float = 60.0
     backoff: float = 0.8
     max_concurrency: int = 8
-    max_partitions: int = 8
+    max_partitions: int = 16
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
     request_deadline: float = 600.0

@@ -65,6 +65,9 @@ PARTITION_ROUNDS = 24
 #: The most of a slice's share of the records a part may hold before it is cut again (parts of
 #: about half a share join into slices within a few tenths of a share of each other).
 PART_MAX = 0.6
+#: The counts resolve the window to this many shares at most; slices beyond them are placed
+#: inside the counted parts by time (more chains at once, without more count requests).
+COUNTED_SLICES = 8
 #: Time slices as ``(lo, hi)``: ``lo <= timestamp < hi``, ``None`` for an open end.
 Bounds = list[tuple[pd.Timestamp | None, pd.Timestamp | None]]
 
@@ -189,7 +192,7 @@ def policy_states(
         Stop after this many rows (warns that the result is truncated).
     partitions : int, optional
         At most this many time slices of the window read as concurrent chains (default: the
-        ``max_partitions`` setting, 8; ``1`` reads one chain). Used only for a window with both
+        ``max_partitions`` setting, 16; ``1`` reads one chain). Used only for a window with both
         ``start`` and ``end``, without ``top``, ``max_items`` or ``apply``, in the service's
         order or ordered by ``timestamp`` first, and when every slice holds at least
         ``PARTITION_MIN_PAGES`` pages; the frame is the one a single chain gives.
@@ -431,29 +434,32 @@ def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
         return _plan_slices(
             lambda asked: list(pool.map(
                 lambda a: _count(pipe, path, params, filter_, a[0], a[1]), asked)),
-            start, end, total, want)
+            start, end, total, want, counted=min(want, COUNTED_SLICES))
 
 
 def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], list[int]],
-                 start: pd.Timestamp, end: pd.Timestamp, total: int, want: int) -> Bounds:
+                 start: pd.Timestamp, end: pd.Timestamp, total: int, want: int,
+                 counted: int | None = None) -> Bounds:
     """``want`` slices of ``[start, end]`` holding about ``total / want`` records each.
 
-    Each round cuts every part of more than :data:`PART_MAX` of a share into parts of about
-    half a share (by time, in whole seconds) and counts them with one call of ``count_all``
-    (the records in ``[lo, cut)`` for each cut, asked all at once); the first round cuts the
-    whole window into twice as many parts as slices, so evenly spread records need one round.
-    The slices then end where the running count reaches each share, placed inside a part by
-    its length (as if its records were spread evenly over its seconds). A part of one second
+    The counts resolve ``counted`` shares (``total / counted`` records each; default: ``want``):
+    each round cuts every part of more than :data:`PART_MAX` of such a share into parts of about
+    half of one (by time, in whole seconds) and counts them with one call of ``count_all`` (the
+    records in ``[lo, cut)`` for each cut, asked all at once); the first round cuts the whole
+    window into twice as many parts, so evenly spread records need one round. The ``want``
+    slices then end where the running count reaches each share, placed inside a part by its
+    length (as if its records were spread evenly over its seconds). A part of one second
     cannot be cut, so a burst of records that share one second stays in one slice."""
     # parts as [lo, hi) in whole seconds, with their counts; the first and last are open
     lo0 = start.floor("s")
     hi0 = end.ceil("s") + pd.Timedelta(seconds=1)
     slices: list[list[Any]] = [[lo0, hi0, total]]
-    share = total / want
+    counted = min(counted or want, want)
+    unit = total / counted  # the share the counts resolve
     rounds = 0
-    while rounds < PARTITION_ROUNDS and len(slices) < 4 * want:
-        cuts = {i: c for i, s in enumerate(slices) if s[2] > PART_MAX * share
-                for c in [_cuts(s[0], s[1], math.ceil(2 * s[2] / share))] if c}
+    while rounds < PARTITION_ROUNDS and len(slices) < 4 * counted:
+        cuts = {i: c for i, s in enumerate(slices) if s[2] > PART_MAX * unit
+                for c in [_cuts(s[0], s[1], math.ceil(2 * s[2] / unit))] if c}
         if not cuts:
             break
         rounds += 1
@@ -473,6 +479,7 @@ def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], 
     logger.debug("%s: %d parts counted in %d rounds", OPERATION, len(slices), rounds)
     # slice k ends where the running count reaches k shares, read inside its part as if the
     # part's records were spread evenly over its seconds
+    share = total / want
     ends: list[pd.Timestamp] = []
     done = 0
     k = 1
