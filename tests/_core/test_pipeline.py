@@ -394,3 +394,50 @@ def test_a_netrc_password_never_replaces_the_token(sandbox, waits, tmp_path, mon
         conn.close()
     assert len(df) == len(sandbox.world.section("sql").operations)
     assert sandbox.log and {r.status for r in sandbox.log} == {200}
+
+
+def test_the_pool_keeps_a_connection_for_every_page_a_wide_read_has_in_flight(caplog) -> None:
+    # a partitioned read keeps up to PAGES_IN_FLIGHT requests of each of its chains in flight;
+    # a pool smaller than that opens connections only to discard them (one round trip each,
+    # and a urllib3 warning in the user's log)
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from toolkit._core.pipeline import PAGES_IN_FLIGHT
+
+    chains = 8
+    at_once = PAGES_IN_FLIGHT * chains
+    together = threading.Barrier(at_once, timeout=20)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            together.wait()  # every request is in flight at once before any is answered
+            body = b'{"value": []}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    conn = toolkit.connect(base_url=f"http://127.0.0.1:{server.server_address[1]}",
+                           token="example-token-0123456789", progress=False,
+                           max_partitions=chains, max_concurrency=4, max_retries=0)
+    try:
+        pipe = conn.pipeline("arm")
+        with caplog.at_level(logging.WARNING, logger="urllib3"), \
+                ThreadPoolExecutor(max_workers=at_once) as pool:
+            answers = list(pool.map(lambda i: pipe.send("GET", f"/items/{i}"), range(at_once)))
+    finally:
+        conn.close()
+        server.shutdown()
+        server.server_close()
+    assert [a.status for a in answers] == [200] * at_once
+    assert not [r for r in caplog.records if "pool is full" in r.getMessage()]

@@ -21,7 +21,7 @@ import orjson
 import pandas as pd
 
 from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWarning
-from toolkit._core.pipeline import Pipeline, Response
+from toolkit._core.pipeline import PAGES_IN_FLIGHT, Pipeline, Response
 from toolkit._core.progress import progress_bar
 from toolkit._core.provenance import provenance
 
@@ -313,7 +313,7 @@ class _Fetcher:
 
     def __init__(self, pipeline: Pipeline, method: str, url: str, *, style: PagingStyle,
                  params: Mapping[str, Any] | None, json: Any, operation: str | None,
-                 headers: Mapping[str, str] | None, depth: int = 2,
+                 headers: Mapping[str, str] | None, depth: int = PAGES_IN_FLIGHT - 1,
                  first: Response | None = None) -> None:
         self._pipeline = pipeline
         self._style = style

@@ -503,6 +503,12 @@ def _watched(watch: Callable[[bytes], bool], head: bytes) -> Callable[[bytes], b
     return None if done or len(head) >= _HEAD_BYTES else watch
 
 
+#: Requests one chain of pages keeps in flight at most: the page being read and those asked for
+#: early (:mod:`toolkit._core.paging`). A connection pools enough connections for its widest
+#: fan-out or partitioned read to keep theirs, instead of opening and discarding extras.
+PAGES_IN_FLIGHT = 3
+
+
 def _header_auth(request: requests.PreparedRequest) -> requests.PreparedRequest:
     """Authentication that leaves the request as the pipeline made it (see :func:`_session`)."""
     return request
@@ -853,7 +859,8 @@ class Pipeline:
         adapter = _BoundedBodyAdapter(
             max_body=settings.max_body_bytes, deadline=settings.request_deadline,
             read_timeout=settings.read_timeout, pool_connections=4,
-            pool_maxsize=2 * max(settings.max_concurrency, settings.max_partitions) + 4,
+            pool_maxsize=PAGES_IN_FLIGHT * max(settings.max_concurrency, settings.max_partitions)
+            + 4,
             max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
