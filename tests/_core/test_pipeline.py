@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -336,42 +340,54 @@ def test_a_body_reads_the_same_without_urllib3s_own_buffer_access(monkeypatch) -
     assert one == two and len(one) > 100_000
 
 
+class _EmptyPages(BaseHTTPRequestHandler):
+    """Answers every GET with an empty page (``before_answer`` runs first)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def before_answer(self) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.before_answer()
+        body = b'{"value": []}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler], **settings: Any) -> Iterator[Any]:
+    """A connection to a loopback server of ``handler`` for the block."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    conn = toolkit.connect(base_url=f"http://127.0.0.1:{server.server_address[1]}",
+                           token=TOKEN, progress=False, max_retries=0, **settings)
+    try:
+        yield conn
+    finally:
+        conn.close()
+        server.shutdown()
+        server.server_close()
+
+
 def test_an_answer_to_head_has_no_body_whatever_its_length_says() -> None:
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args) -> None:
-            pass
-
+    class Handler(_EmptyPages):
         def do_HEAD(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", "12345")
             self.end_headers()
 
-        def do_GET(self) -> None:
-            body = b'{"value": []}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    conn = toolkit.connect(base_url=f"http://127.0.0.1:{server.server_address[1]}",
-                           token=TOKEN, progress=False, max_retries=0)
-    try:
+    with _serving(Handler) as conn:
         pipe = conn.pipeline("arm")
         assert pipe.send("HEAD", "/x", check_json=False).content == b""
         assert pipe.send("GET", "/x").json() == {"value": []}  # the connection serves on
-    finally:
-        conn.close()
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("cached", [False, True])
@@ -400,9 +416,7 @@ def test_the_pool_keeps_a_connection_for_every_page_a_wide_read_has_in_flight(ca
     # a partitioned read keeps up to PAGES_IN_FLIGHT requests of each of its chains in flight;
     # a pool smaller than that opens connections only to discard them (one round trip each,
     # and a urllib3 warning in the user's log)
-    import threading
     from concurrent.futures import ThreadPoolExecutor
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from toolkit._core.pipeline import PAGES_IN_FLIGHT
 
@@ -410,34 +424,14 @@ def test_the_pool_keeps_a_connection_for_every_page_a_wide_read_has_in_flight(ca
     at_once = PAGES_IN_FLIGHT * chains
     together = threading.Barrier(at_once, timeout=20)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:
+    class Handler(_EmptyPages):
+        def before_answer(self) -> None:
             together.wait()  # every request is in flight at once before any is answered
-            body = b'{"value": []}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    conn = toolkit.connect(base_url=f"http://127.0.0.1:{server.server_address[1]}",
-                           token="example-token-0123456789", progress=False,
-                           max_partitions=chains, max_concurrency=4, max_retries=0)
-    try:
+    with _serving(Handler, max_partitions=chains, max_concurrency=4) as conn, \
+            caplog.at_level(logging.WARNING, logger="urllib3"), \
+            ThreadPoolExecutor(max_workers=at_once) as pool:
         pipe = conn.pipeline("arm")
-        with caplog.at_level(logging.WARNING, logger="urllib3"), \
-                ThreadPoolExecutor(max_workers=at_once) as pool:
-            answers = list(pool.map(lambda i: pipe.send("GET", f"/items/{i}"), range(at_once)))
-    finally:
-        conn.close()
-        server.shutdown()
-        server.server_close()
+        answers = list(pool.map(lambda i: pipe.send("GET", f"/items/{i}"), range(at_once)))
     assert [a.status for a in answers] == [200] * at_once
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
