@@ -50,6 +50,10 @@ class _Interner(dict[Any, int]):
         code = self[key] = len(self) - 1
         return code
 
+    def values_in_order(self) -> list[Any]:
+        """The values, code 0 first (``None`` left out)."""
+        return list(self)[1:]
+
 
 def _has(name: str) -> Any:
     """``record -> name in record`` (for a struct: the field is not null)."""
@@ -138,7 +142,7 @@ class _Group:
     @property
     def tuples(self) -> list[tuple[Any, ...]]:
         """The distinct tuples, in code order."""
-        return list(self._interner)[1:]
+        return self._interner.values_in_order()
 
     def add(self, records: list[Any]) -> None:
         """Append the codes of one page."""
@@ -156,8 +160,7 @@ class _Group:
 def _remap(into: _Interner, codes_of: _Interner) -> np.ndarray:
     """``codes_of``'s codes -> ``into``'s (values not in ``into`` yet are added); indexed by a
     code, -1 (null) included."""
-    keys = list(codes_of)[1:]  # in code order, without None
-    return np.array([into[k] for k in keys] + [-1], dtype=np.int32)
+    return np.array([into[k] for k in codes_of.values_in_order()] + [-1], dtype=np.int32)
 
 
 def _categorical(values: list[Any], codes: np.ndarray, col: Col) -> pd.Categorical:
@@ -303,7 +306,7 @@ class InterningBuilder:
         interner = self._interned.get(col.name)
         if interner is not None:
             codes = np.concatenate(parts) if parts else np.empty(0, np.int32)
-            keys = list(interner)[1:]  # in code order, without None
+            keys = interner.values_in_order()
             if col.kind == "list":
                 shared = np.empty(len(keys) + 1, dtype=object)
                 shared[:-1] = [list(k) if isinstance(k, tuple) else

@@ -856,12 +856,11 @@ class Pipeline:
         install_log_redaction("azure", "urllib3")
         session = _session(config)
         self._cached = cache_path(settings.cache) is not None
+        widest = max(settings.max_concurrency, settings.max_partitions)
         adapter = _BoundedBodyAdapter(
             max_body=settings.max_body_bytes, deadline=settings.request_deadline,
             read_timeout=settings.read_timeout, pool_connections=4,
-            pool_maxsize=PAGES_IN_FLIGHT * max(settings.max_concurrency, settings.max_partitions)
-            + 4,
-            max_retries=0)
+            pool_maxsize=PAGES_IN_FLIGHT * widest + 4, max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         self._transport = _Transport(

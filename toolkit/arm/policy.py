@@ -430,11 +430,13 @@ def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
     want = min(limit, total // (PARTITION_MIN_PAGES * PAGE_RECORDS))
     if want < 2:
         return [(None, None)]
-    with ThreadPoolExecutor(max_workers=2 * limit, thread_name_prefix="toolkit-count") as pool:
+    counted = min(want, COUNTED_SLICES)
+    # the first round of counts is 2 * counted - 1 requests at once
+    with ThreadPoolExecutor(max_workers=2 * counted, thread_name_prefix="toolkit-count") as pool:
         return _plan_slices(
             lambda asked: list(pool.map(
                 lambda a: _count(pipe, path, params, filter_, a[0], a[1]), asked)),
-            start, end, total, want, counted=min(want, COUNTED_SLICES))
+            start, end, total, want, counted=counted)
 
 
 def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], list[int]],
@@ -453,37 +455,37 @@ def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], 
     # parts as [lo, hi) in whole seconds, with their counts; the first and last are open
     lo0 = start.floor("s")
     hi0 = end.ceil("s") + pd.Timedelta(seconds=1)
-    slices: list[list[Any]] = [[lo0, hi0, total]]
+    parts: list[list[Any]] = [[lo0, hi0, total]]
     counted = min(counted or want, want)
     unit = total / counted  # the share the counts resolve
     rounds = 0
-    while rounds < PARTITION_ROUNDS and len(slices) < 4 * counted:
-        cuts = {i: c for i, s in enumerate(slices) if s[2] > PART_MAX * unit
+    while rounds < PARTITION_ROUNDS and len(parts) < 4 * counted:
+        cuts = {i: c for i, s in enumerate(parts) if s[2] > PART_MAX * unit
                 for c in [_cuts(s[0], s[1], math.ceil(2 * s[2] / unit))] if c}
         if not cuts:
             break
         rounds += 1
-        counts = iter(count_all([(slices[i][0], c) for i in cuts for c in cuts[i]]))
+        counts = iter(count_all([(parts[i][0], c) for i in cuts for c in cuts[i]]))
         out: list[list[Any]] = []
-        for i, s in enumerate(slices):
+        for i, s in enumerate(parts):
             if i not in cuts:
                 out.append(s)
                 continue
             lo, before = s[0], 0
-            for cut in cuts[i]:  # a count outside what the slice allows is clamped into it
+            for cut in cuts[i]:  # a count outside what the part allows is clamped into it
                 upto = min(max(next(counts), before), s[2])
                 out.append([lo, cut, upto - before])
                 lo, before = cut, upto
             out.append([lo, s[1], s[2] - before])
-        slices = [s for s in out if s[2] > 0]
-    logger.debug("%s: %d parts counted in %d rounds", OPERATION, len(slices), rounds)
+        parts = [s for s in out if s[2] > 0]
+    logger.debug("%s: %d parts counted in %d rounds", OPERATION, len(parts), rounds)
     # slice k ends where the running count reaches k shares, read inside its part as if the
     # part's records were spread evenly over its seconds
     share = total / want
     ends: list[pd.Timestamp] = []
     done = 0
     k = 1
-    for lo, hi, n in slices:
+    for lo, hi, n in parts:
         while k < want and done + n >= k * share:
             cut = (lo + (hi - lo) * ((k * share - done) / n)).floor("s")
             if lo < cut < hi and (not ends or cut > ends[-1]):
