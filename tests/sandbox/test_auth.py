@@ -23,9 +23,18 @@ def test_a_token_carries_its_audience_roles_and_lifetime() -> None:
     claims = auth.verify(token)
     assert claims == _claims_part(token)
     assert claims["aud"] == "https://management.example" and claims["roles"] == ["Reader"]
-    assert claims["exp"] - claims["iat"] == 60
+    assert 60 <= claims["exp"] - claims["iat"] <= 61
     several = auth.verify(auth.mint(["https://a.example/", "https://b.example/.default"]))
     assert several["aud"] == ["https://a.example", "https://b.example"]
+
+
+def test_a_token_lives_at_least_its_lifetime(monkeypatch) -> None:
+    # minted late in a second: a whole-second ``exp`` rounded down would leave 0.1 s of 1 s
+    monkeypatch.setattr("toolkit.sandbox.auth.time.time", lambda: 1_000.9)
+    auth = TokenAuthority()
+    assert auth.verify(auth.mint("https://management.example", expires_in=1))["exp"] == 1_002
+    token = SandboxCredential(auth, expires_in=1).get_token("https://management.example")
+    assert token.expires_on == auth.verify(token.token)["exp"] == 1_002
 
 
 def _forge(token: str, **changes: object) -> str:

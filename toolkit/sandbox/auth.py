@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import secrets
 import time
 from collections.abc import Sequence
@@ -59,16 +60,20 @@ class TokenAuthority:
 
     def mint(self, audience: str | Sequence[str], *, expires_in: float = 3600,
              roles: Sequence[str] = ALL_ROLES, subject: str = "analyst@contoso.example",
-             object_id: str | None = None) -> str:
+             object_id: str | None = None, expires_on: int | None = None) -> str:
         """A signed token for ``audience`` (a resource URL, with or without ``/.default``; a
-        list gives a token several families accept, for a sandbox used from another process)."""
+        list gives a token several families accept, for a sandbox used from another process).
+
+        The token lives at least ``expires_in`` seconds: its ``exp`` (whole seconds) is rounded
+        up, or is ``expires_on`` when given."""
         def clean(a: str) -> str:
             return a.removesuffix("/.default").rstrip("/")
 
         aud: str | list[str] = (clean(audience) if isinstance(audience, str)
                                 else [clean(a) for a in audience])
-        now = int(time.time())
-        claims = {"aud": aud, "iat": now, "exp": int(now + expires_in), "sub": subject,
+        now = time.time()
+        exp = expires_on if expires_on is not None else math.ceil(now + expires_in)
+        claims = {"aud": aud, "iat": int(now), "exp": exp, "sub": subject,
                   "oid": object_id or "6f0c7a52-3b1d-4e8a-9c2f-1d5e8b7a9c31",
                   "roles": list(roles), "iss": "https://sandbox.login.example/"}
         head = _b64(b'{"alg":"HS256","typ":"JWT"}')
@@ -123,8 +128,9 @@ class SandboxCredential:
         if not scopes:
             raise ValueError("get_token needs a scope")
         self.issued += 1
-        token = self._authority.mint(scopes[0], expires_in=self.expires_in, roles=self.roles)
-        return AccessToken(token, int(time.time() + self.expires_in))
+        expires_on = math.ceil(time.time() + self.expires_in)
+        token = self._authority.mint(scopes[0], roles=self.roles, expires_on=expires_on)
+        return AccessToken(token, expires_on)
 
     def __repr__(self) -> str:
         return "SandboxCredential()"
