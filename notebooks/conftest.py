@@ -1,0 +1,92 @@
+"""While nbval runs the notebooks, no cell shows a credential of the sandbox it started.
+
+Each notebook's kernel starts with ``TOOLKIT_SANDBOX_SECRET`` set to a value only this run knows,
+so the sandbox the notebook starts signs its tokens and derives its maps key from it. Every cell's
+fresh outputs are then searched for the maps key, the world's secret values and any token that
+verifies with the sandbox's signing key; a cell that shows one fails, whatever nbval's comparison
+with the committed outputs says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+import pytest
+
+try:
+    from nbval.plugin import IPyNbCell
+except ImportError:  # nbval not installed: the notebooks are not run either
+    IPyNbCell = None
+
+_SECRET = secrets.token_hex(16)
+# the variables that would point the notebooks away from their own sandbox
+_UNSET = ("TOOLKIT_BASE_URL", "TOOLKIT_ARM_URL", "TOOLKIT_MAPS_URL", "TOOLKIT_GRAPH_URL",
+          "TOOLKIT_FABRIC_URL", "TOOLKIT_TOKEN", "TOOLKIT_MAPS_KEY", "TOOLKIT_CREDENTIAL",
+          "TOOLKIT_CLOUD")
+_JWT = re.compile(r"[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}")
+
+
+def _is_cell(item: pytest.Item) -> bool:
+    return IPyNbCell is not None and isinstance(item, IPyNbCell)
+
+
+@cache
+def _known() -> tuple[Any, tuple[str, ...]]:
+    from toolkit.sandbox.arm.clusters import secret_values
+    from toolkit.sandbox.auth import TokenAuthority
+    from toolkit.sandbox.world import World
+
+    authority = TokenAuthority(_SECRET)
+    # the notebooks run against the default sandbox world (seed 7)
+    return authority, (str(authority.maps_key.reveal()), *secret_values(World(7)))
+
+
+def _leaks(shown: str) -> list[str]:
+    authority, values = _known()
+    leaked = [v[:6] + "..." for v in values if v in shown]
+    for candidate in set(_JWT.findall(shown)):
+        try:
+            authority.verify(candidate)
+        except ValueError:
+            continue
+        leaked.append(candidate[:6] + "...")
+    return leaked
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """The first cell's setup starts the notebook's kernel: it inherits this environment."""
+    if not _is_cell(item):
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in ("TOOLKIT_SANDBOX_SECRET", *_UNSET)}
+    for name in _UNSET:
+        os.environ.pop(name, None)
+    os.environ["TOOLKIT_SANDBOX_SECRET"] = _SECRET
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    if not _is_cell(item) or call.when != "call":
+        return
+    outputs = getattr(item, "test_outputs", None) or []
+    leaked = _leaks(json.dumps(outputs, default=str))
+    if leaked:
+        report = outcome.get_result()
+        report.outcome = "failed"
+        report.longrepr = f"{item.name} shows credentials of its sandbox: {leaked}"
