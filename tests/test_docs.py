@@ -4,6 +4,8 @@ points at pages that exist and names the command CI runs."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import os
 import re
 import subprocess
@@ -91,6 +93,49 @@ def test_the_site_loads_nothing_from_the_network(site: Path) -> None:
             tag for tag in re.findall(r'<link[^>]+href="https?://[^"]*"[^>]*>', html)
             if 'rel="canonical"' not in tag]
         assert loads == [], page
+
+
+def _documented_signatures() -> list[tuple[str, str]]:
+    """``name(parameters)`` as the operations page writes each function in its table."""
+    text = (DOCS / "operations.md").read_text("utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    return re.findall(r"`(\w+)\(([^`]*)\)`", "\n".join(rows))
+
+
+def _split_parameters(text: str) -> list[str]:
+    out, depth, current = [], 0, ""
+    for char in text:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [p for p in [*out, current.strip()] if p]
+
+
+def test_the_operations_table_gives_each_signature_as_the_code_has_it() -> None:
+    documented = _documented_signatures()
+    assert len(documented) >= 30
+    wrong = {}
+    for name, text in documented:
+        # api_version= and connection= are named once for all, under the table
+        actual = [p for p in inspect.signature(getattr(toolkit, name)).parameters.values()
+                  if p.name not in ("api_version", "connection")]
+        expected = []
+        for param in actual:
+            if param.kind is param.KEYWORD_ONLY and "*" not in expected:
+                expected.append("*")
+            default = "" if param.default is param.empty else f"={param.default!r}"
+            expected.append(f"{param.name}{default}")
+        written = []
+        for part in _split_parameters(text):
+            key, eq, default = part.partition("=")
+            written.append(f"{key}={ast.literal_eval(default)!r}" if eq else key)
+        if written != expected:
+            wrong[name] = {"written": written, "code": expected}
+    assert wrong == {}
 
 
 def test_the_readme_links_to_pages_that_exist() -> None:
