@@ -72,6 +72,13 @@ def test_the_public_functions_render_their_documented_parameters(site: Path) -> 
     assert "partitions" in section[:section.index('id="toolkit.policy_summary"')]
 
 
+def test_the_reference_shows_no_sphinx_role_markup(site: Path) -> None:
+    # the docstrings' :func:`...` and :class:`...` roles are shown as code, not as markup
+    for page in sorted((site / "reference").glob("*/index.html")):
+        assert not re.search(r":(func|class|meth|attr|mod|data|exc):", page.read_text("utf-8")), \
+            page
+
+
 def test_every_notebook_is_rendered_with_its_outputs(site: Path) -> None:
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert notebooks
