@@ -145,6 +145,25 @@ def test_the_operations_table_gives_each_signature_as_the_code_has_it() -> None:
     assert wrong == {}
 
 
+def test_the_settings_table_names_every_setting_and_variable() -> None:
+    import dataclasses
+
+    from toolkit.connection import Settings
+
+    text = (DOCS / "connecting.md").read_text("utf-8")
+    keywords = set(re.findall(r"^\|[^|]*\| `(\w+)", text, re.MULTILINE))
+    assert {f.name for f in dataclasses.fields(Settings)} - keywords == set()
+    # every environment variable the package reads is documented somewhere on the site
+    read = set()
+    for module in (ROOT / "toolkit").rglob("*.py"):
+        read |= set(re.findall(r"[\"'](TOOLKIT_[A-Z_]+)[\"']", module.read_text("utf-8")))
+    documented = set()
+    for page in DOCS.glob("*.md"):
+        documented |= set(re.findall(r"TOOLKIT_[A-Z_]+", page.read_text("utf-8")))
+    assert read
+    assert read - documented == set()
+
+
 def test_the_readme_links_to_pages_that_exist() -> None:
     readme = (ROOT / "README.md").read_text("utf-8")
     links = re.findall(r"\]\((docs/[^)#]+)", readme)
