@@ -1,5 +1,6 @@
-"""The version lives in one place, ``toolkit/_version.py``: the distribution's metadata reads it
-(setuptools' dynamic version) and ``toolkit.__version__`` is it, from a source tree or a wheel."""
+"""The distribution: its version lives in one place, ``toolkit/_version.py`` (the metadata reads
+it through setuptools' dynamic version, and ``toolkit.__version__`` is it, from a source tree or a
+wheel), and what the package tells users to install names the distribution and its extras."""
 
 from __future__ import annotations
 
@@ -64,3 +65,13 @@ def test_installed_metadata_agrees_with_the_module() -> None:
     except importlib.metadata.PackageNotFoundError:
         pytest.skip(f"{DISTRIBUTION} is not installed in this environment (only on sys.path)")
     assert installed == _version.__version__
+
+
+def test_install_hints_name_the_distribution_and_an_extra_it_has() -> None:
+    extras = set(_pyproject()["project"]["optional-dependencies"])
+    hints = []
+    for module in (ROOT / "toolkit").rglob("*.py"):
+        hints += re.findall(r"pip install ['\"]?([\w.-]+)\[(\w+)\]", module.read_text("utf-8"))
+    assert len(hints) >= 8
+    assert [h for h in hints if h[0] != DISTRIBUTION or h[1] not in extras] == []
+
