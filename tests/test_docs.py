@@ -166,6 +166,16 @@ def test_the_settings_table_names_every_setting_and_variable() -> None:
     assert read - documented == set()
 
 
+def test_getting_started_lists_every_extra() -> None:
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+                 ["project"]["optional-dependencies"])
+    text = (DOCS / "getting-started.md").read_text("utf-8")
+    listed = set(re.findall(r"^\| `([\w-]+)` \|", text, re.MULTILINE))
+    assert listed == extras
+
+
 def test_the_readme_links_to_pages_that_exist() -> None:
     readme = (ROOT / "README.md").read_text("utf-8")
     links = re.findall(r"\]\((docs/[^)#]+)", readme)
