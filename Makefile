@@ -65,7 +65,8 @@ notebooks: $(STAMP)
 		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False $(NOTEBOOKS)
 
 # Every public operation under every fault, then a concurrent soak at a 20% fault rate (real
-# waits: a few minutes). Prints the tables the README quotes; exits non-zero if anything is lost.
+# waits: a few minutes). Prints the tables docs/reliability.md quotes; exits non-zero if anything
+# is lost.
 reliability: $(STAMP)
 	$(PY) -m tests.reliability.campaign
 
