@@ -1,13 +1,22 @@
 # Two commands do all the set-up on a fresh machine:
 #   make report   execute every notebook against the sandbox, write HTML reports to reports/
-#   make test     run the whole test suite, notebooks included (pytest --nbval)
+#   make test     ruff, mypy and the whole test suite, notebooks included (pytest --nbval), the
+#                 documentation site built strictly among the tests (tests/test_docs.py); with
+#                 CI set (as .ci/run has it), the vendors' clients are installed and their
+#                 conformance suite runs too
+# and:
+#   make docs         build the documentation site into site/ (offline)
+#   make conformance  install the vendors' clients and run tests/conformance
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+CONFORMANCE_STAMP := $(VENV)/.installed-conformance
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
+# CI=true (or any value but 0/false) makes `make test` run the conformance suite as well
+WITH_CONFORMANCE := $(filter-out 0 false False FALSE,$(CI))
 
-.PHONY: test browser report lint reliability benchmarks notebooks clean
+.PHONY: test browser report docs conformance lint reliability benchmarks notebooks clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,10 +24,22 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-test: $(STAMP) browser
+# The vendors' own clients (pinned in the conformance extra), kept out of dev.
+$(CONFORMANCE_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev,conformance]"
+	touch $(CONFORMANCE_STAMP)
+
+test: $(STAMP) browser $(if $(WITH_CONFORMANCE),$(CONFORMANCE_STAMP))
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+
+conformance: $(CONFORMANCE_STAMP)
+	$(PY) -m pytest -p no:cacheprovider tests/conformance
+
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+	@echo "Documentation written: $$(pwd)/site/index.html"
 
 # One test draws an interactive map in headless Chromium. A Python install cannot bring a browser:
 # where Chromium is missing and this runs as root on Debian, it is installed from the system
@@ -44,7 +65,8 @@ notebooks: $(STAMP)
 		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False $(NOTEBOOKS)
 
 # Every public operation under every fault, then a concurrent soak at a 20% fault rate (real
-# waits: a few minutes). Prints the tables the README quotes; exits non-zero if anything is lost.
+# waits: a few minutes). Prints the tables docs/reliability.md quotes; exits non-zero if anything
+# is lost.
 reliability: $(STAMP)
 	$(PY) -m tests.reliability.campaign
 
@@ -53,4 +75,4 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 clean:
-	rm -rf $(VENV) reports .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) reports site .cache .pytest_cache .ruff_cache .mypy_cache

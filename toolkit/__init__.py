@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolkit._core.lazy import attach
+from toolkit._version import __version__ as __version__
 
-__version__ = "0.1.0"
 
 def _quiet_masked_logger() -> None:
     # a handler that emits nothing (the library's NullHandler) and masks secrets in every record

@@ -366,7 +366,8 @@ def connect(
             from azure.identity import DefaultAzureCredential
         except ImportError as err:
             raise ValidationError("TOOLKIT_CREDENTIAL", "default",
-                                  "needs azure-identity: pip install 'toolkit[identity]'") from err
+                                  "needs azure-identity: "
+                                  "pip install 'cloudops-frames[identity]'") from err
         credential = DefaultAzureCredential()
     token = token or env.get("TOOLKIT_TOKEN") or None
     maps_key = maps_key or env.get("TOOLKIT_MAPS_KEY") or None
@@ -475,7 +476,8 @@ def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
             from azure.identity import DefaultAzureCredential
         except ImportError as err:
             raise ValidationError("TOOLKIT_CREDENTIAL", "default",
-                                  "needs azure-identity: pip install 'toolkit[identity]'") from err
+                                  "needs azure-identity: "
+                                  "pip install 'cloudops-frames[identity]'") from err
         return DefaultAzureCredential()
     raise ValidationError(parameter, None, "this process found no credential: set "
                                            "TOOLKIT_CREDENTIAL=default (environment, workload or "

@@ -8,6 +8,16 @@ import base64
 import datetime as dt
 
 import pytest
+
+from tests.conformance.conftest import FAIL_OPERATION, NOT_INSTALLED, enum_values, first
+
+pytest.importorskip("azure.mgmt.containerservice", reason=NOT_INSTALLED)
+pytest.importorskip("azure.mgmt.network", reason=NOT_INSTALLED)
+pytest.importorskip("azure.mgmt.policyinsights", reason=NOT_INSTALLED)
+pytest.importorskip("azure.mgmt.redhatopenshift", reason=NOT_INSTALLED)
+pytest.importorskip("azure.mgmt.sql", reason=NOT_INSTALLED)
+pytest.importorskip("azure.mgmt.support", reason=NOT_INSTALLED)
+
 import yaml
 from azure.core.exceptions import HttpResponseError
 from azure.mgmt.containerservice import ContainerServiceClient
@@ -19,7 +29,6 @@ from azure.mgmt.sql import SqlManagementClient, models as sql_models
 from azure.mgmt.support import MicrosoftSupport
 
 import toolkit
-from tests.conformance.conftest import FAIL_OPERATION, enum_values, first
 
 NETWORK_API = "2025-05-01"  # the client's newest version is later than the spec's
 SUPPORT_API = "2026-06-01"

@@ -8,11 +8,15 @@ import json
 from typing import Any
 
 import pytest
+
+from tests.conformance.conftest import FAIL_OPERATION, NOT_INSTALLED
+
+pytest.importorskip("microsoft_fabric_api", reason=NOT_INSTALLED)
+
 from azure.core.exceptions import HttpResponseError
 from microsoft_fabric_api.extensions.eventstream import FabricEventstreamClient
 from microsoft_fabric_api.generated.eventstream import models
 
-from tests.conformance.conftest import FAIL_OPERATION
 from toolkit.sandbox.fabric.eventstream import limits
 
 

@@ -10,14 +10,19 @@ from typing import Any
 
 import httpx
 import pytest
+
+from tests.conformance.conftest import NOT_INSTALLED, first
+
+pytest.importorskip("kiota_authentication_azure", reason=NOT_INSTALLED)
+pytest.importorskip("msgraph_beta", reason=NOT_INSTALLED)
+pytest.importorskip("msgraph_core", reason=NOT_INSTALLED)
+
 from kiota_authentication_azure.azure_identity_authentication_provider import (
     AzureIdentityAuthenticationProvider,
 )
 from msgraph_beta import GraphRequestAdapter, GraphServiceClient
 from msgraph_beta.generated.models.o_data_errors.o_data_error import ODataError
 from msgraph_core import GraphClientFactory
-
-from tests.conformance.conftest import first
 
 SCOPE = "https://graph.microsoft.com/.default"
 

@@ -10,6 +10,12 @@ import json
 from typing import Any
 
 import pytest
+
+from tests.conformance.conftest import NOT_INSTALLED
+
+pytest.importorskip("azure.maps.route", reason=NOT_INSTALLED)
+pytest.importorskip("azure.maps.search", reason=NOT_INSTALLED)
+
 from azure.core.credentials import AzureKeyCredential
 from azure.core.rest import HttpRequest
 from azure.maps.route import MapsRouteClient

@@ -11,7 +11,7 @@ Columns holding :class:`~toolkit._core.secrets.Secret` values are written as the
 caller passes ``reveal=True``, the explicit step; a revealed column is read back as ``Secret``
 values again, so it is still masked on screen.
 
-Needs pyarrow (``pip install "toolkit[parquet]"``).
+Needs pyarrow (``pip install "cloudops-frames[parquet]"``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def _pyarrow() -> Any:
         import pyarrow as pa
         import pyarrow.parquet
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError('Parquet exports need pyarrow: pip install "toolkit[parquet]"') from err
+        raise ImportError(
+            'Parquet exports need pyarrow: pip install "cloudops-frames[parquet]"') from err
     return pa
 
 

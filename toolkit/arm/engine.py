@@ -251,7 +251,7 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     try:
         import dask
     except ImportError as err:  # pragma: no cover - the extra is part of dev
-        raise ImportError("engine='dask' needs dask: pip install 'toolkit[dask]'") from err
+        raise ImportError("engine='dask' needs dask: pip install 'cloudops-frames[dask]'") from err
     for name, value in (("apply", apply), ("top", top), ("max_items", max_items),
                         ("orderby", orderby)):
         if value is not None:

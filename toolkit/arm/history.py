@@ -49,7 +49,7 @@ def _imports() -> tuple[Any, Any, Any, Any]:
         import pyarrow.parquet as pq
     except ImportError as err:  # pragma: no cover - the extra is part of dev
         raise ImportError("the policy history store needs pyarrow and fsspec: "
-                          "pip install 'toolkit[parquet]'") from err
+                          "pip install 'cloudops-frames[parquet]'") from err
     return fsspec, pa, ds, pq
 
 

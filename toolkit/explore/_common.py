@@ -55,7 +55,8 @@ def folium_module() -> Any:
     try:
         import folium
     except ImportError as err:  # pragma: no cover - depends on the install
-        raise ImportError('interactive maps need folium: pip install "toolkit[maps]"') from err
+        raise ImportError(
+            'interactive maps need folium: pip install "cloudops-frames[maps]"') from err
     return folium
 
 

@@ -33,6 +33,6 @@ def new_axes(ax: Any = None, *, figsize: tuple[float, float] = (8, 4)) -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:  # pragma: no cover - depends on the install
-        raise ImportError("plots need matplotlib: pip install 'toolkit[plot]'") from err
+        raise ImportError("plots need matplotlib: pip install 'cloudops-frames[plot]'") from err
     _, ax = plt.subplots(figsize=figsize)
     return ax

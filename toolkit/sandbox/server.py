@@ -311,7 +311,8 @@ class Sandbox:
         try:
             import trustme
         except ImportError as err:  # pragma: no cover - depends on the install
-            raise ImportError("a TLS sandbox needs trustme: pip install 'toolkit[tls]'") from err
+            raise ImportError(
+                "a TLS sandbox needs trustme: pip install 'cloudops-frames[tls]'") from err
 
         ca = trustme.CA()
         cert = ca.issue_cert("127.0.0.1", "localhost")

@@ -1,0 +1,194 @@
+"""The documentation site: it builds strictly and offline (no warning, no broken link), its API
+reference holds every public name, the notebooks are rendered with their outputs, and the README
+points at pages that exist and names the command CI runs."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import re
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+import toolkit
+import toolkit.explore
+import toolkit.plot
+import toolkit.sandbox
+import toolkit.widgets
+
+ROOT = Path(__file__).parent.parent
+DOCS = ROOT / "docs"
+
+
+def _public_names() -> set[str]:
+    """Every public name: the package's and those of its plots, maps, widgets and sandbox."""
+    names = {f"toolkit.{n}" for n in toolkit.__all__}
+    for package in (toolkit.plot, toolkit.explore, toolkit.widgets, toolkit.sandbox):
+        names |= {f"{package.__name__}.{n}" for n in package.__all__}
+    return names
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    for module in ("mkdocs", "material", "mkdocstrings_handlers.python", "mkdocs_jupyter"):
+        pytest.importorskip(module, reason="the docs extra is not installed "
+                                           "(pip install -e '.[docs]')")
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert build.returncode == 0, build.stdout + build.stderr
+    warnings = [line for line in (build.stdout + build.stderr).splitlines()
+                if line.startswith(("WARNING", "ERROR"))]
+    assert warnings == []
+    return out
+
+
+def _inventory(site: Path) -> set[str]:
+    """The object names of the site's inventory (objects.inv, Sphinx's format)."""
+    data = (site / "objects.inv").read_bytes()
+    header_end = 0
+    for _ in range(4):  # four header lines, then the zlib-compressed entries
+        header_end = data.index(b"\n", header_end) + 1
+    body = zlib.decompress(data[header_end:]).decode("utf-8")
+    return {line.split(" ", 1)[0] for line in body.splitlines() if line}
+
+
+def test_every_public_name_is_in_the_reference(site: Path) -> None:
+    missing = sorted(_public_names() - _inventory(site))
+    assert missing == [], f"public names missing from docs/reference: {missing}"
+
+
+def test_the_public_functions_render_their_documented_parameters(site: Path) -> None:
+    page = (site / "reference" / "resource-management" / "index.html").read_text("utf-8")
+    start = page.index('id="toolkit.policy_states"')
+    section = page[start:page.index('id="toolkit.policy_summary"', start)]
+    # the numpydoc Parameters section, rendered as a table with a row per parameter
+    rows = re.findall(r'<tr class="doc-section-item">\s*<td>\s*<code>(\w+)</code>', section)
+    names = [p for p in inspect.signature(toolkit.policy_states).parameters]
+    assert rows[:len(names)] == names
+
+
+def test_the_reference_shows_no_sphinx_role_markup(site: Path) -> None:
+    # the docstrings' :func:`...` and :class:`...` roles are shown as code, not as markup
+    for page in sorted((site / "reference").glob("*/index.html")):
+        assert not re.search(r":(func|class|meth|attr|mod|data|exc):", page.read_text("utf-8")), \
+            page
+
+
+def test_every_notebook_is_rendered_with_its_outputs(site: Path) -> None:
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks
+    for nb in notebooks:
+        page = site / "notebooks" / nb.stem / "index.html"
+        assert page.is_file(), nb.name
+        html = page.read_text("utf-8")
+        assert "jp-OutputArea-output" in html, f"{nb.name} rendered without outputs"
+
+
+def test_the_site_loads_nothing_from_the_network(site: Path) -> None:
+    # no web fonts, stylesheets or scripts from elsewhere: the pages read offline (a canonical
+    # link names the published address and loads nothing)
+    pages = [site / "index.html", site / "reference" / "maps" / "index.html",
+             *sorted((site / "notebooks").glob("*/index.html"))]
+    for page in pages:
+        html = page.read_text("utf-8")
+        loads = re.findall(r'<script[^>]+src="https?://[^"]*"', html) + [
+            tag for tag in re.findall(r'<link[^>]+href="https?://[^"]*"[^>]*>', html)
+            if 'rel="canonical"' not in tag]
+        assert loads == [], page
+
+
+def _documented_signatures() -> list[tuple[str, str]]:
+    """``name(parameters)`` as the operations page writes each function in its table."""
+    text = (DOCS / "operations.md").read_text("utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    return re.findall(r"`(\w+)\(([^`]*)\)`", "\n".join(rows))
+
+
+def _split_parameters(text: str) -> list[str]:
+    out, depth, current = [], 0, ""
+    for char in text:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [p for p in [*out, current.strip()] if p]
+
+
+def test_the_operations_table_gives_each_signature_as_the_code_has_it() -> None:
+    documented = _documented_signatures()
+    assert len(documented) >= 30
+    wrong = {}
+    for name, text in documented:
+        # api_version= and connection= are named once for all, under the table
+        actual = [p for p in inspect.signature(getattr(toolkit, name)).parameters.values()
+                  if p.name not in ("api_version", "connection")]
+        expected = []
+        for param in actual:
+            if param.kind is param.KEYWORD_ONLY and "*" not in expected:
+                expected.append("*")
+            default = "" if param.default is param.empty else f"={param.default!r}"
+            expected.append(f"{param.name}{default}")
+        written = []
+        for part in _split_parameters(text):
+            key, eq, default = part.partition("=")
+            written.append(f"{key}={ast.literal_eval(default)!r}" if eq else key)
+        if written != expected:
+            wrong[name] = {"written": written, "code": expected}
+    assert wrong == {}
+
+
+def test_the_settings_table_names_every_setting_and_variable() -> None:
+    import dataclasses
+
+    from toolkit.connection import Settings
+
+    text = (DOCS / "connecting.md").read_text("utf-8")
+    keywords = set(re.findall(r"^\|[^|]*\| `(\w+)", text, re.MULTILINE))
+    assert {f.name for f in dataclasses.fields(Settings)} - keywords == set()
+    # every environment variable the package reads is documented somewhere on the site
+    read = set()
+    for module in (ROOT / "toolkit").rglob("*.py"):
+        read |= set(re.findall(r"[\"'](TOOLKIT_[A-Z_]+)[\"']", module.read_text("utf-8")))
+    documented = set()
+    for page in DOCS.glob("*.md"):
+        documented |= set(re.findall(r"TOOLKIT_[A-Z_]+", page.read_text("utf-8")))
+    assert read
+    assert read - documented == set()
+
+
+def test_getting_started_lists_every_extra() -> None:
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+                 ["project"]["optional-dependencies"])
+    text = (DOCS / "getting-started.md").read_text("utf-8")
+    listed = set(re.findall(r"^\| `([\w-]+)` \|", text, re.MULTILINE))
+    assert listed == extras
+
+
+def test_the_readme_links_to_pages_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    links = [link for link in re.findall(r"\]\(([^)#]+)", readme)
+             if not link.startswith(("http://", "https://"))]
+    assert [link for link in links if link.startswith("docs/")], \
+        "the README points at no documentation page"
+    assert [link for link in links if not (ROOT / link).exists()] == []
+
+
+def test_the_readme_names_the_command_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    commands = [line for line in ci.splitlines()
+                if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert commands == ["make test"]
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert re.search(r"^make test\b", readme, re.MULTILINE)
