@@ -10,9 +10,20 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from toolkit._core.frames import FrameBuilder
-from toolkit._core.paging import ARM, collect_frame, iter_pages
+from toolkit._core.paging import (
+    ARM,
+    MANAGEMENT_GROUPS as MG_PAGES,
+    PagingStyle,
+    collect_frame,
+    iter_pages,
+)
 from toolkit._core.schemas import MANAGEMENT_GROUPS, RESOURCE_GROUPS, SUBSCRIPTIONS, Schema
 from toolkit._core.validate import check_api_version, check_int, check_subscription_id
+from toolkit._spec.arm import (
+    GROUP_API_VERSIONS,
+    MANAGEMENT_GROUP_API_VERSIONS,
+    SUBSCRIPTION_API_VERSIONS,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -22,19 +33,19 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["management_groups", "resource_groups", "subscriptions"]
 
-MG_API_VERSION = "2023-04-01"
-SUBSCRIPTION_API_VERSION = "2022-12-01"
-GROUP_API_VERSION = "2021-04-01"
+MG_API_VERSION = MANAGEMENT_GROUP_API_VERSIONS[0]
+SUBSCRIPTION_API_VERSION = SUBSCRIPTION_API_VERSIONS[0]
+GROUP_API_VERSION = GROUP_API_VERSIONS[0]
 
 
 def _list(path: str, schema: Schema, operation: str, max_items: int | None, api_version: str,
-          connection: Connection | None) -> pd.DataFrame:
+          connection: Connection | None, style: PagingStyle = ARM) -> pd.DataFrame:
     if max_items is not None:
         check_int(max_items, "max_items", minimum=0)
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
-    pages = iter_pages(pipe, "GET", path.format(ns=conn.namespace), style=ARM,
+    pages = iter_pages(pipe, "GET", path.format(ns=conn.namespace), style=style,
                        params={"api-version": api_version}, operation=operation)
     return collect_frame(pages, FrameBuilder(schema), operation=operation, max_items=max_items,
                          connection=conn, api_version=api_version)
@@ -42,7 +53,7 @@ def _list(path: str, schema: Schema, operation: str, max_items: int | None, api_
 
 def management_groups(*, max_items: int | None = None, api_version: str = MG_API_VERSION,
                       connection: Connection | None = None) -> pd.DataFrame:
-    """List the management groups the caller can see (every page).
+    """List the management groups the caller can see (every page, followed by ``@nextLink``).
 
     Parameters
     ----------
@@ -61,7 +72,7 @@ def management_groups(*, max_items: int | None = None, api_version: str = MG_API
         (strings).
     """
     return _list("/providers/{ns}.Management/managementGroups", MANAGEMENT_GROUPS,
-                 "management_groups", max_items, api_version, connection)
+                 "management_groups", max_items, api_version, connection, MG_PAGES)
 
 
 def subscriptions(*, max_items: int | None = None, api_version: str = SUBSCRIPTION_API_VERSION,

@@ -1,5 +1,6 @@
 """The tenant's lists over HTTP: management groups, subscriptions and the resource groups of a
-subscription, each the world's list in order, paged with ``nextLink`` and ``$skiptoken``."""
+subscription, each the world's list in order, paged with ``$skiptoken`` under the next-link key the
+official examples use (``@nextLink`` for management groups, ``nextLink`` for the others)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,19 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from tests.conftest import example
 from toolkit.sandbox.arm.tenant import (
     GROUP_API_VERSIONS,
     MG_API_VERSIONS,
     PAGE_SIZE,
     SUBSCRIPTION_API_VERSIONS,
 )
+
+#: The management groups list's next-link key, as the official example names it.
+MG_NEXT = next(k for k in example("18-management-groups", "ListManagementGroups.json")
+               ["responses"]["200"]["body"] if k != "value")
+NEXT = {"management groups": MG_NEXT, "subscriptions": "nextLink",
+        "resource groups": "nextLink"}
 
 
 def _lists(sandbox) -> dict[str, tuple[str, tuple[str, ...], list[str]]]:
@@ -29,13 +37,15 @@ def _lists(sandbox) -> dict[str, tuple[str, tuple[str, ...], list[str]]]:
     }
 
 
-def _read(arm, url: str) -> list[dict]:
+def _read(arm, url: str, key: str = "nextLink") -> list[dict]:
     pages = []
     while url:
         r = arm("GET", url)
         assert r.status_code == 200, r.text[:300]
         pages.append(r.json())
-        url = pages[-1].get("nextLink")
+        other = {"nextLink", MG_NEXT} - {key}
+        assert not other & set(pages[-1]), pages[-1].keys()  # only the list's own key
+        url = pages[-1].get(key)
     return pages
 
 
@@ -46,10 +56,10 @@ def _name(item: dict) -> str:
 @pytest.mark.parametrize("which", ["management groups", "subscriptions", "resource groups"])
 def test_each_list_is_the_worlds_in_order_page_by_page(arm, sandbox, which) -> None:
     path, versions, names = _lists(sandbox)[which]
-    pages = _read(arm, f"{path}?api-version={versions[0]}")
-    assert len(pages) == max(1, -(-len(names) // PAGE_SIZE))
+    pages = _read(arm, f"{path}?api-version={versions[0]}", NEXT[which])
+    assert len(pages) == max(1, -(-len(names) // PAGE_SIZE)) > 1  # the world spans pages
     assert all(len(p["value"]) == PAGE_SIZE for p in pages[:-1])
-    assert 0 < len(pages[-1]["value"]) <= PAGE_SIZE and "nextLink" not in pages[-1]
+    assert 0 < len(pages[-1]["value"]) <= PAGE_SIZE and NEXT[which] not in pages[-1]
     assert [_name(i) for p in pages for i in p["value"]] == names
 
 
@@ -93,8 +103,8 @@ def test_items_carry_the_tenant_and_the_world_facts(arm, sandbox) -> None:
     world = sandbox.world
     ns = sandbox.namespace
     lists = _lists(sandbox)
-    mgs = [i for p in _read(arm, lists["management groups"][0] + "?api-version=2023-04-01")
-           for i in p["value"]]
+    mgs = [i for p in _read(arm, lists["management groups"][0] + "?api-version=2023-04-01",
+                             MG_NEXT) for i in p["value"]]
     for item, mg in zip(mgs, world.management_groups, strict=True):
         assert item["id"] == f"/providers/{ns}.Management/managementGroups/{mg.name}"
         assert item["type"] == f"{ns}.Management/managementGroups"

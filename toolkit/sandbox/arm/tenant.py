@@ -1,9 +1,10 @@
 """The tenant's resource-management lists: management groups, subscriptions and the resource
-groups of a subscription, served from the world, each paged with ``nextLink`` (GET).
+groups of a subscription, served from the world, each paged as the service pages it (GET on the
+next link: ``@nextLink`` for management groups, ``nextLink`` for the others).
 
 ``GET /providers/Vendor.Management/managementGroups``, ``GET /subscriptions`` and
-``GET /subscriptions/{s}/resourcegroups``; :data:`PAGE_SIZE` items a page, the next page's link
-carrying a ``$skiptoken``.
+``GET /subscriptions/{s}/resourcegroups``; :data:`PAGE_SIZE` items a page (small, so that the
+world's lists span several pages), the next page's link carrying a ``$skiptoken``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
+from toolkit._spec.arm import (
+    GROUP_API_VERSIONS,
+    MANAGEMENT_GROUP_API_VERSIONS,
+    MANAGEMENT_GROUP_NEXT_KEY,
+    MANAGEMENT_GROUP_TYPE,
+    NEXT_KEY,
+    SUBSCRIPTION_API_VERSIONS,
+)
 from toolkit.sandbox.arm.common import arm_reply, find_subscription
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
@@ -19,13 +28,11 @@ if TYPE_CHECKING:
 
 __all__ = ["PAGE_SIZE", "register"]
 
-PAGE_SIZE = 5
-MG_API_VERSIONS = ("2023-04-01", "2021-04-01")
-SUBSCRIPTION_API_VERSIONS = ("2022-12-01", "2020-01-01")
-GROUP_API_VERSIONS = ("2021-04-01", "2022-09-01")
+PAGE_SIZE = 2
+MG_API_VERSIONS = MANAGEMENT_GROUP_API_VERSIONS
 
 
-def _page(request: Request, items: list[dict[str, Any]]) -> Reply:
+def _page(request: Request, items: list[dict[str, Any]], next_key: str = NEXT_KEY) -> Reply:
     raw = request.param("$skiptoken") or "0"
     if not raw.isdigit():
         raise SandboxHTTPError(400, "InvalidSkipToken",
@@ -36,7 +43,7 @@ def _page(request: Request, items: list[dict[str, Any]]) -> Reply:
     if stop < len(items):
         params = [(k, v) for k, v in request.query if k.lower() != "$skiptoken"]
         params.append(("$skiptoken", str(stop)))
-        body["nextLink"] = (f"{request.base_url}{request.path}?"
+        body[next_key] = (f"{request.base_url}{request.path}?"
                             f"{urlencode(params, quote_via=quote, safe='$')}")
     return arm_reply(request, body)
 
@@ -45,10 +52,10 @@ def _management_groups(request: Request) -> Reply:
     world = request.sandbox.world
     ns = request.sandbox.namespace
     items = [{"id": f"/providers/{ns}.Management/managementGroups/{mg.name}",
-              "type": f"{ns}.Management/managementGroups", "name": mg.name,
+              "type": f"{ns}.{MANAGEMENT_GROUP_TYPE}", "name": mg.name,
               "properties": {"tenantId": world.tenant_id, "displayName": mg.display_name}}
              for mg in world.management_groups]
-    return _page(request, items)
+    return _page(request, items, MANAGEMENT_GROUP_NEXT_KEY)
 
 
 def _subscriptions(request: Request) -> Reply:
