@@ -348,7 +348,7 @@ RESOURCE_GROUPS = Schema(
 SUMMARY_LEVELS = ("scope", "assignment", "definition", "group")
 _SUMMARY_COUNTS = tuple(
     Col(f"{what}_{state}", "Int64")
-    for what in ("resources", "policies")
+    for what in ("resources", "policies", "groups")
     for state in ("compliant", "noncompliant", "conflict", "exempt", "unknown"))
 
 POLICY_SUMMARY = Schema(
