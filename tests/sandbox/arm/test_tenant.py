@@ -130,3 +130,71 @@ def test_the_groups_of_a_bad_or_unknown_subscription_are_refused(arm) -> None:
                    "?api-version=2021-04-01")
     assert r.status_code == 404 and r.json()["error"]["code"] == "SubscriptionNotFound"
 
+
+
+# ------------------------------------------------------------------ one group, its hierarchy
+def _official_hierarchy() -> dict:
+    return example("18-management-groups", "GetManagementGroupWithExpandAndRecurse.json"
+                   )["responses"]["200"]["body"]
+
+
+def _walk(node: dict) -> list[dict]:
+    out = [node]
+    for child in node.get("children") or []:
+        out += _walk(child)
+    return out
+
+
+def test_the_hierarchy_has_the_official_shape_and_type_words(arm, sandbox, world) -> None:
+    ns = sandbox.namespace
+    official = _official_hierarchy()
+    off_children = [n for c in official["properties"]["children"] for n in _walk(c)]
+    off_group = next(n for n in off_children if "children" in n)
+    off_sub = next(n for n in off_children if n["type"] == "/subscriptions")
+    r = arm("GET", f"/providers/{ns}.Management/managementGroups/{world.tenant_id}",
+            params={"api-version": "2023-04-01", "$expand": "children", "$recurse": "true"})
+    assert r.status_code == 200, r.text[:300]
+    body = r.json()
+    assert set(body) == set(official)
+    assert set(body["properties"]) == set(official["properties"])
+    assert set(body["properties"]["details"]) == set(official["properties"]["details"])
+    assert body["name"] == world.tenant_id and body["properties"]["details"]["parent"] is None
+    nodes = [n for c in body["properties"]["children"] for n in _walk(c)]
+    groups = [n for n in nodes if n["type"] != off_sub["type"]]
+    subs = [n for n in nodes if n["type"] == off_sub["type"]]
+    # the official words in the public cloud, the same words in the sandbox's own namespace
+    assert {n["type"] for n in groups} == {off_group["type"].replace("Microsoft", ns)}
+    assert all(set(n) == set(off_group) for n in groups if "children" in n)
+    assert all(set(n) == set(off_sub) for n in subs)
+    assert {n["name"] for n in groups} == {m.name for m in world.management_groups} - \
+        {world.tenant_id}
+    assert {n["name"]: n["displayName"] for n in subs} == \
+        {s.id: s.name for s in world.subscriptions}
+
+
+def test_the_hierarchy_without_recurse_or_expand(arm, sandbox, world) -> None:
+    path = f"/providers/{sandbox.namespace}.Management/managementGroups/retail"
+    one = arm("GET", path, params={"api-version": "2023-04-01", "$expand": "children"}).json()
+    below = [m.name for m in world.management_groups if m.parent == "retail"] + \
+        [s.id for s in world.subscriptions if world.group_of(s.name) == "retail"]
+    assert [c["name"] for c in one["properties"]["children"]] == below
+    assert not any("children" in c for c in one["properties"]["children"])
+    bare = arm("GET", path, params={"api-version": "2023-04-01"}).json()
+    assert bare["properties"]["children"] is None
+    assert bare["properties"]["details"]["parent"]["name"] == world.tenant_id
+    up = arm("GET", f"{path.rsplit('/', 1)[0]}/stores",
+             params={"api-version": "2023-04-01", "$expand": "ancestors"}).json()
+    assert up["properties"]["details"]["managementGroupAncestors"] == ["retail", world.tenant_id]
+
+
+@pytest.mark.parametrize("group, params, status", [
+    ("retail", {"$recurse": "true"}, 400),
+    ("retail", {"$expand": "everything"}, 400),
+    ("retail", {"$expand": "children", "$recurse": "maybe"}, 400),
+    ("no-such-group", {}, 404),
+    ("root", {}, 404),  # the root group's id is the tenant id; "root" names nothing
+])
+def test_the_hierarchy_refusals(arm, sandbox, group, params, status) -> None:
+    r = arm("GET", f"/providers/{sandbox.namespace}.Management/managementGroups/{group}",
+            params={"api-version": "2023-04-01", **params})
+    assert r.status_code == status and r.json()["error"]["code"]

@@ -754,7 +754,7 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
         return (f"{request.base_url}{base}/latest/queryResults?api-version={version}&{window}"
                 f"&$filter={quote(' and '.join(clauses), safe=_LINK_SAFE)}")
 
-    assignments = []
+    assignments: list[dict[str, Any]] = []
     for aid, part in frame.groupby("assignment", sort=True):
         members = [pw.policies[i] for i in np.unique(part["policy"].to_numpy(dtype=np.int64))]
         first = members[0]
