@@ -40,7 +40,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from toolkit._spec.arm import POLICY_API_VERSIONS
+from toolkit._spec.arm import ODATA_NEXT_KEY, POLICY_API_VERSIONS
 from toolkit.sandbox.arm.common import arm_reply, find_group, find_subscription
 from toolkit.sandbox.arm.odata import (
     FrameTable,
@@ -399,7 +399,7 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
                                             datetime.fromtimestamp(hi, UTC))))
         query = urlencode(params, quote_via=quote, safe="$,:")
         next_link = f"{request.base_url}{request.path}?{query}"
-    envelope = {"@odata.nextLink": next_link, "@odata.context": context,
+    envelope = {ODATA_NEXT_KEY: next_link, "@odata.context": context,
                 "@odata.count": max(0, stop - offset)}
     entity_ctx = orjson.dumps(f"{context}/$entity")
     if result.frame is not None:
