@@ -743,7 +743,9 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
     group_rows = [(i, g) for i, p in enumerate(pw.policies) for g in (p.groups or [""])]
     group_map = pd.DataFrame(group_rows, columns=["policy", "group"])
     groups = frame.merge(group_map, on="policy")
-    window = f"$from={_iso(start)}&$to={_iso(end)}"
+    # the window as the service's links write it ("2019-10-12 19:48:53Z"), percent-encoded
+    window = "&".join(f"{name}={quote(when.strftime('%Y-%m-%d %H:%M:%SZ'), safe=':')}"
+                      for name, when in (("$from", start), ("$to", end)))
     base = request.path[:request.path.lower().rindex("/policystates/") + len("/policyStates")]
     version = request.param("api-version") or API_VERSIONS[0]
 
@@ -804,10 +806,6 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
                "results": _results(frame, uri(), groups),
                "policyAssignments": assignments}
     return arm_reply(request, {"@odata.context": context, "@odata.count": 1, "value": [summary]})
-
-
-def _iso(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ------------------------------------------------------------------------- routes
