@@ -1,7 +1,7 @@
 """The official examples of the tenant operations (management groups list and hierarchy, the
-compliance summary at several scopes), as published in the public cloud's words, replayed over
-HTTP through the public functions of a ``cloud="public"`` connection: the frames hold the
-examples' values with the declared dtypes."""
+subscriptions list, the compliance summary at several scopes), as published in the public
+cloud's words, replayed over HTTP through the public functions of a ``cloud="public"``
+connection: the frames hold the examples' values with the declared dtypes."""
 
 from __future__ import annotations
 
@@ -141,3 +141,24 @@ def test_policy_summary_of_the_official_examples(replay, name, scope) -> None:
     for col in ("nonCompliantResources", "nonCompliantPolicies", "groups_noncompliant"):
         assert str(df[col].dtype) == "Int64"
     assert isinstance(df["queryResultsUri"].dtype, pd.StringDtype)
+
+
+def test_subscriptions_list_follows_the_examples_next_link(replay) -> None:
+    body = _body("20-subscriptions", "GetSubscriptions.json")
+    [next_key] = [k for k in body if k != "value"]
+    # the example's link points nowhere reachable: the same page again, at the replay, and then
+    # a last page without a link
+    first = {**body, next_key: f"{replay.url}/subscriptions?api-version=2022-12-01&page=2"}
+    last = {k: v for k, v in body.items() if k != next_key}
+    replay.add("GET", r"/subscriptions\?api-version=2022-12-01&page=2", Answer(200, last))
+    replay.add("GET", r"/subscriptions\?api-version=2022-12-01$", Answer(200, first))
+    df = toolkit.subscriptions(connection=replay.conn)
+    items = body["value"] * 2
+    assert df["subscriptionId"].tolist() == [i["subscriptionId"] for i in items]
+    assert df["displayName"].tolist() == [i["displayName"] for i in items]
+    assert df["subscriptionPolicies.quotaId"].tolist() == \
+        [i["subscriptionPolicies"]["quotaId"] for i in items]
+    assert df["state"].astype(str).tolist() == [i["state"] for i in items]
+    assert isinstance(df["state"].dtype, pd.CategoricalDtype)
+    assert isinstance(df["subscriptionPolicies.spendingLimit"].dtype, pd.CategoricalDtype)
+    assert len(replay.seen) == 2
