@@ -38,6 +38,7 @@ from toolkit._spec.arm import (
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
+    from toolkit._core.pipeline import Pipeline
     from toolkit.connection import Connection
 
 logger = logging.getLogger(__name__)
@@ -196,7 +197,7 @@ def _tree_rows(body: dict[str, Any], url: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _tenant_root(pipe: Any, ns: str, api_version: str) -> str:
+def _tenant_root(pipe: Pipeline, ns: str, api_version: str) -> str:
     """The tenant root group's id: the tenant id, which every group of the list carries."""
     response = pipe.send("GET", f"/providers/{ns}.Management/managementGroups",
                          params={"api-version": api_version}, operation=_TREE_OPERATION)
@@ -210,8 +211,8 @@ def _tenant_root(pipe: Any, ns: str, api_version: str) -> str:
                        "root group is not known; give group_id")
 
 
-def management_group_tree(group_id: str | None = None, *, connection: Connection | None = None,
-                          api_version: str | None = None) -> pd.DataFrame:
+def management_group_tree(group_id: str | None = None, *, api_version: str | None = None,
+                          connection: Connection | None = None) -> pd.DataFrame:
     """The management-group hierarchy below a group: its groups and subscriptions, one row each.
 
     One request (``GET .../managementGroups/{group_id}?$expand=children&$recurse=true``) gives
@@ -225,10 +226,10 @@ def management_group_tree(group_id: str | None = None, *, connection: Connection
         The management group's id (``name``; up to 90 letters, digits, ``-``, ``_``, ``(``,
         ``)`` and ``.``, not ending in ``.``). Default: the tenant root group, whose id is the
         tenant id (found from the management groups list, one more request).
-    connection : Connection, optional
-        Defaults to the default connection.
     api_version : str, optional
         The service version; default the newest the toolkit knows (2023-04-01).
+    connection : Connection, optional
+        Defaults to the default connection.
 
     Returns
     -------
