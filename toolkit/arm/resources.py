@@ -189,7 +189,8 @@ def _tree_rows(body: dict[str, Any], url: str) -> list[dict[str, Any]]:
             raise fail(f"the children of '{step[:100]}' are not a list")
         if children and depth + 1 > TREE_MAX_DEPTH:
             raise fail(f"the hierarchy is deeper than {TREE_MAX_DEPTH} levels below the group "
-                       "asked (the service allows 6 levels of groups); stopping")
+                       f"asked (the service allows {HIERARCHY_MAX_DEPTH} levels of groups); "
+                       "stopping")
         for child in reversed(children):
             if not isinstance(child, dict):
                 raise fail(f"a child of '{step[:100]}' is not an object")
