@@ -762,8 +762,9 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
         first = members[0]
         cond = f"PolicyAssignmentId eq {_quoted(str(aid))}"
         a_groups = groups[groups["assignment"] == aid]
+        groups_of = dict(iter(a_groups.groupby("policy", sort=False)))
         definitions = []
-        for _pol, pp in part.groupby("policy", sort=True):
+        for pol, pp in part.groupby("policy", sort=True):
             p = pw.policies[int(pp["policy"].to_numpy(dtype=np.int64)[0])]
             dconds = [cond, f"PolicyDefinitionId eq {_quoted(p.fields['policyDefinitionId'])}"]
             if p.reference_id:
@@ -772,8 +773,7 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
                 "policyDefinitionId": p.fields["policyDefinitionId"],
                 "policyDefinitionReferenceId": p.reference_id or "",
                 "effect": p.definition.effect,
-                "results": _results(pp, uri(*dconds), a_groups[a_groups["policy"].isin(
-                    pp["policy"].unique())], policies=False),
+                "results": _results(pp, uri(*dconds), groups_of[pol], policies=False),
             }
             if p.groups:
                 definition["policyDefinitionGroupNames"] = list(p.groups)
