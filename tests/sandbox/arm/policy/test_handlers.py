@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 import requests
@@ -467,7 +467,7 @@ def _rows_with_links(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
     for a in summary["policyAssignments"]:
         rows.append(("assignment", a["results"]))
         rows += [("definition", d["results"]) for d in a["policyDefinitions"]]
-        rows += [("group", g["results"]) for g in a["policyGroups"]]
+        rows += [(f"group {g['policyGroupName']}", g["results"]) for g in a["policyGroups"]]
     return rows
 
 
@@ -483,6 +483,9 @@ def test_each_rows_link_lists_the_records_that_are_not_compliant_behind_it(
     for level, results in _rows_with_links(summary):
         link = results["queryResultsUri"]
         assert "IsCompliant%20eq%20false" in link, link
+        group = level.removeprefix("group ")
+        if level.startswith("group ") and group:  # named as the official links name a group
+            assert f"'{group}' IN PolicyDefinitionGroupNames" in unquote(link), link
         records = _pages(sandbox, link)
         # the records that are not compliant (the official links' IsCompliant eq false), among
         # them every non-compliant resource the row counts

@@ -783,7 +783,9 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
             inside = [m for m in members if (g in m.groups) or (g == "" and not m.groups)]
             gconds = [cond]
             refs = [m.reference_id for m in inside if m.reference_id]
-            if len(inside) < len(members) and refs:
+            if g:  # as the service's links name a group
+                gconds.append(f"{_quoted(str(g))} IN PolicyDefinitionGroupNames")
+            elif len(inside) < len(members) and refs:  # the set's policies in no group
                 gconds.append("(" + " or ".join(f"PolicyDefinitionReferenceId eq {_quoted(r)}"
                                                 for r in refs) + ")")
             policy_groups.append({
