@@ -41,6 +41,7 @@ def every_frame(sandbox: Any, conn: Any) -> dict[str, pd.DataFrame]:
     states = pd.concat([detailed, states], ignore_index=True) if len(detailed) else states
     states.attrs = dict(detailed.attrs)
     out["management_groups"] = toolkit.management_groups(**kw)
+    out["management_group_tree"] = toolkit.management_group_tree(**kw)
     out["subscriptions"] = toolkit.subscriptions(**kw)
     out["resource_groups"] = toolkit.resource_groups(sub, **kw)
     out["policy_summary"] = toolkit.policy_summary(sub, "rg-web-weu", **kw)

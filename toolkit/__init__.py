@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.arm.network import backend_health as backend_health
     from toolkit.arm.policy import policy_states as policy_states
     from toolkit.arm.resources import (
+        management_group_tree as management_group_tree,
         management_groups as management_groups,
         resource_groups as resource_groups,
         subscriptions as subscriptions,

@@ -56,3 +56,30 @@ def test_policy_summary_filter_and_dtypes(conn, world) -> None:
     assert len(defs) and set(defs["effect"].astype(str)) == {"deny"}
     assert str(df["nonCompliantResources"].dtype) == "Int64"
     assert isinstance(df["level"].dtype, pd.CategoricalDtype) and df["level"].dtype.ordered
+
+
+def test_policy_summary_counts_policy_groups_at_every_level(conn, world, window) -> None:
+    start, end = window
+    sub = world.subscriptions[0]
+    df = toolkit.policy_summary(sub.id, start=start, end=end, connection=conn)
+    groups = [f"groups_{s}" for s in ("compliant", "noncompliant", "conflict", "exempt",
+                                      "unknown")]
+    assert set(df["level"].astype(str)) == {"scope", "assignment", "definition", "group"}
+    assert df[groups].notna().all().all() and (df[groups].sum(axis=1) > 0).all()
+    assert all(str(df[c].dtype) == "Int64" for c in groups)
+    # a group row counts the one group it is about
+    assert (df.loc[df["level"] == "group", groups].sum(axis=1) == 1).all()
+    # non-compliant policies are counted at the scope and for each assignment only
+    inner = df["level"].isin(["definition", "group"])
+    assert df.loc[inner, "nonCompliantPolicies"].isna().all()
+    assert df.loc[~inner, "nonCompliantPolicies"].notna().all()
+
+
+def test_policy_summary_an_assignment_of_one_definition_has_no_set(conn, world) -> None:
+    pw = world.section("policy")
+    single = {p.fields["policyAssignmentId"].lower() for p in pw.policies if not p.set_name}
+    df = toolkit.policy_summary(world.subscriptions[0].id, connection=conn)
+    mine = df[df["policyAssignmentId"].astype(str).str.lower().isin(single)]
+    assert len(mine) and mine["policySetDefinitionId"].isna().all()
+    assert mine["policyDefinitionReferenceId"].isna().all()
+    assert mine.loc[mine["level"] == "group", "policyGroupName"].isna().all()

@@ -213,6 +213,7 @@ VALID: dict[str, dict[str, Any]] = {
     "policy_states": {"subscription_id": SUB, "resource_group": "rg-web-weu"},
     "policy_summary": {"subscription_id": SUB, "resource_group": "rg-web-weu"},
     "management_groups": {},
+    "management_group_tree": {"group_id": "retail"},
     "subscriptions": {},
     "resource_groups": {"subscription_id": SUB},
     "support_services": {},
@@ -304,6 +305,12 @@ RULES: list[Rule] = [
     Rule("policy_summary", "top", BAD_INT(0)),
     Rule("policy_summary", "filter", BAD_BLANK),
     Rule("resource_groups", "subscription_id", BAD_UUID),
+    Rule("management_group_tree", "group_id", st.one_of(
+        NOT_TEXT_NOR_NONE, st.just(""), st.text("abc-_", min_size=91, max_size=120),
+        st.text("abc", min_size=1, max_size=8).map(lambda s: s + "."),
+        _with([c for c in NASTY if c not in "()._-"]),
+        st.text("abc", min_size=1, max_size=8).map(lambda s: s + "\n"))),
+    Rule("management_group_tree", "api_version", BAD_API_VERSION.filter(lambda v: v is not None)),
     *[Rule(f, "max_items", BAD_INT(0)) for f in ("management_groups", "subscriptions",
                                                   "resource_groups")],
     Rule("policy_states", "expand", st.one_of(

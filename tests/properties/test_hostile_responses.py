@@ -203,6 +203,14 @@ SCENARIOS: list[Scenario] = [
              lambda: _body("17-fabric-create-eventstream", "CreateEventstream.json", "201"),
              lambda c: toolkit.create_eventstream(WS, "Eventstream_1", connection=c),
              "create_eventstream", status=201),
+    Scenario("management_groups", "GET", r"/managementGroups\?",
+             lambda: _body("18-management-groups", "ListManagementGroups.json"),
+             lambda c: toolkit.management_groups(connection=c), "management_groups",
+             items_key="value", next_key="@nextLink"),
+    Scenario("management_group_tree", "GET", r"/managementGroups/Child\?",
+             lambda: _body("18-management-groups", "GetManagementGroupWithExpandAndRecurse.json"),
+             lambda c: toolkit.management_group_tree("Child", connection=c),
+             "management_group_tree"),
     Scenario("create_eventstreams", "POST", r"/workspaces/[^/]+/eventstreams",
              lambda: _body("17-fabric-create-eventstream", "CreateEventstream.json", "201"),
              _eventstreams, "create_eventstreams", status=201, error_column="error"),
@@ -477,8 +485,9 @@ def _serve_pages(rp: Replay, scenario: Scenario, pages: list[Any]) -> None:
     """Serve ``pages`` in turn: the first at the function's path, the next ones at the links
     the previous pages give."""
     rp.routes.clear()
-    method = "GET" if scenario.next_key == "nextLink" or scenario.name.startswith(
-        "authentication") else "POST"
+    # policy states POST to their next links; the other collections GET theirs
+    method = "POST" if scenario.next_key == "@odata.nextLink" and not scenario.name.startswith(
+        "authentication") else "GET"
     for n in range(len(pages) - 1, 0, -1):
         rp.add(method, rf"zzpage={n}(&|$)", Answer(200, pages[n]))
     rp.add(scenario.method, scenario.path, Answer(200, pages[0]))

@@ -1,9 +1,10 @@
 """Following next links, for every collection, in one place.
 
-Three styles reach the toolkit: ARM ``nextLink`` (GET), OData ``@odata.nextLink`` (policy
-states: POST to the link, which carries ``$skiptoken``) and maps ``nextLink``. All pages are read by
-default; ``max_items`` stops early and warns that the frame is truncated; there is never a silent
-page cap.
+Three styles reach the toolkit: ARM ``nextLink`` (GET; the management groups list names it
+``@nextLink``), OData ``@odata.nextLink`` (policy states: POST to the link, which carries
+``$skiptoken``) and maps ``nextLink``; the keys are the services' facts, in :mod:`toolkit._spec`.
+All pages are read by default; ``max_items`` stops early and warns that the frame is truncated;
+there is never a silent page cap.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWar
 from toolkit._core.pipeline import PAGES_IN_FLIGHT, Pipeline, Response
 from toolkit._core.progress import progress_bar
 from toolkit._core.provenance import provenance
+from toolkit._spec.arm import MANAGEMENT_GROUP_NEXT_KEY, NEXT_KEY, ODATA_NEXT_KEY
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EMPTY_PAGE_LIMIT", "Page", "PagingStyle", "collect_frame", "envelope_next_link",
-           "iter_pages"]
+__all__ = ["ARM", "EMPTY_PAGE_LIMIT", "MANAGEMENT_GROUPS", "MAPS", "ODATA", "Page", "PagingStyle",
+           "collect_frame", "envelope_next_link", "iter_pages"]
 
 
 @dataclass(frozen=True)
@@ -36,13 +38,15 @@ class PagingStyle:
     """Where a collection's items and next link are, and how the next page is asked for."""
 
     items_key: str = "value"
-    next_key: str = "nextLink"
+    next_key: str = NEXT_KEY
     next_method: str = "GET"
 
 
 ARM = PagingStyle()
-ODATA = PagingStyle(next_key="@odata.nextLink", next_method="POST")
-MAPS = PagingStyle(items_key="features", next_key="nextLink")
+#: The management groups list: ``@nextLink`` (GET).
+MANAGEMENT_GROUPS = PagingStyle(next_key=MANAGEMENT_GROUP_NEXT_KEY)
+ODATA = PagingStyle(next_key=ODATA_NEXT_KEY, next_method="POST")
+MAPS = PagingStyle(items_key="features")
 
 
 #: ``content -> (envelope, items)``, or ``None`` for a page to parse as JSON.

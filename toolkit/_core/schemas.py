@@ -344,11 +344,24 @@ RESOURCE_GROUPS = Schema(
     ),
 )
 
+MANAGEMENT_GROUP_TREE = Schema(
+    "management_group_tree",
+    (
+        Col("id", "string"),
+        Col("name", "string"),
+        Col("type", "string"),
+        Col("displayName", "string"),
+        Col("parent_id", "string"),
+        Col("depth", "Int64"),
+        Col("path", "string"),
+    ),
+)
+
 #: Levels of a policy summary, outermost first.
 SUMMARY_LEVELS = ("scope", "assignment", "definition", "group")
 _SUMMARY_COUNTS = tuple(
     Col(f"{what}_{state}", "Int64")
-    for what in ("resources", "policies")
+    for what in ("resources", "policies", "groups")
     for state in ("compliant", "noncompliant", "conflict", "exempt", "unknown"))
 
 POLICY_SUMMARY = Schema(
@@ -370,8 +383,8 @@ POLICY_SUMMARY = Schema(
     ),
 )
 
-SCHEMAS.update({s.name: s for s in (MANAGEMENT_GROUPS, SUBSCRIPTIONS, RESOURCE_GROUPS,
-                                    POLICY_SUMMARY)})
+SCHEMAS.update({s.name: s for s in (MANAGEMENT_GROUPS, MANAGEMENT_GROUP_TREE, SUBSCRIPTIONS,
+                                    RESOURCE_GROUPS, POLICY_SUMMARY)})
 
 
 

@@ -11,10 +11,18 @@ from __future__ import annotations
 __all__ = [
     "CLUSTER_NAME_PATTERN",
     "COMPLIANCE_STATES",
+    "GROUP_API_VERSIONS",
     "HEALTH_STATES",
+    "HIERARCHY_MAX_DEPTH",
     "HOSTED_CLUSTER_API_VERSIONS",
     "MANAGED_CLUSTER_API_VERSIONS",
+    "MANAGEMENT_GROUP_API_VERSIONS",
+    "MANAGEMENT_GROUP_NAME_PATTERN",
+    "MANAGEMENT_GROUP_NEXT_KEY",
+    "MANAGEMENT_GROUP_TYPE",
     "NETWORK_API_VERSIONS",
+    "NEXT_KEY",
+    "ODATA_NEXT_KEY",
     "POLICY_API_VERSIONS",
     "POLICY_FIELDS",
     "POLICY_STATE_FIELDS",
@@ -25,6 +33,8 @@ __all__ = [
     "RESOURCE_GROUP_PATTERN",
     "SERVER_NAME_PATTERN",
     "SQL_API_VERSIONS",
+    "SUBSCRIPTION_API_VERSIONS",
+    "SUBSCRIPTION_TYPE",
     "SUPPORT_API_VERSIONS",
     "VAULT_KEY_NAME_PATTERN",
     "WRITE_BUCKET",
@@ -41,6 +51,34 @@ POLICY_API_VERSIONS = ("2024-10-01", "2019-10-01")
 SUPPORT_API_VERSIONS = ("2026-06-01", "2024-04-01", "2020-04-01")
 MANAGED_CLUSTER_API_VERSIONS = ("2026-04-01", "2025-10-01", "2025-07-01")
 HOSTED_CLUSTER_API_VERSIONS = ("2025-07-25", "2023-11-22")
+#: Management groups (list, and get with ``$expand=children&$recurse=true``): 2023-04-01 is the
+#: newest stable version and azure-mgmt-managementgroups 2.0's default.
+MANAGEMENT_GROUP_API_VERSIONS = ("2023-04-01", "2021-04-01", "2020-05-01")
+#: Subscriptions list: 2022-12-01 is the newest version (azure-mgmt-resource-subscriptions 1.0).
+SUBSCRIPTION_API_VERSIONS = ("2022-12-01", "2021-01-01", "2020-01-01")
+#: Resource groups list (Microsoft.Resources): 2025-04-01 is azure-mgmt-resource 26's default.
+GROUP_API_VERSIONS = ("2025-04-01", "2024-11-01", "2024-07-01", "2024-03-01", "2022-09-01",
+                      "2021-04-01")
+
+# ------------------------------------------------------------------------------- paging keys
+# Where each collection names its next page (the ``x-ms-pageable`` ``nextLinkName`` of the
+# service's REST specification, and its official examples).
+
+#: Most resource-management lists (subscriptions, resource groups, SQL operations, support).
+NEXT_KEY = "nextLink"
+#: Management groups list (``ManagementGroupListResult``): ``@nextLink``, as in the official
+#: ``ListManagementGroups`` example.
+MANAGEMENT_GROUP_NEXT_KEY = "@nextLink"
+#: Policy states (OData), and the Graph collections.
+ODATA_NEXT_KEY = "@odata.nextLink"
+
+# -------------------------------------------------------------------------------- type words
+#: The ``type`` of a management group, after the provider namespace word (``{ns}.Management``).
+MANAGEMENT_GROUP_TYPE = "Management/managementGroups"
+#: The ``type`` a subscription has as a child in the management-group hierarchy.
+SUBSCRIPTION_TYPE = "/subscriptions"
+#: How many levels of management groups the service allows below the tenant root group.
+HIERARCHY_MAX_DEPTH = 6
 
 # ------------------------------------------------------------------------------------ patterns
 
@@ -49,6 +87,9 @@ SERVER_NAME_PATTERN = r"^[0-9a-z]([-0-9a-z]{0,61}[0-9a-z])?$"
 #: Resource group names: letters, digits, ``_ - . ( )``; 1 to 90 characters, not ending in ``.``.
 RESOURCE_GROUP_PATTERN = r"^[-\w.()]{1,90}$"
 RESOURCE_GROUP_MAX = 90
+#: Management group ids: up to 90 letters, digits, ``-``, ``_``, ``(``, ``)`` and ``.``, not
+#: ending in ``.`` (the tenant root group's id is the tenant id, a GUID).
+MANAGEMENT_GROUP_NAME_PATTERN = r"^[-a-zA-Z0-9_().]{0,89}[-a-zA-Z0-9_()]$"
 #: Managed cluster names: 1 to 63 characters, letters, digits, ``-`` and ``_``, alphanumeric ends.
 CLUSTER_NAME_PATTERN = r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$"
 #: A vault-key protector's server key name: ``{vault}_{key}[_{version}]``.

@@ -40,10 +40,14 @@ def _counts(results: Any, row: dict[str, Any]) -> None:
     row["nonCompliantResources"] = results.get("nonCompliantResources")
     row["nonCompliantPolicies"] = results.get("nonCompliantPolicies")
     row["queryResultsUri"] = results.get("queryResultsUri")
-    for what, key in (("resources", "resourceDetails"), ("policies", "policyDetails")):
+    for what, key in (("resources", "resourceDetails"), ("policies", "policyDetails"),
+                      ("groups", "policyGroupDetails")):
+        details = results.get(key)
+        if details is None:
+            continue  # not given (older versions give no group details): null counts
         for state in _STATES:
             row[f"{what}_{state}"] = 0
-        for item in results.get(key) or []:
+        for item in details if isinstance(details, list) else []:
             state = str(item.get("complianceState", "")).lower() if isinstance(item, dict) else ""
             if state in _STATES:
                 row[f"{what}_{state}"] = item.get("count")
@@ -74,7 +78,8 @@ def _rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 rows.append(row)
         for g in a.get("policyGroups") or []:
             if isinstance(g, dict):
-                row = {"level": "group", **base, "policyGroupName": g.get("policyGroupName")}
+                row = {"level": "group", **base,
+                       "policyGroupName": g.get("policyGroupName") or None}
                 _counts(g.get("results") or {}, row)
                 rows.append(row)
     return rows
@@ -119,10 +124,15 @@ def policy_summary(
         ``policyAssignmentName``, ``policySetDefinitionId``, ``policyDefinitionId``,
         ``policyDefinitionReferenceId``, ``policyGroupName``, ``effect`` (categories; null where
         the level has none), ``policyDefinitionGroupNames`` (list), ``nonCompliantResources``,
-        ``nonCompliantPolicies``, then ``resources_<state>`` and ``policies_<state>`` for each
-        state ``compliant``, ``noncompliant``, ``conflict``, ``exempt``, ``unknown`` (``Int64``:
-        resources, or policies, whose worst state at that level is that state), and
-        ``queryResultsUri`` (string: the query that lists the records behind the row).
+        ``nonCompliantPolicies`` (the service gives it at the scope and assignment levels only),
+        then ``resources_<state>``, ``policies_<state>`` and ``groups_<state>`` for each state
+        ``compliant``, ``noncompliant``, ``conflict``, ``exempt``, ``unknown`` (``Int64``:
+        resources, policies, or policy groups, whose worst state at that level is that state;
+        null where the answer has no such details),
+        and ``queryResultsUri`` (string: the query that lists the records behind the row, those
+        that are not compliant). An empty ``policySetDefinitionId``,
+        ``policyDefinitionReferenceId`` or ``policyGroupName`` (the service's ``""`` for an
+        assignment of a single definition, and for the group of policies in no group) is null.
 
     Raises
     ------

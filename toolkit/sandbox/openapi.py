@@ -360,6 +360,7 @@ def _examples(sandbox: Sandbox) -> dict[str, dict[str, Any]]:
             "authenticationStrengthPolicyId":
                 first("authentication_strength_policy").get("name")},
         "create_eventstream": {"workspaceId": first("fabric_workspace").get("name")},
+        "management_group": {"groupId": sandbox.world.tenant_id},
         **_policy_examples(sandbox),
     }
 

@@ -181,3 +181,21 @@ def test_select() -> None:
     assert parse_select("ResourceId, complianceState") == ["ResourceId", "complianceState"]
     with pytest.raises(ODataError, match="\\$select"):
         parse_select("a,,b")
+
+
+# ------------------------------------------------------------------ 'value' in Column
+def test_in_keeps_the_rows_whose_collection_holds_the_value() -> None:
+    frame = pd.DataFrame({"groups": pd.Categorical(["NS-1,DP-3", "DP-3", "", None]),
+                          "listed": [["a", "B"], [], ["b"], None]})
+    table = FrameTable(frame)
+    assert evaluate_filter(parse_filter("'dp-3' IN groups"), table).tolist() == \
+        [True, True, False, False]
+    assert evaluate_filter(parse_filter("'b' in Listed and not ('a' in listed)"),
+                           table).tolist() == [False, False, True, False]
+
+
+@pytest.mark.parametrize("text", ["groups in 'a'", "'a' in 'b'", "1 in groups", "'a' in"])
+def test_in_needs_a_quoted_value_and_a_column(text) -> None:
+    table = FrameTable(pd.DataFrame({"groups": ["a"]}))
+    with pytest.raises(ODataError):
+        evaluate_filter(parse_filter(text), table)

@@ -1,5 +1,6 @@
 """The tenant's lists over HTTP: management groups, subscriptions and the resource groups of a
-subscription, each the world's list in order, paged with ``nextLink`` and ``$skiptoken``."""
+subscription, each the world's list in order, paged with ``$skiptoken`` under the next-link key the
+official examples use (``@nextLink`` for management groups, ``nextLink`` for the others)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,19 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from tests.conftest import example
 from toolkit.sandbox.arm.tenant import (
     GROUP_API_VERSIONS,
     MG_API_VERSIONS,
     PAGE_SIZE,
     SUBSCRIPTION_API_VERSIONS,
 )
+
+#: The management groups list's next-link key, as the official example names it.
+MG_NEXT = next(k for k in example("18-management-groups", "ListManagementGroups.json")
+               ["responses"]["200"]["body"] if k != "value")
+NEXT = {"management groups": MG_NEXT, "subscriptions": "nextLink",
+        "resource groups": "nextLink"}
 
 
 def _lists(sandbox) -> dict[str, tuple[str, tuple[str, ...], list[str]]]:
@@ -29,13 +37,15 @@ def _lists(sandbox) -> dict[str, tuple[str, tuple[str, ...], list[str]]]:
     }
 
 
-def _read(arm, url: str) -> list[dict]:
+def _read(arm, url: str, key: str = "nextLink") -> list[dict]:
     pages = []
     while url:
         r = arm("GET", url)
         assert r.status_code == 200, r.text[:300]
         pages.append(r.json())
-        url = pages[-1].get("nextLink")
+        other = {"nextLink", MG_NEXT} - {key}
+        assert not other & set(pages[-1]), pages[-1].keys()  # only the list's own key
+        url = pages[-1].get(key)
     return pages
 
 
@@ -46,10 +56,10 @@ def _name(item: dict) -> str:
 @pytest.mark.parametrize("which", ["management groups", "subscriptions", "resource groups"])
 def test_each_list_is_the_worlds_in_order_page_by_page(arm, sandbox, which) -> None:
     path, versions, names = _lists(sandbox)[which]
-    pages = _read(arm, f"{path}?api-version={versions[0]}")
-    assert len(pages) == max(1, -(-len(names) // PAGE_SIZE))
+    pages = _read(arm, f"{path}?api-version={versions[0]}", NEXT[which])
+    assert len(pages) == max(1, -(-len(names) // PAGE_SIZE)) > 1  # the world spans pages
     assert all(len(p["value"]) == PAGE_SIZE for p in pages[:-1])
-    assert 0 < len(pages[-1]["value"]) <= PAGE_SIZE and "nextLink" not in pages[-1]
+    assert 0 < len(pages[-1]["value"]) <= PAGE_SIZE and NEXT[which] not in pages[-1]
     assert [_name(i) for p in pages for i in p["value"]] == names
 
 
@@ -93,8 +103,8 @@ def test_items_carry_the_tenant_and_the_world_facts(arm, sandbox) -> None:
     world = sandbox.world
     ns = sandbox.namespace
     lists = _lists(sandbox)
-    mgs = [i for p in _read(arm, lists["management groups"][0] + "?api-version=2023-04-01")
-           for i in p["value"]]
+    mgs = [i for p in _read(arm, lists["management groups"][0] + "?api-version=2023-04-01",
+                             MG_NEXT) for i in p["value"]]
     for item, mg in zip(mgs, world.management_groups, strict=True):
         assert item["id"] == f"/providers/{ns}.Management/managementGroups/{mg.name}"
         assert item["type"] == f"{ns}.Management/managementGroups"
@@ -120,3 +130,71 @@ def test_the_groups_of_a_bad_or_unknown_subscription_are_refused(arm) -> None:
                    "?api-version=2021-04-01")
     assert r.status_code == 404 and r.json()["error"]["code"] == "SubscriptionNotFound"
 
+
+
+# ------------------------------------------------------------------ one group, its hierarchy
+def _official_hierarchy() -> dict:
+    return example("18-management-groups", "GetManagementGroupWithExpandAndRecurse.json"
+                   )["responses"]["200"]["body"]
+
+
+def _walk(node: dict) -> list[dict]:
+    out = [node]
+    for child in node.get("children") or []:
+        out += _walk(child)
+    return out
+
+
+def test_the_hierarchy_has_the_official_shape_and_type_words(arm, sandbox, world) -> None:
+    ns = sandbox.namespace
+    official = _official_hierarchy()
+    off_children = [n for c in official["properties"]["children"] for n in _walk(c)]
+    off_group = next(n for n in off_children if "children" in n)
+    off_sub = next(n for n in off_children if n["type"] == "/subscriptions")
+    r = arm("GET", f"/providers/{ns}.Management/managementGroups/{world.tenant_id}",
+            params={"api-version": "2023-04-01", "$expand": "children", "$recurse": "true"})
+    assert r.status_code == 200, r.text[:300]
+    body = r.json()
+    assert set(body) == set(official)
+    assert set(body["properties"]) == set(official["properties"])
+    assert set(body["properties"]["details"]) == set(official["properties"]["details"])
+    assert body["name"] == world.tenant_id and body["properties"]["details"]["parent"] is None
+    nodes = [n for c in body["properties"]["children"] for n in _walk(c)]
+    groups = [n for n in nodes if n["type"] != off_sub["type"]]
+    subs = [n for n in nodes if n["type"] == off_sub["type"]]
+    # the official words in the public cloud, the same words in the sandbox's own namespace
+    assert {n["type"] for n in groups} == {off_group["type"].replace("Microsoft", ns)}
+    assert all(set(n) == set(off_group) for n in groups if "children" in n)
+    assert all(set(n) == set(off_sub) for n in subs)
+    assert {n["name"] for n in groups} == {m.name for m in world.management_groups} - \
+        {world.tenant_id}
+    assert {n["name"]: n["displayName"] for n in subs} == \
+        {s.id: s.name for s in world.subscriptions}
+
+
+def test_the_hierarchy_without_recurse_or_expand(arm, sandbox, world) -> None:
+    path = f"/providers/{sandbox.namespace}.Management/managementGroups/retail"
+    one = arm("GET", path, params={"api-version": "2023-04-01", "$expand": "children"}).json()
+    below = [m.name for m in world.management_groups if m.parent == "retail"] + \
+        [s.id for s in world.subscriptions if world.group_of(s.name) == "retail"]
+    assert [c["name"] for c in one["properties"]["children"]] == below
+    assert not any("children" in c for c in one["properties"]["children"])
+    bare = arm("GET", path, params={"api-version": "2023-04-01"}).json()
+    assert bare["properties"]["children"] is None
+    assert bare["properties"]["details"]["parent"]["name"] == world.tenant_id
+    up = arm("GET", f"{path.rsplit('/', 1)[0]}/stores",
+             params={"api-version": "2023-04-01", "$expand": "ancestors"}).json()
+    assert up["properties"]["details"]["managementGroupAncestors"] == ["retail", world.tenant_id]
+
+
+@pytest.mark.parametrize("group, params, status", [
+    ("retail", {"$recurse": "true"}, 400),
+    ("retail", {"$expand": "everything"}, 400),
+    ("retail", {"$expand": "children", "$recurse": "maybe"}, 400),
+    ("no-such-group", {}, 404),
+    ("root", {}, 404),  # the root group's id is the tenant id; "root" names nothing
+])
+def test_the_hierarchy_refusals(arm, sandbox, group, params, status) -> None:
+    r = arm("GET", f"/providers/{sandbox.namespace}.Management/managementGroups/{group}",
+            params={"api-version": "2023-04-01", **params})
+    assert r.status_code == status and r.json()["error"]["code"]

@@ -5,7 +5,9 @@ Expressions are evaluated column-wise over a :class:`Table` (pandas Series per c
 demand), so a query over a million records never builds a million dicts.
 
 ``$filter``: comparisons ``eq ne gt ge lt le`` between a column and a literal (or two columns),
-``and``, ``or``, ``not``, parentheses. Literals: quoted strings (``''`` escapes a quote), ``true``,
+``and``, ``or``, ``not``, parentheses, and ``'value' in Column`` for a column of collections (the
+value is one of its items: ``'group1' IN PolicyDefinitionGroupNames``, as the service's summary
+links write it). Literals: quoted strings (``''`` escapes a quote), ``true``,
 ``false``, ``null``, numbers, and date-times (``2019-10-05T18:00:00Z`` or
 ``datetime'2019-10-05T18:00:00Z'``). String comparisons ignore case, as resource ids and names do.
 Column names are matched case-insensitively, so ``ComplianceState`` and ``complianceState`` are the
@@ -229,6 +231,17 @@ class _Parser:
             return inner
         left = self.operand()
         op = self.word()
+        if op == "in":
+            # 'value' in Column: the value is one of the column's items (as the service's own
+            # summary links ask for a policy group: 'group1' IN PolicyDefinitionGroupNames)
+            at = self.peek()
+            self.i += 1
+            right = self.operand()
+            if left[0] != "lit" or not isinstance(left[1], str) or right[0] != "col":
+                raise ODataError(self.option, f"'in' at position {at.pos if at else 0} takes a "
+                                              "quoted value on its left and a column on its "
+                                              "right")
+            return ("in", left, right)
         if op not in _OPS:
             t = self.peek()
             ends = t is None or t.text == ")" or op in ("and", "or")
@@ -364,11 +377,34 @@ def evaluate_filter(tree: Any, table: Table, option: str = "$filter") -> np.ndar
                 raise ODataError(option, f"'{left[1]}' and '{right[1]}' cannot be compared") \
                     from err
         return _compare(op, series, right[1], option, name)
+    if kind == "in":
+        _, (_, value), (_, column, _) = tree
+        series = table.column(table.resolve(column, option))
+        return _contains(series, value)
     if kind == "lit":
         if isinstance(tree[1], bool):
             return np.full(len(table), tree[1])
         raise ODataError(option, f"the literal {tree[1]!r} is not a condition")
     raise ODataError(option, "the expression is not a condition")  # pragma: no cover
+
+
+def _items(value: Any) -> list[str]:
+    """The items of a collection value, lower-cased: a list, or text joined with commas."""
+    if isinstance(value, list | tuple):
+        return [str(v).lower() for v in value]
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return []
+    return [part.strip().lower() for part in str(value).split(",")]
+
+
+def _contains(series: pd.Series, value: str) -> np.ndarray:
+    """Whether each row's collection holds ``value`` (case-insensitive)."""
+    wanted = value.lower()
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        hits = np.array([wanted in _items(c) for c in series.cat.categories] + [False])
+        codes = series.cat.codes.to_numpy()
+        return hits[np.where(codes < 0, len(hits) - 1, codes)]
+    return np.array([wanted in _items(v) for v in series], dtype=bool)
 
 
 def _is_text(s: pd.Series) -> bool:

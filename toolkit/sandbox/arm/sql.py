@@ -28,7 +28,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from toolkit._spec.arm import SERVER_NAME_PATTERN, SQL_API_VERSIONS, VAULT_KEY_NAME_PATTERN
+from toolkit._spec.arm import (
+    NEXT_KEY,
+    SERVER_NAME_PATTERN,
+    SQL_API_VERSIONS,
+    VAULT_KEY_NAME_PATTERN,
+)
 from toolkit._spec.clouds import NEUTRAL_WORDS
 from toolkit.sandbox.arm.common import (
     _poll,
@@ -331,7 +336,7 @@ def _operations_list(request: Request) -> Reply:
     body: dict[str, Any] = {"value": page}
     if start + OPERATIONS_PAGE_SIZE < len(ops):
         version = request.param("api-version")
-        body["nextLink"] = (f"{request.base_url}/providers/{request.sandbox.namespace}.Sql/"
+        body[NEXT_KEY] = (f"{request.base_url}/providers/{request.sandbox.namespace}.Sql/"
                             f"operations?api-version={version}"
                             f"&$skiptoken={start + OPERATIONS_PAGE_SIZE}")
     return arm_reply(request, body)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from toolkit._spec.arm import SUPPORT_API_VERSIONS
+from toolkit._spec.arm import NEXT_KEY, SUPPORT_API_VERSIONS
 from toolkit.sandbox.arm.common import arm_reply
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
@@ -384,7 +384,7 @@ def _classifications(request: Request) -> Reply:
         })
     body: dict[str, Any] = {"value": value}
     if start + PAGE_SIZE < len(service.classifications):
-        body["nextLink"] = (f"{request.base_url}{base}?api-version={request.param('api-version')}"
+        body[NEXT_KEY] = (f"{request.base_url}{base}?api-version={request.param('api-version')}"
                             f"&$skiptoken={start + PAGE_SIZE}")
     reply = arm_reply(request, body)
     reply.headers["Content-Language"] = LANGUAGES[lang]

@@ -40,7 +40,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from toolkit._spec.arm import POLICY_API_VERSIONS
+from toolkit._spec.arm import ODATA_NEXT_KEY, POLICY_API_VERSIONS
 from toolkit.sandbox.arm.common import arm_reply, find_group, find_subscription
 from toolkit.sandbox.arm.odata import (
     FrameTable,
@@ -77,6 +77,8 @@ PAGE_SIZE = 1000
 #: How many days of evaluations the service keeps.
 WINDOW_DAYS = 90
 _EXPANDS = ("components", "policyEvaluationDetails")
+#: What a summary's query links leave unencoded in ``$filter`` (the rest is percent-encoded).
+_LINK_SAFE = "'()$="
 #: How the summary names the compliance states (the service's own lower-case words).
 _SUMMARY_STATES = ("compliant", "noncompliant", "conflict", "exempt", "unknown")
 #: Roll-up rank of STATES (worst highest): Unknown < Exempt < Conflict < Compliant < NonCompliant.
@@ -397,7 +399,7 @@ def _serve_query(request: Request, scope: _Scope) -> Reply:
                                             datetime.fromtimestamp(hi, UTC))))
         query = urlencode(params, quote_via=quote, safe="$,:")
         next_link = f"{request.base_url}{request.path}?{query}"
-    envelope = {"@odata.nextLink": next_link, "@odata.context": context,
+    envelope = {ODATA_NEXT_KEY: next_link, "@odata.context": context,
                 "@odata.count": max(0, stop - offset)}
     entity_ctx = orjson.dumps(f"{context}/$entity")
     if result.frame is not None:
@@ -692,23 +694,28 @@ def _details(ranks: np.ndarray) -> list[dict[str, Any]]:
             for r in range(4, -1, -1) if counts[r]]
 
 
-def _results(frame: pd.DataFrame, uri: str, *, groups: pd.DataFrame | None = None
-             ) -> dict[str, Any]:
-    """The ``results`` of one level: ``frame`` has res, policy, rank rows."""
+def _results(frame: pd.DataFrame, uri: str, groups: pd.DataFrame, *,
+             policies: bool = True) -> dict[str, Any]:
+    """The ``results`` of one level: ``frame`` has res, policy, rank rows, ``groups`` the same
+    rows once per policy group (``group``). ``nonCompliantPolicies`` is given at the scope and
+    assignment levels only, as the service gives it."""
     worst_res = frame.groupby("res", sort=False)["rank"].max().to_numpy()
     worst_pol = frame.groupby("policy", sort=False)["rank"].max().to_numpy()
+    worst_grp = groups.groupby("group", sort=False)["rank"].max().to_numpy()
     nc = 4
     out: dict[str, Any] = {
         "queryResultsUri": uri,
         "nonCompliantResources": int((worst_res == nc).sum()),
-        "nonCompliantPolicies": int((worst_pol == nc).sum()),
-        "resourceDetails": _details(worst_res),
-        "policyDetails": _details(worst_pol),
     }
-    if groups is not None:
-        out["policyGroupDetails"] = _details(
-            groups.groupby("group", sort=False)["rank"].max().to_numpy()) if len(groups) else []
+    if policies:
+        out["nonCompliantPolicies"] = int((worst_pol == nc).sum())
+    out.update(resourceDetails=_details(worst_res), policyDetails=_details(worst_pol),
+               policyGroupDetails=_details(worst_grp))
     return out
+
+
+def _quoted(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _summarize(request: Request, scope: _Scope) -> Reply:
@@ -732,45 +739,62 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
                           "rank": _RANK[rec.state[rows]]})
     assignment_of = np.array([p.fields["policyAssignmentId"] for p in pw.policies], dtype=object)
     frame["assignment"] = assignment_of[frame["policy"].to_numpy()]
-    group_rows = [(i, g) for i, p in enumerate(pw.policies) for g in p.groups]
+    # a policy outside every group of its set counts in the group "" (as the service counts it)
+    group_rows = [(i, g) for i, p in enumerate(pw.policies) for g in (p.groups or [""])]
     group_map = pd.DataFrame(group_rows, columns=["policy", "group"])
     groups = frame.merge(group_map, on="policy")
-    window = f"$from={_iso(start)}&$to={_iso(end)}"
+    # the window as the service's links write it ("2019-10-12 19:48:53Z"), percent-encoded
+    window = "&".join(f"{name}={quote(when.strftime('%Y-%m-%d %H:%M:%SZ'), safe=':')}"
+                      for name, when in (("$from", start), ("$to", end)))
     base = request.path[:request.path.lower().rindex("/policystates/") + len("/policyStates")]
     version = request.param("api-version") or API_VERSIONS[0]
 
-    def uri(condition: str | None) -> str:
-        text = f"{request.base_url}{base}/latest/queryResults?api-version={version}&{window}"
-        clauses = [c for c in (flt, condition) if c]
-        if clauses:
-            text += "&$filter=" + quote(" and ".join(f"({c})" if len(clauses) > 1 else c
-                                                     for c in clauses), safe="'$=")
-        return text
+    def uri(*conditions: str) -> str:
+        # the records behind a row: the non-compliant ones of its assignment, definition or
+        # group, within the request's own filter (as the service's links filter them)
+        clauses = ([f"({flt})"] if flt else []) + ["IsCompliant eq false", *conditions]
+        return (f"{request.base_url}{base}/latest/queryResults?api-version={version}&{window}"
+                f"&$filter={quote(' and '.join(clauses), safe=_LINK_SAFE)}")
 
-    assignments = []
+    assignments: list[dict[str, Any]] = []
     for aid, part in frame.groupby("assignment", sort=True):
-        first = pw.policies[int(part["policy"].to_numpy(dtype=np.int64)[0])]
-        cond = f"policyAssignmentId eq '{aid}'"
+        members = [pw.policies[i] for i in np.unique(part["policy"].to_numpy(dtype=np.int64))]
+        first = members[0]
+        cond = f"PolicyAssignmentId eq {_quoted(str(aid))}"
         a_groups = groups[groups["assignment"] == aid]
+        groups_of = dict(iter(a_groups.groupby("policy", sort=False)))
         definitions = []
-        for _pol, pp in part.groupby("policy", sort=True):
+        for pol, pp in part.groupby("policy", sort=True):
             p = pw.policies[int(pp["policy"].to_numpy(dtype=np.int64)[0])]
-            dcond = f"{cond} and policyDefinitionId eq '{p.fields['policyDefinitionId']}'"
+            dconds = [cond, f"PolicyDefinitionId eq {_quoted(p.fields['policyDefinitionId'])}"]
             if p.reference_id:
-                dcond += f" and policyDefinitionReferenceId eq '{p.reference_id}'"
-            definitions.append({
+                dconds.append(f"PolicyDefinitionReferenceId eq {_quoted(p.reference_id)}")
+            definition: dict[str, Any] = {
                 "policyDefinitionId": p.fields["policyDefinitionId"],
-                "policyDefinitionReferenceId": p.reference_id,
-                "policyDefinitionGroupNames": list(p.groups),
+                "policyDefinitionReferenceId": p.reference_id or "",
                 "effect": p.definition.effect,
-                "results": _results(pp, uri(dcond)),
-            })
-        policy_groups = [{"policyGroupName": g, "results": _results(gp, uri(cond))}
-                         for g, gp in a_groups.groupby("group", sort=True)]
+                "results": _results(pp, uri(*dconds), groups_of[pol], policies=False),
+            }
+            if p.groups:
+                definition["policyDefinitionGroupNames"] = list(p.groups)
+            definitions.append(definition)
+        policy_groups = []
+        for g, gp in a_groups.groupby("group", sort=True):
+            inside = [m for m in members if (g in m.groups) or (g == "" and not m.groups)]
+            gconds = [cond]
+            refs = [m.reference_id for m in inside if m.reference_id]
+            if g:  # as the service's links name a group
+                gconds.append(f"{_quoted(str(g))} IN PolicyDefinitionGroupNames")
+            elif len(inside) < len(members) and refs:  # the set's policies in no group
+                gconds.append("(" + " or ".join(f"PolicyDefinitionReferenceId eq {_quoted(r)}"
+                                                for r in refs) + ")")
+            policy_groups.append({
+                "policyGroupName": g,
+                "results": _results(gp, uri(*gconds), gp, policies=False)})
         assignments.append({
             "policyAssignmentId": aid,
-            "policySetDefinitionId": first.fields["policySetDefinitionId"],
-            "results": _results(part, uri(cond), groups=a_groups),
+            "policySetDefinitionId": first.fields["policySetDefinitionId"] or "",
+            "results": _results(part, uri(cond), a_groups),
             "policyDefinitions": definitions,
             "policyGroups": policy_groups,
         })
@@ -781,13 +805,9 @@ def _summarize(request: Request, scope: _Scope) -> Reply:
         assignments = assignments[:top]
     context = f"{request.base_url}{base}/$metadata#summary"
     summary = {"@odata.id": None, "@odata.context": f"{context}/$entity",
-               "results": _results(frame, uri(None), groups=groups),
+               "results": _results(frame, uri(), groups),
                "policyAssignments": assignments}
     return arm_reply(request, {"@odata.context": context, "@odata.count": 1, "value": [summary]})
-
-
-def _iso(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ------------------------------------------------------------------------- routes
