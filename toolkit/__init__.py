@@ -105,7 +105,10 @@ if TYPE_CHECKING:  # pragma: no cover
         route_directions as route_directions,
         snap_to_roads as snap_to_roads,
     )
-    from toolkit.maps.search import autocomplete as autocomplete
+    from toolkit.maps.search import (
+        autocomplete as autocomplete,
+        geocode as geocode,
+    )
     from toolkit.maps.traffic import traffic_incidents as traffic_incidents
     from toolkit.maps.weather import (
         air_quality as air_quality,
