@@ -27,6 +27,7 @@ from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, ProtocolError, ToolkitError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
 from toolkit._core.geo import (
+    PlaceResolver,
     PointsLike,
     geojson_geometry,
     path_length_m,
@@ -73,9 +74,21 @@ SNAP_OVERLAP = 40
 
 
 # ---------------------------------------------------------------------- route directions
-def _waypoint(value: object, parameter: str) -> list[float]:
-    lon, lat = to_point(value, parameter)
+def _waypoint(value: object, parameter: str, places: PlaceResolver | None) -> list[float]:
+    lon, lat = to_point(value, parameter, places=places)
     return [lon, lat]
+
+
+class _Collect:
+    """A place resolver that only notes the names asked (placeholder points): the first pass
+    over the queries finds every name, so that all are geocoded at once."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def __call__(self, names: list[str]) -> dict[str, tuple[float, float]]:
+        self.names.extend(names)
+        return dict.fromkeys(names, (0.0, 0.0))
 
 
 def _features(points: Sequence[Sequence[float]]) -> list[dict[str, Any]]:
@@ -166,10 +179,12 @@ def _time_text(value: Any, parameter: str) -> str:
     raise ValidationError(parameter, value, "must be a datetime or an ISO 8601 string")
 
 
-def _query_items(queries: object) -> list[dict[str, Any]]:
-    """The caller's queries as batch items (validated, copies)."""
+def _query_items(queries: object, places: PlaceResolver | None = None
+                 ) -> tuple[list[dict[str, Any]], list[tuple[str | None, str | None]]]:
+    """The caller's queries as batch items (validated, copies), and each query's origin and
+    destination place names (``None`` where given as points)."""
     if isinstance(queries, pd.DataFrame):
-        return _frame_items(queries)
+        return _frame_items(queries, places)
     if isinstance(queries, Mapping | str | bytes) or queries is None:
         raise ValidationError("queries", type(queries).__name__, "must be a list of query dicts "
                               "or a DataFrame of origin and destination points")
@@ -180,8 +195,10 @@ def _query_items(queries: object) -> list[dict[str, Any]]:
     if not raw:
         raise ValidationError("queries", queries, "must hold at least one query")
     items = []
+    names: list[tuple[str | None, str | None]] = []
     for i, q in enumerate(raw):
         where = f"queries[{i}]"
+        origin_name = destination_name = None
         if not isinstance(q, Mapping):
             raise ValidationError(where, q, "must be a dict: the item fields of a directions "
                                   "query (type, features, optimizeRoute...) or origin and "
@@ -191,15 +208,18 @@ def _query_items(queries: object) -> list[dict[str, Any]]:
             if "origin" not in item or "destination" not in item:
                 raise ValidationError(where, sorted(map(str, item)), "needs 'features' "
                                       "(waypoint Point features) or 'origin' and 'destination'")
-            pts = [_waypoint(item.pop("origin"), f"{where}.origin")]
+            origin, destination = item.pop("origin"), item.pop("destination")
+            origin_name = origin if isinstance(origin, str) else None
+            destination_name = destination if isinstance(destination, str) else None
+            pts = [_waypoint(origin, f"{where}.origin", places)]
             waypoints = item.pop("waypoints", None)
             if waypoints is not None and (isinstance(waypoints, str | bytes | Mapping)
                                           or not hasattr(waypoints, "__iter__")):
                 raise ValidationError(f"{where}.waypoints", waypoints,
-                                      "must be a list of (lon, lat) points")
+                                      "must be a list of (lon, lat) points or place names")
             for k, w in enumerate(waypoints or []):
-                pts.append(_waypoint(w, f"{where}.waypoints[{k}]"))
-            pts.append(_waypoint(item.pop("destination"), f"{where}.destination"))
+                pts.append(_waypoint(w, f"{where}.waypoints[{k}]", places))
+            pts.append(_waypoint(destination, f"{where}.destination", places))
             item = {"type": "FeatureCollection", "features": _features(pts), **item}
         else:
             item.setdefault("type", "FeatureCollection")
@@ -208,10 +228,12 @@ def _query_items(queries: object) -> list[dict[str, Any]]:
             _check_item_features(item["features"], where)
         _item_options(item, where)
         items.append(item)
-    return items
+        names.append((origin_name, destination_name))
+    return items, names
 
 
-def _frame_items(df: pd.DataFrame) -> list[dict[str, Any]]:
+def _frame_items(df: pd.DataFrame, places: PlaceResolver | None
+                 ) -> tuple[list[dict[str, Any]], list[tuple[str | None, str | None]]]:
     cols = {str(c).lower(): c for c in df.columns}
 
     def point_column(name: str) -> list[Any] | None:
@@ -248,11 +270,13 @@ def _frame_items(df: pd.DataFrame) -> list[dict[str, Any]]:
                     v is not pd.NA:
                 rec[c] = v.item() if isinstance(v, np.generic) else v
         records.append(rec)
-    return _query_items(records)
+    return _query_items(records, places)
 
 
-def route_rows(index: int, item: dict[str, Any], answer: Any) -> list[dict[str, Any]]:
-    base = {"query_index": index, "optionalId": item.get("optionalId")}
+def route_rows(index: int, item: dict[str, Any], answer: Any,
+               names: tuple[str | None, str | None] = (None, None)) -> list[dict[str, Any]]:
+    base = {"query_index": index, "optionalId": item.get("optionalId"),
+            "origin_place": names[0], "destination_place": names[1]}
     if not isinstance(answer, dict):
         return [{**base, "error": {"code": "ProtocolError", "message": "no answer for this "
                                    "query"}, "geometry": geojson_geometry(None,
@@ -284,6 +308,21 @@ def routes_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
     return to_geoframe(build_frame(rows, ROUTE_DIRECTIONS, attrs))
 
 
+def _resolved_items(queries: object, conn: Connection
+                    ) -> tuple[list[dict[str, Any]], list[tuple[str | None, str | None]]]:
+    """:func:`_query_items` with place names resolved: a first pass checks every query and
+    notes the names, which are then geocoded at once (before any directions request)."""
+    from toolkit.maps.search import Places
+
+    collect = _Collect()
+    items, names = _query_items(queries, collect)
+    if not collect.names:
+        return items, names
+    places = Places("queries", conn)
+    places(collect.names)
+    return _query_items(queries, places)
+
+
 #: One directions query: the batch item's fields, or ``origin``/``destination``/``waypoints``.
 RouteQuery = Mapping[str, Any]
 
@@ -305,8 +344,11 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
         ``features`` of waypoint Points in ``[lon, lat]``, ``optimizeRoute``, ``travelMode``,
         ``maxRouteCount``, ``avoid``, ``routeOutputOptions``, ``departAt``/``arriveAt``,
         ``optionalId``...), or simply ``origin``, ``destination`` (and ``waypoints``) as
-        ``(lon, lat)`` pairs or shapely Points. A DataFrame/GeoDataFrame has ``origin`` and
-        ``destination`` columns (Points or pairs) or ``origin_lon``, ``origin_lat``,
+        ``(lon, lat)`` pairs (the toolkit's order everywhere), shapely Points or place names
+        (``"Ordino"``: geocode's top match of High or Medium confidence, every name geocoded
+        once before the directions requests; a name it cannot place raises ValidationError).
+        A DataFrame/GeoDataFrame has ``origin`` and
+        ``destination`` columns (Points, pairs or names) or ``origin_lon``, ``origin_lat``,
         ``destination_lon``, ``destination_lat``, optionally ``waypoints`` and any of the item
         fields as columns. Fields given per query win over the keywords below.
     optimize_route : {"fastestWithoutTraffic", "fastestWithTraffic", "shortest"}
@@ -335,7 +377,8 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     geopandas.GeoDataFrame
         EPSG:4326, one row per route in input order (main route ``route_index`` 0, alternatives
         1..n): ``query_index`` (Int64, position in ``queries``), ``optionalId`` (string),
-        ``route_index`` (Int64), ``type`` (string, ``RoutePath``), ``resourceId`` (string),
+        ``origin_place`` and ``destination_place`` (strings: the names asked, empty for points;
+        the route's geometry starts and ends at what they resolved to), ``route_index`` (Int64), ``type`` (string, ``RoutePath``), ``resourceId`` (string),
         ``distanceInMeters`` (float), ``durationInSeconds`` and ``durationTrafficInSeconds``
         (Int64 seconds), ``departureAt`` and ``arrivalAt`` (UTC), ``trafficCongestion``
         (category), ``leg_count`` (Int64), ``legs`` (list of per-leg summaries),
@@ -346,7 +389,8 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     Raises
     ------
     ValidationError
-        Before any request: fewer than 2 waypoints, coordinates out of range, ``maxRouteCount``
+        Before any request: fewer than 2 waypoints, coordinates out of range (shown as read, in
+        (longitude, latitude) order), a place name geocode cannot place, ``maxRouteCount``
         outside 1-6, unknown enumeration values, a malformed query.
     ApiError
         When every batch call failed (e.g. a refused credential): the first failure. When only
@@ -367,7 +411,8 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     depart = _time_text(depart_at, "depart_at") if depart_at is not None else None
     check_language(language)
     check_api_version(api_version)
-    items = _query_items(queries)
+    conn = get_connection(connection)
+    items, names = _resolved_items(queries, conn)
     defaults: dict[str, Any] = {"optimizeRoute": optimize_route, "travelMode": travel_mode,
                                 "maxRouteCount": max_route_count, "routeOutputOptions": opts}
     if avoid_list:
@@ -379,7 +424,6 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
             if key == "departAt" and "arriveAt" in item:
                 continue
             item.setdefault(key, value)
-    conn = get_connection(connection)
     pipe = conn.pipeline("maps")
     headers = {"Accept-Language": language} if language else None
     path = "/route/directions:batch"
@@ -420,11 +464,12 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     for outcome in outcomes:
         for pos, i in enumerate(outcome.item):
             if outcome.ok:
-                rows.extend(route_rows(i, items[i], outcome.result()[pos]))
+                rows.extend(route_rows(i, items[i], outcome.result()[pos], names[i]))
             else:
                 err = outcome.error
                 code = getattr(err, "code", None) or type(err).__name__
                 rows.append({"query_index": i, "optionalId": items[i].get("optionalId"),
+                             "origin_place": names[i][0], "destination_place": names[i][1],
                              "error": {"code": code, "message": str(err)},
                              "geometry": geojson_geometry(None, empty="MultiLineString")})
     return routes_frame(rows, provenance("route_directions", api_version, pipe.url(path),

@@ -315,8 +315,16 @@ def _whole(keys: tuple[str, ...], text: str) -> int | None:
 def _narrows(ent: Entity, context: list[str]) -> bool:
     """Whether the text after the commas names the entity's locality, parish or postcode (or
     the country)."""
-    where = {_norm(x) for x in (ent.locality, ent.parish, ent.postcode, "Andorra") if x}
-    return all(any(w.startswith(c) for w in where) for c in context)
+    where = {_norm(x) for x in (ent.locality, ent.parish, "Andorra") if x}
+    for part in context:
+        code = re.match(r"^(ad\d{3})\b\s*", part)
+        if code:
+            if ent.postcode is None or _norm(ent.postcode) != code.group(1):
+                return False
+            part = part[code.end():]
+        if part and not any(w.startswith(part) for w in where):
+            return False
+    return True
 
 
 def geocode_features(query: str, *, ref: tuple[float, float] | None,
