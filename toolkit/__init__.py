@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
         ApiError as ApiError,
         AuthenticationError as AuthenticationError,
         ConflictError as ConflictError,
+        EmptySnapshotWarning as EmptySnapshotWarning,
         NotFoundError as NotFoundError,
         OperationFailedError as OperationFailedError,
         OperationTimeoutError as OperationTimeoutError,
@@ -48,6 +49,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit._core.exports import read_parquet as read_parquet, to_parquet as to_parquet
     from toolkit._core.geo import (
         BBoxLike as BBoxLike,
+        LocationLike as LocationLike,
+        LocationsLike as LocationsLike,
         PointLike as PointLike,
         PointsLike as PointsLike,
     )

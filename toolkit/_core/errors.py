@@ -33,6 +33,7 @@ __all__ = [
     "ApiError",
     "AuthenticationError",
     "ConflictError",
+    "EmptySnapshotWarning",
     "ErrorInfo",
     "NotFoundError",
     "OperationFailedError",
@@ -95,6 +96,10 @@ class ToolkitWarning(UserWarning):
 
 class TruncatedResultWarning(ToolkitWarning):
     """A collection was cut short by ``max_items``: the frame does not hold every record."""
+
+
+class EmptySnapshotWarning(ToolkitWarning):
+    """A snapshot found no records for its day and scope (the partition written is empty)."""
 
 
 class ValidationError(ToolkitError, ValueError):
