@@ -35,14 +35,14 @@ __all__ = [
     "BBoxLike",
     "HasBounds",
     "LocalProjection",
+    "LocationLike",
+    "LocationsLike",
+    "PlaceResolver",
     "PointLike",
     "PointsLike",
     "bbox_param",
     "bbox_size_m",
     "check_bbox_size",
-    "LocationLike",
-    "LocationsLike",
-    "PlaceResolver",
     "geojson_geometry",
     "haversine_m",
     "latlon_param",
@@ -221,16 +221,16 @@ def to_lonlat(value: object, parameter: str, *, min_points: int = 1,
             raise ValidationError(parameter, value.geom_type,
                                   "must be a Point, MultiPoint or LineString")
     elif isinstance(value, pd.DataFrame):
-        value = _in_4326(value)
-        geom_name = getattr(value, "_geometry_column_name", None)
-        lon_col, lat_col = _column(value, _LON_NAMES), _column(value, _LAT_NAMES)
-        if geom_name is not None and geom_name in value.columns:
-            arr = _from_geometries(list(value[geom_name]), parameter)
+        frame: pd.DataFrame = _in_4326(value)
+        geom_name = getattr(frame, "_geometry_column_name", None)
+        lon_col, lat_col = _column(frame, _LON_NAMES), _column(frame, _LAT_NAMES)
+        if geom_name is not None and geom_name in frame.columns:
+            arr = _from_geometries(list(frame[geom_name]), parameter)
         elif lon_col is not None and lat_col is not None:
-            arr = np.column_stack([pd.to_numeric(value[lon_col], errors="coerce"),
-                                   pd.to_numeric(value[lat_col], errors="coerce")]).astype(float)
+            arr = np.column_stack([pd.to_numeric(frame[lon_col], errors="coerce"),
+                                   pd.to_numeric(frame[lat_col], errors="coerce")]).astype(float)
         else:
-            raise ValidationError(parameter, f"columns {list(value.columns)[:6]}",
+            raise ValidationError(parameter, f"columns {list(frame.columns)[:6]}",
                                   "a DataFrame needs a geometry column of Points or longitude "
                                   "and latitude columns (lon/lat)")
     elif isinstance(value, pd.Series):

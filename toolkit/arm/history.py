@@ -209,10 +209,7 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
 
     where = _scope_of(scope)
     engine = check_choice(engine, "engine", ("pandas", "dask"))
-    if day is None:
-        when = service_today(connection) - dt.timedelta(days=1)
-    else:
-        when = _day(day, "day")
+    when = service_today(connection) - dt.timedelta(days=1) if day is None else _day(day, "day")
     fs, root = _filesystem(store, storage_options)
     start = pd.Timestamp(when, tz="UTC")
     end = start + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)

@@ -378,7 +378,8 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
         EPSG:4326, one row per route in input order (main route ``route_index`` 0, alternatives
         1..n): ``query_index`` (Int64, position in ``queries``), ``optionalId`` (string),
         ``origin_place`` and ``destination_place`` (strings: the names asked, empty for points;
-        the route's geometry starts and ends at what they resolved to), ``route_index`` (Int64), ``type`` (string, ``RoutePath``), ``resourceId`` (string),
+        the route's geometry starts and ends at what they resolved to),
+        ``route_index`` (Int64), ``type`` (string, ``RoutePath``), ``resourceId`` (string),
         ``distanceInMeters`` (float), ``durationInSeconds`` and ``durationTrafficInSeconds``
         (Int64 seconds), ``departureAt`` and ``arrivalAt`` (UTC), ``trafficCongestion``
         (category), ``leg_count`` (Int64), ``legs`` (list of per-leg summaries),

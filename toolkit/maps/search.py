@@ -327,7 +327,8 @@ def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
 
     Examples
     --------
-    >>> toolkit.geocode(["Ordino", "Canillo"], top=1)[["query", "type", "geometry"]]  # doctest: +SKIP
+    >>> found = toolkit.geocode(["Ordino", "Canillo"], top=1)  # doctest: +SKIP
+    >>> found[["query", "type", "confidence", "geometry"]]    # doctest: +SKIP
     """
     queries = _queries(query, "must be a non-empty place name or address")
     box = _bbox(bbox)

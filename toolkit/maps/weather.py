@@ -310,8 +310,8 @@ def air_quality_pollutants(df: pd.DataFrame) -> gpd.GeoDataFrame | pd.DataFrame:
 # ------------------------------------------------------------------------------ forecast
 
 
-def air_quality_forecast(locations: LocationsLike, *, duration: int = 1, language: str | None = None,
-                         api_version: str = API_VERSION,
+def air_quality_forecast(locations: LocationsLike, *, duration: int = 1,
+                         language: str | None = None, api_version: str = API_VERSION,
                          connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Daily air-quality forecasts for one place or many.
 

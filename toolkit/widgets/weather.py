@@ -201,8 +201,7 @@ def place_weather(location: Any, *, label: str | None = None, duration: int = 7,
     )
 
     current = air_quality(location, language=language, connection=connection)
-    point = current.geometry.iloc[0]
-    lon, lat = float(point.x), float(point.y)
+    lon, lat = to_point(current.geometry.iloc[0], "location")
     forecast = air_quality_forecast((lon, lat), duration=duration, language=language,
                                     connection=connection)
     alerts = severe_weather_alerts((lon, lat), language=language, connection=connection)
