@@ -50,10 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(1, f"{parser.prog}: cannot listen on {sandbox.host}:{args.port}: "
                        f"{err.strerror or err}\n")
     out = sys.stdout
-    out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}, its clock from "
-              f"{sandbox.epoch.isoformat()}; the {args.cloud} cloud's "
-              f"words: connect with cloud={args.cloud!r} or TOOLKIT_CLOUD={args.cloud}); "
-              "Ctrl-C stops it\n")
+    out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}; the {args.cloud} cloud's "
+              f"words: connect with cloud={args.cloud!r} or TOOLKIT_CLOUD={args.cloud}); its "
+              f"clock started at {sandbox.epoch.isoformat()} (--now pins it, else today's "
+              "date); Ctrl-C stops it\n")
     if sandbox.ca_file:
         out.write(f"CA certificate: {sandbox.ca_file} (pass verify= this path)\n")
     if args.show_credentials:
