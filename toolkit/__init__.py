@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
         OperationFailedError as OperationFailedError,
         OperationTimeoutError as OperationTimeoutError,
         OperationWaitError as OperationWaitError,
+        PlaceNotFoundError as PlaceNotFoundError,
         ProtocolError as ProtocolError,
         RateLimitError as RateLimitError,
         ResponseLimitError as ResponseLimitError,

@@ -9,7 +9,7 @@ import pytest
 
 import toolkit
 from tests.maps.conftest import TOWNS
-from toolkit._core.errors import ValidationError
+from toolkit._core.errors import PlaceNotFoundError, ValidationError
 from toolkit._core.geo import haversine_m
 from toolkit._core.schemas import AIR_QUALITY, GEOCODE, ROUTE_DIRECTIONS
 from toolkit._data.andorra import towns
@@ -111,12 +111,20 @@ def test_weather_takes_place_names_and_records_them(conn, sandbox) -> None:
     assert (alerts["place"] == "Ordino").all()
 
 
-def test_a_name_geocode_cannot_place_is_refused_before_any_weather_request(conn,
-                                                                            sandbox) -> None:
-    with sandbox.recording() as log, pytest.raises(ValidationError) as info:
-        toolkit.air_quality([TOWNS["Ordino"], "Atlantis"], connection=conn)
-    assert info.value.parameter == "locations" and info.value.value == "Atlantis"
-    assert "no place of that name" in str(info.value)
+def test_a_name_geocode_cannot_place_is_a_row_and_is_not_asked_about(conn, sandbox) -> None:
+    with sandbox.recording() as log:
+        df = toolkit.air_quality([TOWNS["Ordino"], "Atlantis"], pollutants=False,
+                                 connection=conn)
+    paths = [e.path for e in log]
+    assert paths[0] == "/geocode" and paths.count("/weather/airQuality/current/json") == 1
+    assert df["error.code"].tolist()[1] == "PlaceNotFoundError"
+    assert "'Atlantis'" in df["error.message"].iloc[1] and pd.isna(df["globalIndex"].iloc[1])
+    assert df.geometry.iloc[1] is None and df["place"].iloc[1] == "Atlantis"
+    assert pd.isna(df["error.code"].iloc[0]) and df["globalIndex"].notna().iloc[0]
+    # nothing left to ask about: raised
+    with sandbox.recording() as log, pytest.raises(PlaceNotFoundError) as info:
+        toolkit.severe_weather_alerts("Atlantis", connection=conn)
+    assert info.value.parameter == "locations" and info.value.name == "Atlantis"
     assert [e.path for e in log] == ["/geocode"]
 
 
@@ -141,3 +149,17 @@ def test_route_waypoints_take_place_names(conn, sandbox) -> None:
         toolkit.route_directions([{"origin": "Atlantis", "destination": (1.5, 95.0)}],
                                  connection=conn)
     assert info.value.parameter == "queries[0].destination" and log == []
+    # a query with a name geocode cannot place is a row and is not sent
+    with sandbox.recording() as log:
+        mixed = toolkit.route_directions(
+            [{"origin": "Ordino", "destination": "Atlantis"},
+             {"origin": "Ordino", "waypoints": ["Atlantis"], "destination": "Canillo"},
+             {"origin": "Ordino", "destination": "Canillo"}], connection=conn)
+    assert mixed["query_index"].tolist() == [0, 1, 2]
+    assert mixed["error.code"].tolist()[:2] == ["PlaceNotFoundError"] * 2
+    assert mixed["distanceInMeters"].notna().tolist() == [False, False, True]
+    batch = [e for e in log if e.path == "/route/directions:batch"]
+    assert len(batch) == 1
+    with pytest.raises(PlaceNotFoundError):
+        toolkit.route_directions([{"origin": "Atlantis", "destination": "Ordino"}],
+                                 connection=conn)

@@ -72,7 +72,7 @@ def test_route_planner_from_two_chosen_places(sandbox) -> None:
     assert (summary["minutes_in_traffic"] >= summary["minutes"]).all()
     by_name = planner.plan("Andorra la Vella", "Ordino")
     assert by_name["distanceInMeters"].iloc[0] > 3000
-    with pytest.raises(ValidationError, match="no place of that name"):
+    with pytest.raises(toolkit.PlaceNotFoundError, match="no place of that name"):
         planner.locate("Atlantis")
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "OperationFailedError",
     "OperationTimeoutError",
     "OperationWaitError",
+    "PlaceNotFoundError",
     "ProtocolError",
     "RateLimitError",
     "ResponseLimitError",
@@ -100,6 +101,25 @@ class TruncatedResultWarning(ToolkitWarning):
 
 class EmptySnapshotWarning(ToolkitWarning):
     """A snapshot found no records for its day and scope (the partition written is empty)."""
+
+
+class PlaceNotFoundError(ToolkitError, LookupError):
+    """A place name the service's geocoding could not place (no match, or only a
+    Low-confidence one). A batch keeps it as that location's row (``error.code``
+    ``PlaceNotFoundError``); it is raised when no location could be asked about.
+
+    Attributes
+    ----------
+    parameter : str
+        The parameter the name was given in.
+    name : str
+        The name asked.
+    """
+
+    def __init__(self, parameter: str, name: str, reason: str) -> None:
+        self.parameter = parameter
+        self.name = name
+        super().__init__(f"{parameter}={name!r}: {reason}")
 
 
 class ValidationError(ToolkitError, ValueError):

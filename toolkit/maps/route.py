@@ -18,7 +18,7 @@ import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -77,18 +77,6 @@ SNAP_OVERLAP = 40
 def _waypoint(value: object, parameter: str, places: PlaceResolver | None) -> list[float]:
     lon, lat = to_point(value, parameter, places=places)
     return [lon, lat]
-
-
-class _Collect:
-    """A place resolver that only notes the names asked (placeholder points): the first pass
-    over the queries finds every name, so that all are geocoded at once."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-
-    def __call__(self, names: list[str]) -> dict[str, tuple[float, float]]:
-        self.names.extend(names)
-        return dict.fromkeys(names, (0.0, 0.0))
 
 
 def _features(points: Sequence[Sequence[float]]) -> list[dict[str, Any]]:
@@ -179,10 +167,18 @@ def _time_text(value: Any, parameter: str) -> str:
     raise ValidationError(parameter, value, "must be a datetime or an ISO 8601 string")
 
 
+class _Names(NamedTuple):
+    """The place names of one query: its origin's and destination's (``None`` for points) and
+    every name it uses (waypoints too)."""
+
+    origin: str | None = None
+    destination: str | None = None
+    used: tuple[str, ...] = ()
+
+
 def _query_items(queries: object, places: PlaceResolver | None = None
-                 ) -> tuple[list[dict[str, Any]], list[tuple[str | None, str | None]]]:
-    """The caller's queries as batch items (validated, copies), and each query's origin and
-    destination place names (``None`` where given as points)."""
+                 ) -> tuple[list[dict[str, Any]], list[_Names]]:
+    """The caller's queries as batch items (validated, copies), and each query's place names."""
     if isinstance(queries, pd.DataFrame):
         return _frame_items(queries, places)
     if isinstance(queries, Mapping | str | bytes) or queries is None:
@@ -195,10 +191,10 @@ def _query_items(queries: object, places: PlaceResolver | None = None
     if not raw:
         raise ValidationError("queries", queries, "must hold at least one query")
     items = []
-    names: list[tuple[str | None, str | None]] = []
+    names: list[_Names] = []
     for i, q in enumerate(raw):
         where = f"queries[{i}]"
-        origin_name = destination_name = None
+        named = _Names()
         if not isinstance(q, Mapping):
             raise ValidationError(where, q, "must be a dict: the item fields of a directions "
                                   "query (type, features, optimizeRoute...) or origin and "
@@ -209,8 +205,6 @@ def _query_items(queries: object, places: PlaceResolver | None = None
                 raise ValidationError(where, sorted(map(str, item)), "needs 'features' "
                                       "(waypoint Point features) or 'origin' and 'destination'")
             origin, destination = item.pop("origin"), item.pop("destination")
-            origin_name = origin if isinstance(origin, str) else None
-            destination_name = destination if isinstance(destination, str) else None
             pts = [_waypoint(origin, f"{where}.origin", places)]
             waypoints = item.pop("waypoints", None)
             if waypoints is not None and (isinstance(waypoints, str | bytes | Mapping)
@@ -220,6 +214,10 @@ def _query_items(queries: object, places: PlaceResolver | None = None
             for k, w in enumerate(waypoints or []):
                 pts.append(_waypoint(w, f"{where}.waypoints[{k}]", places))
             pts.append(_waypoint(destination, f"{where}.destination", places))
+            named = _Names(origin if isinstance(origin, str) else None,
+                           destination if isinstance(destination, str) else None,
+                           tuple(v for v in (origin, *(waypoints or []), destination)
+                                 if isinstance(v, str)))
             item = {"type": "FeatureCollection", "features": _features(pts), **item}
         else:
             item.setdefault("type", "FeatureCollection")
@@ -228,12 +226,12 @@ def _query_items(queries: object, places: PlaceResolver | None = None
             _check_item_features(item["features"], where)
         _item_options(item, where)
         items.append(item)
-        names.append((origin_name, destination_name))
+        names.append(named)
     return items, names
 
 
 def _frame_items(df: pd.DataFrame, places: PlaceResolver | None
-                 ) -> tuple[list[dict[str, Any]], list[tuple[str | None, str | None]]]:
+                 ) -> tuple[list[dict[str, Any]], list[_Names]]:
     cols = {str(c).lower(): c for c in df.columns}
 
     def point_column(name: str) -> list[Any] | None:
@@ -274,9 +272,11 @@ def _frame_items(df: pd.DataFrame, places: PlaceResolver | None
 
 
 def route_rows(index: int, item: dict[str, Any], answer: Any,
-               names: tuple[str | None, str | None] = (None, None)) -> list[dict[str, Any]]:
+               names: _Names | None = None) -> list[dict[str, Any]]:
+    """The rows of one query's answer: its routes, or its error."""
+    names = names or _Names()
     base = {"query_index": index, "optionalId": item.get("optionalId"),
-            "origin_place": names[0], "destination_place": names[1]}
+            "origin_place": names.origin, "destination_place": names.destination}
     if not isinstance(answer, dict):
         return [{**base, "error": {"code": "ProtocolError", "message": "no answer for this "
                                    "query"}, "geometry": geojson_geometry(None,
@@ -309,18 +309,29 @@ def routes_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
 
 
 def _resolved_items(queries: object, conn: Connection
-                    ) -> tuple[list[dict[str, Any]], list[tuple[str | None, str | None]]]:
+                    ) -> tuple[list[dict[str, Any]], list[_Names], dict[int, ToolkitError]]:
     """:func:`_query_items` with place names resolved: a first pass checks every query and
-    notes the names, which are then geocoded at once (before any directions request)."""
-    from toolkit.maps.search import Places
+    notes the names, which are then geocoded at once (before any directions request). A query
+    with a name geocode could not place is not sent: its error is returned by index."""
+    from toolkit.maps.search import Places, collect_names
 
-    collect = _Collect()
-    items, names = _query_items(queries, collect)
-    if not collect.names:
-        return items, names
+    items, names = _query_items(queries, collect_names)
+    asked = [n for entry in names for n in entry.used]
+    if not asked:
+        return items, names, {}
     places = Places("queries", conn)
-    places(collect.names)
-    return _query_items(queries, places)
+    missing = places.lookup(asked)
+
+    def resolve(found: list[str]) -> dict[str, tuple[float, float]]:
+        return {n: places.found[n][:2] if n in places.found else (0.0, 0.0) for n in found}
+
+    items, names = _query_items(queries, resolve)
+    failed: dict[int, ToolkitError] = {}
+    for i, entry in enumerate(names):
+        unplaced = [missing[n] for n in entry.used if n in missing]
+        if unplaced:
+            failed[i] = unplaced[0]
+    return items, names, failed
 
 
 #: One directions query: the batch item's fields, or ``origin``/``destination``/``waypoints``.
@@ -346,7 +357,8 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
         ``optionalId``...), or simply ``origin``, ``destination`` (and ``waypoints``) as
         ``(lon, lat)`` pairs (the toolkit's order everywhere), shapely Points or place names
         (``"Ordino"``: geocode's top match of High or Medium confidence, every name geocoded
-        once before the directions requests; a name it cannot place raises ValidationError).
+        once before the directions requests; a query with a name it cannot place is not sent
+        and is a row with ``error.code`` ``PlaceNotFoundError``).
         A DataFrame/GeoDataFrame has ``origin`` and
         ``destination`` columns (Points, pairs or names) or ``origin_lon``, ``origin_lat``,
         ``destination_lon``, ``destination_lat``, optionally ``waypoints`` and any of the item
@@ -391,8 +403,10 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     ------
     ValidationError
         Before any request: fewer than 2 waypoints, coordinates out of range (shown as read, in
-        (longitude, latitude) order), a place name geocode cannot place, ``maxRouteCount``
-        outside 1-6, unknown enumeration values, a malformed query.
+        (longitude, latitude) order), ``maxRouteCount`` outside 1-6, unknown enumeration
+        values, a malformed query.
+    PlaceNotFoundError
+        When no query could be sent because each has a name geocode could not place.
     ApiError
         When every batch call failed (e.g. a refused credential): the first failure. When only
         some failed, their queries are rows with the error and the others are kept.
@@ -413,7 +427,7 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     check_language(language)
     check_api_version(api_version)
     conn = get_connection(connection)
-    items, names = _resolved_items(queries, conn)
+    items, names, unplaced = _resolved_items(queries, conn)
     defaults: dict[str, Any] = {"optimizeRoute": optimize_route, "travelMode": travel_mode,
                                 "maxRouteCount": max_route_count, "routeOutputOptions": opts}
     if avoid_list:
@@ -428,8 +442,10 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     pipe = conn.pipeline("maps")
     headers = {"Accept-Language": language} if language else None
     path = "/route/directions:batch"
-    chunks = [list(range(i, min(i + BATCH_SIZE, len(items))))
-              for i in range(0, len(items), BATCH_SIZE)]
+    sent = [i for i in range(len(items)) if i not in unplaced]
+    if not sent:
+        raise next(iter(unplaced.values()))
+    chunks = [sent[i:i + BATCH_SIZE] for i in range(0, len(sent), BATCH_SIZE)]
     request_ids: list[str] = []
 
     def send(chunk: list[int]) -> list[Any]:
@@ -461,7 +477,12 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     outcomes = fan_out(send, chunks, connection=conn, desc="route_directions",
                        rate=BATCH_QPS, burst=1)
     settle(outcomes, spared=(ProtocolError,))  # nothing came back (e.g. credentials): raise
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = [
+        {"query_index": i, "optionalId": items[i].get("optionalId"),
+         "origin_place": names[i].origin, "destination_place": names[i].destination,
+         "error": {"code": type(err).__name__, "message": str(err)},
+         "geometry": geojson_geometry(None, empty="MultiLineString")}
+        for i, err in unplaced.items()]
     for outcome in outcomes:
         for pos, i in enumerate(outcome.item):
             if outcome.ok:
@@ -470,9 +491,11 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
                 err = outcome.error
                 code = getattr(err, "code", None) or type(err).__name__
                 rows.append({"query_index": i, "optionalId": items[i].get("optionalId"),
-                             "origin_place": names[i][0], "destination_place": names[i][1],
+                             "origin_place": names[i].origin,
+                             "destination_place": names[i].destination,
                              "error": {"code": code, "message": str(err)},
                              "geometry": geojson_geometry(None, empty="MultiLineString")})
+    rows.sort(key=lambda r: r["query_index"])  # input order (a query's routes stay in order)
     return routes_frame(rows, provenance("route_directions", api_version, pipe.url(path),
                                          request_ids))
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolkit._core.concurrency import fan_out, settle
-from toolkit._core.errors import ToolkitError, ValidationError
+from toolkit._core.errors import PlaceNotFoundError, ToolkitError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
 from toolkit._core.geo import (
     BBoxLike,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Places", "autocomplete", "geocode"]
+__all__ = ["Places", "autocomplete", "collect_names", "geocode"]
 
 API_VERSION = SEARCH_API_VERSIONS[0]
 GEOCODE_API_VERSION = GEOCODE_API_VERSIONS[0]
@@ -360,49 +360,67 @@ class PlaceMatch(NamedTuple):
     address: str | None
 
 
+def collect_names(names: list[str]) -> dict[str, tuple[float, float]]:
+    """A stand-in place resolver: every name at ``(0, 0)``, so that a first pass over the
+    locations checks the points given as coordinates before any name is geocoded."""
+    return dict.fromkeys(names, (0.0, 0.0))
+
+
 class Places:
-    """A :data:`~toolkit._core.geo.PlaceResolver` through :func:`geocode`, for ``parameter``.
+    """Place names resolved through :func:`geocode`, for ``parameter``.
 
     Each name is geocoded once (all of them concurrently) and resolves to the top match when its
-    confidence is High or Medium; a name with no match, or only a Low-confidence one, raises
-    :class:`ValidationError` naming ``parameter`` and the name (before the function's own
-    requests). ``found`` keeps what each name resolved to.
+    confidence is High or Medium. :meth:`lookup` keeps the names it could not place apart
+    (:class:`~toolkit._core.errors.PlaceNotFoundError` each, for a row of their own); calling
+    the object (a :data:`~toolkit._core.geo.PlaceResolver`) raises the first. ``found`` keeps
+    what each name resolved to.
     """
 
     def __init__(self, parameter: str, connection: Connection | None = None) -> None:
         self.parameter = parameter
         self.connection = connection
         self.found: dict[str, PlaceMatch] = {}
+        self.missing: dict[str, PlaceNotFoundError] = {}
 
-    def __call__(self, names: list[str]) -> Mapping[str, PlaceMatch]:
+    def lookup(self, names: Sequence[str]) -> dict[str, PlaceNotFoundError]:
+        """Geocode the names not yet asked; the ones that could not be placed."""
         import pandas as pd
 
-        asked = [n for n in dict.fromkeys(names) if n not in self.found]
+        asked = [n for n in dict.fromkeys(names) if n not in self.found and n not in self.missing]
         if asked:
             df = geocode(asked, top=1, connection=self.connection)
             for name in asked:
                 hits = df[df["query"] == name]
-                if hits.empty or hits["geometry"].iloc[0] is None \
-                        or hits["geometry"].iloc[0].is_empty:
-                    raise ValidationError(self.parameter, name, "no place of that name: geocode "
-                                          "found no match; give (longitude, latitude) instead")
+                geom = hits["geometry"].iloc[0] if len(hits) else None
+                if geom is None or geom.is_empty:
+                    self.missing[name] = PlaceNotFoundError(
+                        self.parameter, name, "geocode found no place of that name; give "
+                        "(longitude, latitude) instead")
+                    continue
                 best = hits.iloc[0]
                 address = best["address.formattedAddress"]
                 address = None if pd.isna(address) else str(address)
                 if str(best["confidence"]) not in RESOLVED_CONFIDENCE:
-                    raise ValidationError(self.parameter, name, "geocode's best match is only "
-                                          f"{best['confidence']!s}-confidence ({address}); name "
-                                          "the place more fully or give (longitude, latitude)")
-                geom = best["geometry"]
+                    self.missing[name] = PlaceNotFoundError(
+                        self.parameter, name, f"geocode's best match is only "
+                        f"{best['confidence']!s}-confidence ({address}); name the place more "
+                        "fully or give (longitude, latitude)")
+                    continue
                 self.found[name] = PlaceMatch(float(geom.x), float(geom.y), address)
                 logger.info("%s: %r is %s (%.5f, %.5f)", self.parameter, name, address,
                             geom.x, geom.y)
+        return {n: self.missing[n] for n in dict.fromkeys(names) if n in self.missing}
+
+    def __call__(self, names: list[str]) -> Mapping[str, PlaceMatch]:
+        missing = self.lookup(names)
+        if missing:
+            raise next(iter(missing.values()))
         return {n: self.found[n] for n in names}
 
     def columns(self, names: Sequence[str | None] | None, count: int) -> dict[str, list[Any]]:
         """The ``place`` and ``place_address`` of ``count`` locations (``None`` where a location
-        was given as coordinates)."""
+        was given as coordinates or its name was not found)."""
         asked = list(names) if names is not None else [None] * count
         return {"place": asked,
-                "place_address": [self.found[n].address if n is not None else None
+                "place_address": [self.found[n].address if n in self.found else None
                                   for n in asked]}

@@ -11,10 +11,12 @@ Every function takes ``locations`` in any of these shapes:
 * a DataFrame with longitude and latitude columns (``lon``/``lng``/``longitude`` and
   ``lat``/``latitude``);
 * place names (``"Ordino"``, or a list mixing names and points, or a Series of names), found
-  through :func:`~toolkit.maps.search.geocode`: its top match, when High or Medium confidence;
-  a name with no such match raises ValidationError before any weather request. The frame's
-  ``place`` column keeps the name asked and ``place_address`` what it resolved to (both empty
-  for a location given as coordinates); ``geometry`` is the point asked about.
+  through :func:`~toolkit.maps.search.geocode` before any weather request: its top match, when
+  High or Medium confidence. A name with no such match is not asked about: its row carries
+  ``error.code`` ``PlaceNotFoundError`` and an empty geometry (raised when no location is
+  left). The frame's ``place`` column keeps the name asked and ``place_address`` what it
+  resolved to (both empty for a location given as coordinates); ``geometry`` is the point
+  asked about.
 
 Coordinates are checked before any request (longitude within ±180, latitude within ±90; the
 error shows the pair as read). A pair valid both ways is taken as (longitude, latitude), never
@@ -94,14 +96,28 @@ DOMINANT_TYPES = POLLUTANT_SHORT_NAMES
 # ------------------------------------------------------------------------------ shared steps
 
 
-def _points(locations: object, conn: Connection) -> tuple[np.ndarray, dict[str, list[Any]]]:
-    """The places as an ``(n, 2)`` array of (lon, lat), checked (names resolved through
-    geocode), and the ``place`` columns of the frame."""
-    from toolkit.maps.search import Places
+def _points(locations: object, conn: Connection
+            ) -> tuple[np.ndarray, dict[str, list[Any]], dict[int, ToolkitError]]:
+    """The places as an ``(n, 2)`` array of (lon, lat), checked before any request; then the
+    names among them geocoded: the frame's ``place`` columns, and the locations whose name could
+    not be placed (their rows carry the error; nothing is asked about them)."""
+    from toolkit.maps.search import Places, collect_names
 
+    points = to_lonlat(locations, "locations", min_points=1, places=collect_names)
+    names = location_names(locations)
     places = Places("locations", conn)
-    points = to_lonlat(locations, "locations", min_points=1, places=places)
-    return points, places.columns(location_names(locations), len(points))
+    failed: dict[int, ToolkitError] = {}
+    if names is not None:
+        missing = places.lookup([n for n in names if n is not None])
+        for i, name in enumerate(names):
+            if name is None:
+                continue
+            if name in missing:
+                failed[i] = missing[name]
+                points[i] = np.nan
+            else:
+                points[i] = places.found[name][:2]
+    return points, places.columns(names, len(points)), failed
 
 
 def _language(language: Any) -> str | None:
@@ -120,12 +136,14 @@ def _flag(value: Any, parameter: str) -> str:
 
 
 def _ask_all(conn: Connection, path: str, points: np.ndarray, params: dict[str, Any],
-             operation: str) -> tuple[list[Any], list[str]]:
+             operation: str, failed: dict[int, ToolkitError]) -> tuple[list[Any], list[str]]:
     """GET ``path`` for every point (following next links); per point the list of results or
-    the error, and the request ids."""
+    the error (``failed`` ones are not asked about), and the request ids."""
     pipe = conn.pipeline("maps")
 
     def ask(i: int) -> tuple[list[dict[str, Any]], list[str]]:
+        if i in failed:
+            raise failed[i]
         lon, lat = points[i]
         results: list[dict[str, Any]] = []
         ids: list[str] = []
@@ -161,7 +179,9 @@ def _error_fields(err: ToolkitError) -> dict[str, Any]:
 def _point_geometry(points: np.ndarray) -> list[Any]:
     import shapely
 
-    return list(np.asarray(shapely.points(points)))
+    known = np.isfinite(points).all(axis=1)
+    geoms = list(np.asarray(shapely.points(points)))
+    return [g if ok else None for g, ok in zip(geoms, known, strict=True)]
 
 
 def _frame(rows: list[dict[str, Any]], schema: Schema, operation: str, api_version: str,
@@ -236,8 +256,10 @@ def air_quality(locations: LocationsLike, *, language: str | None = None, pollut
     ------
     ValidationError
         Before any request: no places, a longitude outside ±180 or latitude outside ±90 (the
-        message shows the pair as read, in the toolkit's (longitude, latitude) order), a place
-        name geocode cannot place, a bad language or flag.
+        message shows the pair as read, in the toolkit's (longitude, latitude) order), a bad
+        language or flag.
+    PlaceNotFoundError
+        When no place name could be placed and no location is left to ask about.
     ApiError
         When every place failed (e.g. one place far out at sea), or the credential was refused.
     """
@@ -245,9 +267,9 @@ def air_quality(locations: LocationsLike, *, language: str | None = None, pollut
     flag = _flag(pollutants, "pollutants")
     check_api_version(api_version)
     conn = get_connection(connection)
-    points, named = _points(locations, conn)
+    points, named, failed = _points(locations, conn)
     params = {"api-version": api_version, "language": lang, "pollutants": flag}
-    answers, ids = _ask_all(conn, CURRENT_PATH, points, params, "air_quality")
+    answers, ids = _ask_all(conn, CURRENT_PATH, points, params, "air_quality", failed)
     rows = _rows(answers, points, named, lambda i, k, r: [r] if k == 0 else [])
     return _frame(rows, AIR_QUALITY, "air_quality", api_version, conn, CURRENT_PATH, ids)
 
@@ -344,7 +366,7 @@ def air_quality_forecast(locations: LocationsLike, *, duration: int = 1,
     ------
     ValidationError
         Before any request: ``duration`` outside 1-7, no places, out-of-range coordinates, a
-        place name geocode cannot place, a bad language.
+        bad language.
     ApiError
         When every place failed, or the credential was refused.
     """
@@ -352,9 +374,10 @@ def air_quality_forecast(locations: LocationsLike, *, duration: int = 1,
     lang = _language(language)
     check_api_version(api_version)
     conn = get_connection(connection)
-    points, named = _points(locations, conn)
+    points, named, failed = _points(locations, conn)
     params = {"api-version": api_version, "language": lang, "duration": int(duration)}
-    answers, ids = _ask_all(conn, FORECAST_PATH, points, params, "air_quality_forecast")
+    answers, ids = _ask_all(conn, FORECAST_PATH, points, params, "air_quality_forecast",
+                            failed)
     rows = _rows(answers, points, named, lambda i, k, r: [{**r, "day": k}])
     return _frame(rows, AIR_QUALITY_FORECAST, "air_quality_forecast", api_version, conn,
                   FORECAST_PATH, ids)
@@ -433,8 +456,7 @@ def severe_weather_alerts(locations: LocationsLike, *, language: str | None = No
     Raises
     ------
     ValidationError
-        Before any request: no places, out-of-range coordinates, a place name geocode cannot
-        place, a bad language or flag.
+        Before any request: no places, out-of-range coordinates, a bad language or flag.
     ApiError
         When every place failed, or the credential was refused.
     """
@@ -442,9 +464,10 @@ def severe_weather_alerts(locations: LocationsLike, *, language: str | None = No
     flag = _flag(details, "details")
     check_api_version(api_version)
     conn = get_connection(connection)
-    points, named = _points(locations, conn)
+    points, named, failed = _points(locations, conn)
     params = {"api-version": api_version, "language": lang, "details": flag}
-    answers, ids = _ask_all(conn, ALERTS_PATH, points, params, "severe_weather_alerts")
+    answers, ids = _ask_all(conn, ALERTS_PATH, points, params, "severe_weather_alerts",
+                            failed)
     rows = _rows(answers, points, named, _alert_rows, keep_empty=False)
     return _frame(rows, SEVERE_WEATHER_ALERTS, "severe_weather_alerts", api_version, conn,
                   ALERTS_PATH, ids)
