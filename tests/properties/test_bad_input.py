@@ -267,8 +267,10 @@ RULES: list[Rule] = [
     Rule("policy_states", "resource_group", BAD_RESOURCE_GROUP.filter(lambda v: v is not None)),
     *[Rule(f, "api_version", BAD_API_VERSION) for f in (
         *_ARM_IDS, "check_server_names", "sql_operations", "support_services",
-        "problem_classifications", "autocomplete", "geocode", "route_directions",
+        "problem_classifications", "autocomplete", "route_directions",
         "snap_to_roads", "traffic_incidents", *_WEATHER)],
+    # geocode's api_version=None is its default version
+    Rule("geocode", "api_version", BAD_API_VERSION.filter(lambda v: v is not None)),
     *[Rule(f, "max_items", BAD_INT(0)) for f in ("sql_operations", "policy_states",
                                                   "support_services", "problem_classifications")],
     *[Rule(f, "timeout", BAD_TIMEOUT) for f in ("backend_health", "update_encryption_protector",
