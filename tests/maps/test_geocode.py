@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
+import copy
+from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
@@ -163,3 +164,40 @@ def test_route_waypoints_take_place_names(conn, sandbox) -> None:
     with pytest.raises(PlaceNotFoundError):
         toolkit.route_directions([{"origin": "Atlantis", "destination": "Ordino"}],
                                  connection=conn)
+
+
+def test_a_low_confidence_best_match_is_not_taken(waits) -> None:
+    from tests.conftest import example
+    from tests.replay import Answer, replay_server
+
+    body = copy.deepcopy(example("18-maps-geocode", "ForwardGeocodingByQuery.json")[
+        "responses"]["200"]["body"])
+    body["features"][0]["properties"]["confidence"] = "Low"
+    aq = example("13-maps-weather-current-air-quality", "GetCurrentAirQuality.json")
+    with replay_server() as rp:
+        rp.add("GET", "/geocode", Answer(200, body))
+        rp.add("GET", "/weather/airQuality/current/json",
+               Answer(200, aq["responses"]["200"]["body"]))
+        conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789",
+                               progress=False)
+        conn.sleep = waits
+        try:
+            df = toolkit.air_quality(["15127 NE 24th", (-122.14, 47.63)], connection=conn)
+        finally:
+            conn.close()
+    assert df["error.code"].tolist()[0] == "PlaceNotFoundError"
+    assert "Low-confidence" in df["error.message"].iloc[0]
+    assert "15127 NE 24th St, Redmond, WA 98052" in df["error.message"].iloc[0]
+    assert pd.isna(df["error.code"].iloc[1]) and df["globalIndex"].notna().iloc[1]
+    assert [urlsplit(t).path for _, t in rp.seen] == ["/geocode",
+                                                      "/weather/airQuality/current/json"]
+
+
+def test_a_dataframe_of_origin_and_destination_names(conn) -> None:
+    queries = pd.DataFrame({"origin": ["Ordino", "Encamp"], "destination": ["Canillo",
+                                                                            TOWNS["Ordino"]]})
+    df = toolkit.route_directions(queries, connection=conn)
+    assert df["origin_place"].tolist() == ["Ordino", "Encamp"]
+    assert df["destination_place"].tolist()[0] == "Canillo" and \
+        pd.isna(df["destination_place"].iloc[1])
+    assert df["error.code"].isna().all() and (df["distanceInMeters"] > 1000).all()
