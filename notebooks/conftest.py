@@ -1,6 +1,8 @@
 """While nbval runs the notebooks, no cell shows a credential of the sandbox it started.
 
-Each notebook's kernel starts with ``TOOLKIT_SANDBOX_SECRET`` set to a value only this run knows,
+Each notebook's kernel starts with ``TOOLKIT_SANDBOX_NOW`` pinning the sandbox world to the one the
+committed outputs were made with (the sandbox otherwise follows today's date), and with
+``TOOLKIT_SANDBOX_SECRET`` set to a value only this run knows,
 so the sandbox the notebook starts signs its tokens and derives its maps key from it. Every cell's
 fresh outputs are then searched for the maps key, the world's secret values and any token that
 verifies with the sandbox's signing key; a cell that shows one fails, whatever nbval's comparison
@@ -25,6 +27,8 @@ except ImportError:  # nbval not installed: the notebooks are not run either
     IPyNbCell = None
 
 _SECRET = secrets.token_hex(16)
+#: The instant of the world the committed outputs were made with (as the Makefile's NOTEBOOK_NOW).
+_NOW = "2026-11-20T09:00:00Z"
 # the variables that would point the notebooks away from their own sandbox
 _UNSET = ("TOOLKIT_BASE_URL", "TOOLKIT_ARM_URL", "TOOLKIT_MAPS_URL", "TOOLKIT_GRAPH_URL",
           "TOOLKIT_FABRIC_URL", "TOOLKIT_TOKEN", "TOOLKIT_MAPS_KEY", "TOOLKIT_CREDENTIAL",
@@ -40,11 +44,12 @@ def _is_cell(item: pytest.Item) -> bool:
 def _known() -> tuple[Any, tuple[str, ...]]:
     from toolkit.sandbox.arm.clusters import secret_values
     from toolkit.sandbox.auth import TokenAuthority
-    from toolkit.sandbox.world import World
+    from toolkit.sandbox.world import World, world_epoch
 
     authority = TokenAuthority(_SECRET)
-    # the notebooks run against the default sandbox world (seed 7)
-    return authority, (str(authority.maps_key.reveal()), *secret_values(World(7)))
+    # the notebooks run against the default sandbox world (seed 7) of their pinned day
+    return authority, (str(authority.maps_key.reveal()),
+                       *secret_values(World(7, epoch=world_epoch(_NOW))))
 
 
 def _leaks(shown: str) -> list[str]:
@@ -65,10 +70,12 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     if not _is_cell(item):
         yield
         return
-    saved = {name: os.environ.get(name) for name in ("TOOLKIT_SANDBOX_SECRET", *_UNSET)}
+    saved = {name: os.environ.get(name)
+             for name in ("TOOLKIT_SANDBOX_SECRET", "TOOLKIT_SANDBOX_NOW", *_UNSET)}
     for name in _UNSET:
         os.environ.pop(name, None)
     os.environ["TOOLKIT_SANDBOX_SECRET"] = _SECRET
+    os.environ["TOOLKIT_SANDBOX_NOW"] = _NOW
     try:
         yield
     finally:

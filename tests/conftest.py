@@ -22,6 +22,19 @@ class Waits(list):
         self.append(seconds)
 
 
+#: The instant the tests' sandbox worlds start from: the expected values were written for this
+#: world, so every sandbox a test starts without ``now=`` is pinned to it (as the committed
+#: notebooks are); the tests of the clock itself unset it.
+WORLD_NOW = "2026-11-20T09:00:00Z"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _pinned_world_day() -> Any:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TOOLKIT_SANDBOX_NOW", WORLD_NOW)
+        yield
+
+
 @pytest.fixture(scope="session")
 def sandbox() -> Any:
     with Sandbox(seed=7, lro_polls=3, lro_retry_after=2) as sb:

@@ -71,6 +71,7 @@ def every_frame(sandbox: Any, conn: Any) -> dict[str, pd.DataFrame]:
     out["create_eventstreams"] = toolkit.create_eventstreams(
         [{"workspace_id": workspace, "display_name": f"exports-b-{len(sandbox.log)}"}], **kw)
     out["autocomplete"] = toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"], **kw)
+    out["geocode"] = toolkit.geocode(["Ordino", "Canillo"], top=2, **kw)
     out["route_directions"] = toolkit.route_directions(
         [{"origin": TOWNS["Andorra la Vella"], "destination": TOWNS["Canillo"]}],
         max_route_count=2, **kw)
@@ -78,7 +79,7 @@ def every_frame(sandbox: Any, conn: Any) -> dict[str, pd.DataFrame]:
         [TOWNS["Andorra la Vella"], (1.5300, 42.5100), (1.5400, 42.5150)],
         include_speed_limit=True, **kw)
     out["traffic_incidents"] = toolkit.traffic_incidents(ANDORRA, **kw)
-    places = [(lat, lon) for lon, lat in TOWNS.values()]
+    places = list(TOWNS.values())
     aq = toolkit.air_quality(places, **kw)
     out["air_quality"] = aq
     out["air_quality_pollutants"] = toolkit.air_quality_pollutants(aq)

@@ -31,10 +31,12 @@ if TYPE_CHECKING:  # pragma: no cover
         ApiError as ApiError,
         AuthenticationError as AuthenticationError,
         ConflictError as ConflictError,
+        EmptySnapshotWarning as EmptySnapshotWarning,
         NotFoundError as NotFoundError,
         OperationFailedError as OperationFailedError,
         OperationTimeoutError as OperationTimeoutError,
         OperationWaitError as OperationWaitError,
+        PlaceNotFoundError as PlaceNotFoundError,
         ProtocolError as ProtocolError,
         RateLimitError as RateLimitError,
         ResponseLimitError as ResponseLimitError,
@@ -48,6 +50,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit._core.exports import read_parquet as read_parquet, to_parquet as to_parquet
     from toolkit._core.geo import (
         BBoxLike as BBoxLike,
+        LocationLike as LocationLike,
+        LocationsLike as LocationsLike,
         PointLike as PointLike,
         PointsLike as PointsLike,
     )
@@ -106,7 +110,10 @@ if TYPE_CHECKING:  # pragma: no cover
         route_directions as route_directions,
         snap_to_roads as snap_to_roads,
     )
-    from toolkit.maps.search import autocomplete as autocomplete
+    from toolkit.maps.search import (
+        autocomplete as autocomplete,
+        geocode as geocode,
+    )
     from toolkit.maps.traffic import traffic_incidents as traffic_incidents
     from toolkit.maps.weather import (
         air_quality as air_quality,

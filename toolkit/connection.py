@@ -36,6 +36,8 @@ Environment variables (each gives the keyword of the same meaning):
 ``TOOLKIT_SANDBOX``            ``1`` forces the sandbox even when endpoints are set
 ``TOOLKIT_SANDBOX_SEED``       seed of the sandbox world (default 7)
 ``TOOLKIT_SANDBOX_SECRET``     derive the started sandbox's signing key and maps key from this
+``TOOLKIT_SANDBOX_NOW``        the started sandbox's day or instant (``2026-11-20``, an ISO
+                               date-time); default today: its world follows the real date
 =============================  ===============================================================
 """
 
@@ -401,7 +403,8 @@ def connect(
         seed = int(env.get("TOOLKIT_SANDBOX_SEED", "7"))
         running = _Sandbox(seed=seed, cloud=(chosen or NEUTRAL).name, namespace=namespace,
                            header_prefix=header_prefix,
-                           secret=env.get("TOOLKIT_SANDBOX_SECRET") or None).start()
+                           secret=env.get("TOOLKIT_SANDBOX_SECRET") or None,
+                           now=env.get("TOOLKIT_SANDBOX_NOW", "").strip() or None).start()
         owns = True
         words = "" if running.cloud.name == "neutral" else \
             f" in the {running.cloud.name} cloud's vocabulary"

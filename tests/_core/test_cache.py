@@ -120,7 +120,7 @@ def test_no_secret_is_written_to_the_cache_files(sandbox, tmp_path, waits, catal
     cluster = catalog.query("kind == 'managed_cluster'").iloc[0]
     try:
         toolkit.sql_operations(connection=conn)
-        toolkit.air_quality((42.5063, 1.5218), connection=conn)
+        toolkit.air_quality((1.5218, 42.5063), connection=conn)
         creds = toolkit.cluster_monitoring_credentials(
             cluster.subscription_id, cluster.resource_group, cluster["name"], connection=conn)
         token = conn.credential.get_token(conn.scope_for("arm")).token

@@ -16,6 +16,7 @@ from toolkit._core.geo import (
     geojson_geometry,
     haversine_m,
     latlon_param,
+    location_names,
     lonlat_param,
     path_length_m,
     to_bbox,
@@ -41,12 +42,46 @@ def test_every_input_shape_gives_lon_lat(value) -> None:
     assert np.allclose(to_lonlat(value, "points"), PTS)
 
 
-def test_plain_pairs_in_lat_lon_order_are_swapped_once() -> None:
-    latlon = [(lat, lon) for lon, lat in PTS]
-    assert np.allclose(to_lonlat(latlon, "points", order="latlon"), PTS)
-    # geometries carry their own order: never swapped
-    geoms = [shapely.Point(p) for p in PTS]
-    assert np.allclose(to_lonlat(geoms, "points", order="latlon"), PTS)
+def test_a_pair_valid_both_ways_is_taken_as_lon_lat_never_guessed() -> None:
+    # (42.5, 1.5) is Andorra read as (lat, lon), but the toolkit's order is (lon, lat): taken so
+    assert to_lonlat((42.5, 1.5), "points").tolist() == [[42.5, 1.5]]
+    assert to_lonlat([(lat, lon) for lon, lat in PTS], "points")[:, 0].tolist() == \
+        [lat for _, lat in PTS]
+
+
+def test_points_in_another_crs_are_reprojected() -> None:
+    metres = gpd.GeoSeries([shapely.Point(p) for p in PTS], crs=4326).to_crs(25831)
+    assert metres.crs.to_epsg() == 25831 and metres.x.iloc[0] > 1000
+    assert np.allclose(to_lonlat(metres, "points"), PTS)
+    assert np.allclose(to_lonlat(gpd.GeoDataFrame(geometry=metres), "points"), PTS)
+    assert to_bbox(metres) == pytest.approx((1.52, 42.50, 1.54, 42.52))
+
+
+def test_place_names_are_resolved_once_after_the_points_are_checked() -> None:
+    asked: list[list[str]] = []
+
+    def places(names: list[str]) -> dict[str, tuple[float, float]]:
+        asked.append(names)
+        return {n: (1.0 + i, 42.0) for i, n in enumerate(names)}
+
+    arr = to_lonlat(["Ordino", (1.5, 42.5), "Encamp", "Ordino"], "locations", places=places)
+    assert asked == [["Ordino", "Encamp"]]
+    assert arr.tolist() == [[1.0, 42.0], [1.5, 42.5], [2.0, 42.0], [1.0, 42.0]]
+    assert to_point("Encamp", "place", places=places) == (1.0, 42.0)
+    asked.clear()
+    with pytest.raises(ValidationError) as info:
+        to_lonlat(["Ordino", (42.5, 95.0)], "locations", places=places)
+    assert info.value.parameter == "locations[1]" and asked == []
+    assert location_names(["Ordino", (1.5, 42.5)]) == ["Ordino", None]
+    assert location_names(pd.Series(["Ordino", "Encamp"])) == ["Ordino", "Encamp"]
+    assert location_names(PTS) is None
+
+
+def test_a_name_where_names_are_not_resolved_is_refused() -> None:
+    with pytest.raises(ValidationError) as info:
+        to_lonlat("Ordino", "points")
+    assert info.value.parameter == "points" and "(longitude, latitude) points" in info.value.rule
+    assert "geocode" in info.value.rule
 
 
 def test_single_point_and_param_formats() -> None:
@@ -59,20 +94,29 @@ def test_single_point_and_param_formats() -> None:
 
 
 @pytest.mark.parametrize("value, parameter, rule", [
-    ([(1.5, 95.0)], "points", "latitude must be between -90 and 90"),
-    ([(1.5, 42.0), (200.0, 42.0)], "points[1]", "longitude must be between -180 and 180"),
+    ((1.5, 95.0), "points", "(longitude, latitude) with latitude in [-90, 90]"),
+    ([(1.5, 95.0)], "points[0]", "(longitude, latitude) with latitude in [-90, 90]"),
+    ([(1.5, 42.0), (200.0, 42.0)], "points[1]",
+     "(longitude, latitude) with longitude in [-180, 180]"),
     ([(1.5, float("nan"))], "points[0]", "finite"),
-    ("1.5,42.5", "points", "(lon, lat) points"),
+    ("1.5,42.5", "points", "(longitude, latitude) points"),
     ([(1, 2, 3, 4)], "points", "pair"),
     ([("a", "b")], "points", "numbers"),
     ([shapely.LineString(PTS)], "points[0]", "must be a Point"),
     (pd.DataFrame({"a": [1]}), "points", "longitude and latitude columns"),
-    (gpd.GeoSeries([shapely.Point(0, 0)], crs=3857), "points", "to_crs(4326)"),
 ])
 def test_bad_points_name_the_parameter_and_rule(value, parameter, rule) -> None:
     with pytest.raises(ValidationError) as info:
         to_lonlat(value, "points")
     assert info.value.parameter == parameter and rule in info.value.rule
+
+
+def test_an_out_of_range_pair_is_shown_as_read_with_the_order_and_a_swap_hint() -> None:
+    with pytest.raises(ValidationError) as info:
+        to_lonlat([(1.5, 42.5), (42.55, 95.5)], "locations")
+    assert str(info.value) == ("locations[1]=(42.55, 95.5): must be (longitude, latitude) with "
+                               "latitude in [-90, 90]; this pair looks like (latitude, "
+                               "longitude): pass (95.5, 42.55) instead")
 
 
 def test_too_few_points() -> None:

@@ -231,7 +231,7 @@ def test_weather_pages_stop_on_a_repeated_link_with_an_error() -> None:
                                progress=False, max_retries=0)
         try:
             with pytest.raises(toolkit.ProtocolError, match="same next link twice"):
-                toolkit.air_quality((42.5, 1.5), connection=conn)
+                toolkit.air_quality((1.5, 42.5), connection=conn)
         finally:
             conn.close()
 

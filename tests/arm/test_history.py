@@ -179,3 +179,27 @@ def test_dask_read_and_snapshot_equal_the_single_process_ones(conn, tmp_path, wo
     a = a.astype(str).sort_values(keys).reset_index(drop=True)
     b = b.astype(str).sort_values(keys).reset_index(drop=True)
     assert len(a) and a.equals(b)
+
+
+# ------------------------------------------------------------------------------ the clock
+def test_the_default_day_is_yesterday_by_the_services_clock(conn, sandbox, tmp_path,
+                                                            rg_scope) -> None:
+    # the sandbox is pinned to its world's day, not the machine's: the service's Date decides
+    service_day = pd.Timestamp(sandbox.now()).date()
+    assert toolkit.arm.history.service_today(conn) == service_day
+    with sandbox.recording() as log:
+        out = toolkit.snapshot_policy_states(str(tmp_path), rg_scope, connection=conn)
+    assert log[0].path == "/subscriptions"
+    assert out["day"].iloc[0] == (service_day - timedelta(days=1)).isoformat()
+    assert out["records"].iloc[0] > 0
+
+
+def test_a_day_with_no_records_says_so(conn, tmp_path, rg_scope, world) -> None:
+    empty_day = (pd.Timestamp(world.epoch) + timedelta(days=3)).normalize()
+    with pytest.warns(toolkit.EmptySnapshotWarning) as caught:
+        out = toolkit.snapshot_policy_states(str(tmp_path), rg_scope, day=empty_day,
+                                             connection=conn)
+    assert out["records"].iloc[0] == 0
+    text = str(caught[0].message)
+    assert rg_scope in text and empty_day.date().isoformat() in text
+    assert issubclass(toolkit.EmptySnapshotWarning, UserWarning)

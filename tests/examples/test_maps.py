@@ -7,9 +7,15 @@ import pandas as pd
 import shapely
 
 from tests.conftest import example
-from toolkit._core.schemas import AUTOCOMPLETE, ROUTE_DIRECTIONS, SNAP_TO_ROADS, TRAFFIC_INCIDENTS
+from toolkit._core.schemas import (
+    AUTOCOMPLETE,
+    GEOCODE,
+    ROUTE_DIRECTIONS,
+    SNAP_TO_ROADS,
+    TRAFFIC_INCIDENTS,
+)
 from toolkit.maps.route import route_rows, routes_frame, snap_frame, stitch
-from toolkit.maps.search import autocomplete_frame, autocomplete_rows
+from toolkit.maps.search import autocomplete_frame, autocomplete_rows, geocode_frame, geocode_rows
 from toolkit.maps.traffic import incidents_frame
 
 
@@ -129,3 +135,39 @@ def test_traffic_incident_example_keeps_the_big_ids_exact() -> None:
     assert df.geometry.iloc[0].equals(shapely.Point(-104.939053, 39.682642))
     assert df["endPoint"].iloc[1].equals(shapely.Point(-94.35559355, 39.04075549))
     assert str(df["endPoint"].crs) == "EPSG:4326"
+
+
+def test_geocode_address_example() -> None:
+    ex = example("18-maps-geocode", "ForwardGeocodingByQuery.json")
+    body = ex["responses"]["200"]["body"]
+    df = geocode_frame(geocode_rows(body, ex["parameters"]["query"]))
+    _check_schema(df, GEOCODE)
+    feat = body["features"][0]
+    assert len(df) == 1 and df["rank"].tolist() == [1]
+    assert df["query"].tolist() == ["15127 NE 24th Street Redmond WA"]
+    row = df.iloc[0]
+    assert (row.geometry.x, row.geometry.y) == tuple(feat["geometry"]["coordinates"])
+    assert row["type"] == "Address" and row["confidence"] == "High"
+    assert list(row["matchCodes"]) == ["Good"]
+    assert row["address.formattedAddress"] == feat["properties"]["address"]["formattedAddress"]
+    assert row["address.streetNumber"] == "15127" and row["address.postalCode"] == "98052"
+    # districts with only a short name keep it
+    assert (row["admin_district_1"], row["admin_district_2"]) == ("WA", "King County")
+    assert pd.isna(row["address.countryRegion.ISO"])
+    assert row["address.countryRegion.name"] == "United States"
+    assert list(row["bbox"]) == feat["bbox"]
+    assert [p["usageTypes"] for p in row["geocodePoints"]] == [["Display"], ["Route"]]
+
+
+def test_geocode_landmark_example_keeps_point_of_interest_types() -> None:
+    ex = example("18-maps-geocode", "ForwardGeocodingFindLandmarkByQuery.json")
+    body = ex["responses"]["200"]["body"]
+    df = geocode_frame(geocode_rows(body, "empire state building"))
+    _check_schema(df, GEOCODE)
+    assert df["type"].astype(str).tolist() == ["PointOfInterest", "LandmarkBuilding"]
+    assert df["rank"].tolist() == [1, 2] and df["confidence"].astype(str).tolist() == \
+        ["High", "High"]
+    assert [list(m) for m in df["matchCodes"]] == [["Ambiguous"], ["Ambiguous"]]
+    assert df["address.locality"].tolist() == ["New York", "Manhattan"]
+    assert [(g.x, g.y) for g in df.geometry] == [
+        tuple(f["geometry"]["coordinates"]) for f in body["features"]]

@@ -9,7 +9,7 @@ import pytest
 import toolkit
 from tests.frames_of_every_function import ANDORRA, TOWNS
 
-PLACES = [(lat, lon) for lon, lat in TOWNS.values()]
+PLACES = list(TOWNS.values())
 
 
 def tooltip_columns(df) -> list[str]:

@@ -411,9 +411,10 @@ def test_faults_lose_and_duplicate_nothing(conn, sandbox, trace) -> None:
     ([ALV, CAN], {"interpolate": 1}, "interpolate", "True or False"),
     ([ALV, CAN], {"travel_mode": "walking"}, "travel_mode", "driving, truck"),
     (pd.DataFrame({"x1": [1.0, 2.0]}), {}, "points", "longitude and latitude columns"),
-    (gpd.GeoSeries.from_xy([169_000, 169_100], [5_240_000, 5_240_100], crs=3857), {},
-     "points", "to_crs(4326)"),
-    ("1.5,42.5;1.6,42.6", {}, "points", "(lon, lat) points"),
+    (gpd.GeoSeries.from_xy([169_000, 169_100], [5_240_000, 5_340_100], crs=3857), {},
+     "points", "within 6 km"),
+    ("1.5,42.5;1.6,42.6", {}, "points", "(longitude, latitude) points"),
+    (["Andorra la Vella", "Canillo"], {}, "points", "does not look up place names"),
 ])
 def test_bad_snap_points_are_refused_before_any_request(conn, sandbox, points, kwargs,
                                                         parameter, rule) -> None:

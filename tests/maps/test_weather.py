@@ -30,14 +30,14 @@ from toolkit.sandbox.maps import peak_rate
 from toolkit.sandbox.maps.weather import world as sw
 from toolkit.sandbox.server import Sandbox
 
-#: (lat, lon) as the weather service orders them: town centres and a mountain slope.
-ANDORRA_LA_VELLA = (42.5069, 1.5212)
-ESCALDES = (42.5090, 1.5404)
-ORDINO = (42.5562, 1.5335)
-CANILLO = (42.5667, 1.5980)
-SANT_JULIA = (42.4667, 1.4921)
-MOUNTAIN = (42.6000, 1.4500)  # above Arinsal, far from roads and towns
-MID_ATLANTIC = (40.0, -30.0)
+#: (lon, lat), the toolkit's order everywhere: town centres and a mountain slope.
+ANDORRA_LA_VELLA = (1.5212, 42.5069)
+ESCALDES = (1.5404, 42.5090)
+ORDINO = (1.5335, 42.5562)
+CANILLO = (1.5980, 42.5667)
+SANT_JULIA = (1.4921, 42.4667)
+MOUNTAIN = (1.4500, 42.6000)  # above Arinsal, far from roads and towns
+MID_ATLANTIC = (-30.0, 40.0)
 TOWNS = [ANDORRA_LA_VELLA, ESCALDES, ORDINO, CANILLO, SANT_JULIA]
 
 
@@ -75,7 +75,7 @@ def test_current_air_quality_example(replay) -> None:
     body = ex["responses"]["200"]["body"]
     lat, lon = ex["parameters"]["query"]
     replay.add("GET", "/weather/airQuality/current/json", Answer(200, body))
-    df = toolkit.air_quality((lat, lon), connection=replay.conn)
+    df = toolkit.air_quality((lon, lat), connection=replay.conn)
     _check_schema(df, AIR_QUALITY)
     (method, target), = replay.seen
     assert method == "GET" and _query_of(target) == "47.63235,-122.1389"  # latitude first
@@ -111,7 +111,7 @@ def test_daily_forecast_example(replay) -> None:
     body = ex["responses"]["200"]["body"]
     lat, lon = ex["parameters"]["query"]
     replay.add("GET", "/weather/airQuality/forecasts/daily/json", Answer(200, body))
-    df = toolkit.air_quality_forecast((lat, lon), duration=ex["parameters"]["duration"],
+    df = toolkit.air_quality_forecast((lon, lat), duration=ex["parameters"]["duration"],
                                       connection=replay.conn)
     _check_schema(df, AIR_QUALITY_FORECAST)
     assert parse_qs(urlsplit(replay.seen[0][1]).query)["duration"] == ["3"]
@@ -130,7 +130,7 @@ def test_severe_alerts_example(replay) -> None:
     body = ex["responses"]["200"]["body"]
     lat, lon = (float(v) for v in ex["parameters"]["query"].split(","))
     replay.add("GET", "/weather/severe/alerts/json", Answer(200, body))
-    df = toolkit.severe_weather_alerts((lat, lon), connection=replay.conn)
+    df = toolkit.severe_weather_alerts((lon, lat), connection=replay.conn)
     _check_schema(df, SEVERE_WEATHER_ALERTS)
     assert _query_of(replay.seen[0][1]) == "48.057,-81.091"
     alerts = body["results"]
@@ -164,7 +164,7 @@ def test_unknown_pollutant_type_and_category_are_kept(replay) -> None:
                               "concentration": {"value": 120.0, "unit": "µg/m³",
                                                 "unitType": 99}})
     replay.add("GET", "/weather/airQuality/current/json", Answer(200, body))
-    df = toolkit.air_quality(ex["parameters"]["query"], connection=replay.conn)
+    df = toolkit.air_quality(ex["parameters"]["query"][::-1], connection=replay.conn)
     assert df["category"].iloc[0] == "Hazy"
     assert list(df["category"].cat.categories[:6]) == ["Excellent", "Fair", "Poor", "Unhealthy",
                                                        "Very unhealthy", "Dangerous"]
@@ -181,7 +181,7 @@ def test_service_error_body_becomes_the_api_error(replay) -> None:
         "code": "BadRequest", "message": "The provided coordinates in query are invalid."}},
         {"x-vendor-error-code": "BadRequest"}))
     with pytest.raises(ApiError) as info:
-        toolkit.air_quality_forecast((10.0, -140.0), connection=replay.conn)
+        toolkit.air_quality_forecast((-140.0, 10.0), connection=replay.conn)
     assert info.value.status == 400 and info.value.code == "BadRequest"
 
 
@@ -192,7 +192,7 @@ def test_air_quality_many_places_one_row_each_with_categories_from_the_bands(con
     df = toolkit.air_quality([*TOWNS, MOUNTAIN], connection=conn)
     _check_schema(df, AIR_QUALITY)
     assert df["location_index"].tolist() == list(range(6))
-    assert [(p.y, p.x) for p in df.geometry] == [*TOWNS, MOUNTAIN]
+    assert [(p.x, p.y) for p in df.geometry] == [*TOWNS, MOUNTAIN]
     assert df["error.code"].isna().all()
     assert df["dateTime"].nunique() == 1
     assert df["dateTime"].iloc[0].minute == 0  # the observation of the hour
@@ -265,34 +265,36 @@ def test_language_localizes_text_and_keeps_the_names(conn) -> None:
 
 def test_input_shapes_give_the_same_places(conn) -> None:
     pairs = [ANDORRA_LA_VELLA, ORDINO]
-    points = [shapely.Point(lon, lat) for lat, lon in pairs]
+    points = [shapely.Point(lon, lat) for lon, lat in pairs]
     shapes = [
         pairs,
         np.array(pairs),
         points,
         gpd.GeoSeries(points, crs=4326),
         gpd.GeoDataFrame({"town": ["Andorra la Vella", "Ordino"]}, geometry=points, crs=4326),
-        pd.DataFrame({"lat": [p[0] for p in pairs], "lon": [p[1] for p in pairs]}),
-        pd.DataFrame({"Longitude": [p[1] for p in pairs], "Latitude": [p[0] for p in pairs]}),
+        pd.DataFrame({"lat": [p[1] for p in pairs], "lon": [p[0] for p in pairs]}),
+        pd.DataFrame({"Longitude": [p[0] for p in pairs], "Latitude": [p[1] for p in pairs]}),
+        gpd.GeoSeries(points, crs=4326).to_crs(25831),
+        gpd.GeoDataFrame(geometry=points, crs=4326).to_crs(3857),
     ]
     first = toolkit.air_quality(shapes[0], pollutants=False, connection=conn)
     for shape in shapes[1:]:
         df = toolkit.air_quality(shape, pollutants=False, connection=conn)
         assert df["location_index"].tolist() == [0, 1]
-        assert [g.equals(h) for g, h in zip(df.geometry, first.geometry, strict=True)] == \
-            [True, True]
+        assert [g.equals_exact(h, 1e-7) for g, h in
+                zip(df.geometry, first.geometry, strict=True)] == [True, True]
         assert df["globalIndex"].tolist() == first["globalIndex"].tolist()
     one = toolkit.air_quality(ORDINO, pollutants=False, connection=conn)
     assert len(one) == 1 and one.geometry.iloc[0].equals(points[1])
 
 
 @pytest.mark.parametrize("call, parameter, words", [
-    (lambda c: toolkit.air_quality((91.0, 1.5), connection=c), "locations",
-     "latitude must be between -90 and 90"),
-    (lambda c: toolkit.air_quality((-122.13887, 47.632346), connection=c), "locations",
-     "looks swapped"),
-    (lambda c: toolkit.severe_weather_alerts([ORDINO, (1.52, 242.0)], connection=c),
-     "locations[1]", "longitude must be between -180 and 180"),
+    (lambda c: toolkit.air_quality((1.5, 91.0), connection=c), "locations",
+     "must be (longitude, latitude) with latitude in [-90, 90]"),
+    (lambda c: toolkit.air_quality((47.632346, -122.13887), connection=c), "locations",
+     "looks like (latitude, longitude)"),
+    (lambda c: toolkit.severe_weather_alerts([ORDINO, (242.0, 1.52)], connection=c),
+     "locations[1]", "must be (longitude, latitude) with longitude in [-180, 180]"),
     (lambda c: toolkit.air_quality_forecast(ORDINO, duration=0, connection=c), "duration",
      "between 1 and 7"),
     (lambda c: toolkit.air_quality_forecast(ORDINO, duration=8, connection=c), "duration",
@@ -302,13 +304,15 @@ def test_input_shapes_give_the_same_places(conn) -> None:
     (lambda c: toolkit.air_quality([], connection=c), "locations", "at least 1 point"),
     (lambda c: toolkit.severe_weather_alerts([], connection=c), "locations",
      "at least 1 point"),
-    (lambda c: toolkit.air_quality("Ordino", connection=c), "locations", "points"),
-    (lambda c: toolkit.air_quality((float("nan"), 1.5), connection=c), "locations[0]",
+    (lambda c: toolkit.air_quality(b"Ordino", connection=c), "locations", "points"),
+    (lambda c: toolkit.air_quality(["Ordino", "  "], connection=c), "locations[1]",
+     "must not be empty"),
+    (lambda c: toolkit.air_quality(["Ordino", (195.0, 42.5)], connection=c), "locations[1]",
+     "longitude in [-180, 180]"),
+    (lambda c: toolkit.air_quality((float("nan"), 1.5), connection=c), "locations",
      "finite"),
     (lambda c: toolkit.air_quality(pd.DataFrame({"town": ["Ordino"]}), connection=c),
      "locations", "latitude columns"),
-    (lambda c: toolkit.air_quality(gpd.GeoSeries([shapely.Point(380000, 4710000)], crs=25831),
-                                   connection=c), "locations", "EPSG:4326"),
     (lambda c: toolkit.air_quality(ORDINO, language="", connection=c), "language",
      "language tag"),
     (lambda c: toolkit.air_quality(ORDINO, pollutants="no", connection=c), "pollutants",
@@ -328,9 +332,20 @@ def test_bad_input_is_refused_before_any_request(conn, sandbox, call, parameter,
 
 def test_swapped_pair_message_says_which_order(conn) -> None:
     with pytest.raises(ValidationError) as info:
-        toolkit.air_quality((-122.13887, 47.632346), connection=conn)
-    text = str(info.value)
-    assert "(latitude, longitude)" in text and "(47.6323, -122.139)" in text
+        toolkit.air_quality((47.632346, -122.13887), connection=conn)
+    assert str(info.value) == (
+        "locations=(47.632346, -122.13887): must be (longitude, latitude) with latitude in "
+        "[-90, 90]; this pair looks like (latitude, longitude): pass (-122.139, 47.6323) "
+        "instead")
+
+
+def test_a_pair_valid_both_ways_is_taken_as_longitude_latitude(conn, sandbox) -> None:
+    # Andorra la Vella written (lat, lon) is a valid (lon, lat) in East Africa: asked as such
+    lat_first = (ANDORRA_LA_VELLA[1], ANDORRA_LA_VELLA[0])
+    with sandbox.recording() as log:
+        df = toolkit.air_quality(lat_first, pollutants=False, connection=conn)
+    assert [parse_qs(e.query)["query"] for e in log] == [["1.5212,42.5069"]]
+    assert (df.geometry.iloc[0].x, df.geometry.iloc[0].y) == lat_first
 
 
 def test_far_at_sea_one_place_raises_the_service_error(conn, sandbox) -> None:
@@ -359,15 +374,15 @@ def test_far_at_sea_among_many_is_a_row_and_the_others_keep_their_results(conn) 
 
 
 def test_coverage_near_coasts_inland_seas_and_far_out(conn) -> None:
-    near = [(38.7, -9.8), (42.0, 51.0), (48.85, 2.35)]  # off Lisbon, the Caspian, Paris
-    df = toolkit.air_quality([*near, (-45.0, -120.0)], pollutants=False, connection=conn)
+    near = [(-9.8, 38.7), (51.0, 42.0), (2.35, 48.85)]  # off Lisbon, the Caspian, Paris
+    df = toolkit.air_quality([*near, (-120.0, -45.0)], pollutants=False, connection=conn)
     assert df["error.code"].isna().tolist() == [True, True, True, False]
     assert not sw.covered(-30.0, 40.0) and sw.covered(-9.8, 38.7)
 
 
 def test_many_places_under_throttling_keep_order_and_lose_nothing(conn, sandbox, waits) -> None:
     rng = np.random.default_rng(3)
-    places = [(42.43 + 0.2 * a, 1.42 + 0.3 * b) for a, b in rng.random((40, 2))]
+    places = [(1.42 + 0.3 * b, 42.43 + 0.2 * a) for a, b in rng.random((40, 2))]
     calm = toolkit.air_quality(places, pollutants=False, connection=conn)
     # ten throttled answers spread over the first places asked (never six in a row for one
     # place, which would exhaust its retries)
@@ -390,7 +405,7 @@ def test_many_places_stay_within_the_documented_rate(sandbox) -> None:
     import time
 
     real = toolkit.connect(sandbox=sandbox, progress=False)  # waits really waited
-    places = [(42.45 + 0.002 * i, 1.50 + 0.001 * i) for i in range(80)]
+    places = [(1.50 + 0.001 * i, 42.45 + 0.002 * i) for i in range(80)]
     since = time.monotonic()
     try:
         df = toolkit.severe_weather_alerts(places, details=False, connection=real)
@@ -500,16 +515,3 @@ def test_unknown_language_falls_back_to_english(conn) -> None:
     other = toolkit.air_quality(ORDINO, language="tlh-Latn", connection=conn)
     assert other["description"].tolist() == en["description"].tolist()
     assert other["category"].astype(str).tolist() == en["category"].astype(str).tolist()
-
-
-@pytest.mark.parametrize("order, pair, hint", [
-    ("lonlat", (42.5, 95.0), "(longitude, latitude), so pass (95, 42.5)"),
-    ("latlon", (95.0, 42.5), "(latitude, longitude), so pass (42.5, 95)"),
-])
-def test_the_coordinate_helper_names_a_swapped_pair_in_either_order(order, pair, hint) -> None:
-    from toolkit._core.geo import to_lonlat
-
-    with pytest.raises(ValidationError) as info:
-        to_lonlat(pair, "points", order=order)
-    assert "looks swapped" in str(info.value) and hint in str(info.value)
-    assert info.value.value == pair  # shown in the order it was given

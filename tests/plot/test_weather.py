@@ -9,10 +9,10 @@ import toolkit
 from toolkit._core.errors import ValidationError
 from toolkit.sandbox.maps.weather import world as sw
 
-TOWNS = [(42.5069, 1.5212), (42.5090, 1.5404), (42.5562, 1.5335), (42.5667, 1.5980),
-         (42.4667, 1.4921)]  # Andorra la Vella, Escaldes, Ordino, Canillo, Sant Julià
-MOUNTAIN = (42.6000, 1.4500)  # above Arinsal, far from roads and towns
-MID_ATLANTIC = (40.0, -30.0)
+TOWNS = [(1.5212, 42.5069), (1.5404, 42.5090), (1.5335, 42.5562), (1.5980, 42.5667),
+         (1.4921, 42.4667)]  # Andorra la Vella, Escaldes, Ordino, Canillo, Sant Julià (lon, lat)
+MOUNTAIN = (1.4500, 42.6000)  # above Arinsal, far from roads and towns
+MID_ATLANTIC = (-30.0, 40.0)
 
 
 @pytest.fixture(scope="module")

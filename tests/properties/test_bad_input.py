@@ -150,13 +150,15 @@ def bad_point(order: str = "lonlat") -> st.SearchStrategy[Any]:
 
 
 def bad_locations() -> st.SearchStrategy[Any]:
-    """Weather places, ``(lat, lon)``, that break the rules."""
+    """Weather places, ``(lon, lat)``, that break the rules (a string is a place name: not one
+    of them)."""
     return st.one_of(
         st.none(), st.just([]), st.just(()), st.just(pd.DataFrame({"lat": [], "lon": []})),
-        bad_point("latlon"), st.lists(bad_point("latlon").filter(
+        bad_point().filter(lambda p: not isinstance(p, str)), st.lists(bad_point().filter(
             lambda p: isinstance(p, tuple | list) and len(p) == 2 and
             all(isinstance(v, float) for v in p)), min_size=1, max_size=3).map(
-            lambda bad: [(42.5, 1.5), *bad]),
+            lambda bad: [(1.5, 42.5), *bad]),
+        st.sampled_from(["", " "]).map(lambda blank: ["Ordino", blank]),
         st.just(pd.DataFrame({"lat": [42.5, 95.0], "lon": [1.5, 1.5]})),
         st.just(pd.DataFrame({"a": [1.0], "b": [2.0]})),
     )
@@ -227,9 +229,10 @@ VALID: dict[str, dict[str, Any]] = {
                                       "destination": (1.5331, 42.5560)}]},
     "snap_to_roads": {"points": [(1.5218, 42.5075), (1.5230, 42.5080)]},
     "traffic_incidents": {"bbox": (1.40, 42.42, 1.79, 42.66)},
-    "air_quality": {"locations": (42.5075, 1.5218)},
-    "air_quality_forecast": {"locations": (42.5075, 1.5218)},
-    "severe_weather_alerts": {"locations": (42.5075, 1.5218)},
+    "air_quality": {"locations": (1.5218, 42.5075)},
+    "air_quality_forecast": {"locations": (1.5218, 42.5075)},
+    "severe_weather_alerts": {"locations": (1.5218, 42.5075)},
+    "geocode": {"query": "Ordino"},
     "authentication_strength_usage": {"policy_id": "00000000-0000-0000-0000-000000000002"},
     "create_eventstream": {"workspace_id": WORKSPACE, "display_name": "fuzz-never-created"},
     "create_eventstreams": {"items": [{"workspace_id": WORKSPACE,
@@ -265,8 +268,10 @@ RULES: list[Rule] = [
     Rule("policy_states", "resource_group", BAD_RESOURCE_GROUP.filter(lambda v: v is not None)),
     *[Rule(f, "api_version", BAD_API_VERSION) for f in (
         *_ARM_IDS, "check_server_names", "sql_operations", "support_services",
-        "problem_classifications", "autocomplete", "route_directions", "snap_to_roads",
-        "traffic_incidents", *_WEATHER)],
+        "problem_classifications", "autocomplete", "route_directions",
+        "snap_to_roads", "traffic_incidents", *_WEATHER)],
+    # geocode's api_version=None is its default version
+    Rule("geocode", "api_version", BAD_API_VERSION.filter(lambda v: v is not None)),
     *[Rule(f, "max_items", BAD_INT(0)) for f in ("sql_operations", "policy_states",
                                                   "support_services", "problem_classifications")],
     *[Rule(f, "timeout", BAD_TIMEOUT) for f in ("backend_health", "update_encryption_protector",
@@ -384,6 +389,18 @@ RULES: list[Rule] = [
             lambda xs: any(x != "Address" for x in xs)))),
     Rule("autocomplete", "top", BAD_INT(1, 20, optional=False)),
     Rule("autocomplete", "language", BAD_BLANK),
+    # geocode
+    Rule("geocode", "query", st.one_of(
+        st.none(), st.just([]), st.integers(), st.floats(), st.sampled_from(["", " ", "\t\n"]),
+        st.lists(st.integers(), min_size=1, max_size=2), st.just(["Ordino", ""]))),
+    Rule("geocode", "coordinates", bad_point("lonlat")),
+    Rule("geocode", "bbox", bad_bbox(min_deg=0.00001, optional=True)),
+    Rule("geocode", "country_region", st.one_of(
+        NOT_TEXT_NOR_NONE, st.sampled_from(["FR\n", "F1", "FRA", "Auto"]))),
+    Rule("geocode", "view", st.one_of(
+        NOT_TEXT_NOR_NONE, st.sampled_from(["", "FRA", "F", "ADx", "AD\n", "Automatic"]))),
+    Rule("geocode", "top", BAD_INT(1, 20, optional=False)),
+    Rule("geocode", "language", BAD_BLANK),
     # route directions
     Rule("route_directions", "queries", st.one_of(
         st.none(), st.just([]), st.just({}), st.text(max_size=4), st.integers(),
@@ -415,8 +432,8 @@ RULES: list[Rule] = [
                                "pointType": "stop"}, "geometry": {
                                    "type": "Point", "coordinates": [1.5, 42.6]}}]}],
         ]),
-        st.lists(bad_point("lonlat"), min_size=1, max_size=1).map(
-            lambda p: [{"origin": p[0], "destination": (1.53, 42.55)}]))),
+        st.lists(bad_point("lonlat").filter(lambda p: not isinstance(p, str)), min_size=1,
+                 max_size=1).map(lambda p: [{"origin": p[0], "destination": (1.53, 42.55)}]))),
     Rule("route_directions", "optimize_route", st.one_of(NOT_TEXT, st.text(max_size=8))),
     Rule("route_directions", "travel_mode", st.one_of(
         NOT_TEXT, st.sampled_from(["walking", "Driving", "", "truck "]))),
@@ -680,8 +697,11 @@ def test_the_edges_of_each_range_are_accepted(conn: Any, sandbox: Any) -> None:
         lambda: toolkit.autocomplete("Ordi", coordinates=(180, 90), top=20, connection=conn),
         lambda: toolkit.autocomplete("Ordi", bbox=(1.5, 42.5, 1.50001, 42.50001), top=1,
                                      connection=conn),
-        lambda: toolkit.air_quality_forecast((42.5075, 1.5218), duration=7, connection=conn),
-        lambda: toolkit.air_quality_forecast((42.5075, 1.5218), duration=1, connection=conn),
+        lambda: toolkit.air_quality_forecast((1.5218, 42.5075), duration=7, connection=conn),
+        lambda: toolkit.air_quality_forecast((1.5218, 42.5075), duration=1, connection=conn),
+        lambda: toolkit.geocode("Ordi", coordinates=(180, 90), top=20, connection=conn),
+        lambda: toolkit.geocode("Ordi", bbox=(1.5, 42.5, 1.50001, 42.50001), top=1,
+                                connection=conn),
         lambda: toolkit.snap_to_roads([(1.5218, 42.5075), (1.5218, 42.5075 + 0.0539)],
                                       connection=conn),
         lambda: toolkit.sql_operations(max_items=0, connection=conn),

@@ -163,7 +163,7 @@ def _incidents(conn, catalog, **kw):
 
 
 def _places() -> list[tuple[float, float]]:
-    return [(lat, lon) for lon, lat in TOWNS.values()]  # weather takes (lat, lon)
+    return list(TOWNS.values())  # (lon, lat), as everywhere
 
 
 def _air(conn, catalog, **kw):

@@ -261,3 +261,10 @@ def test_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
     for option in ("--port", "--seed", "--tls", "--cloud", "--lro-polls",
                    "--show-credentials", "--verbose"):
         assert option in out
+
+
+def test_now_pins_the_served_world_and_says_so() -> None:
+    with serving("--now", "2027-01-05") as served:
+        assert "its clock started at 2027-01-05T09:00:00+00:00" in served.lines[0]
+        r = requests.get(served.url + "/subscriptions?api-version=2022-12-01", timeout=10)
+        assert r.headers["Date"].startswith("Tue, 05 Jan 2027 09:")

@@ -24,6 +24,7 @@ from toolkit import (
     autocomplete,
     backend_health,
     create_eventstream,
+    geocode,
     severe_weather_alerts,
     snap_to_roads,
     traffic_incidents,
@@ -54,9 +55,14 @@ def wait_decides_the_return_type(flag: bool) -> None:
 
 def geo_inputs(places: gpd.GeoDataFrame, table: pd.DataFrame) -> None:
     point = shapely.Point(1.52, 42.51)
-    assert_type(air_quality((42.51, 1.52)), gpd.GeoDataFrame)
-    air_quality([(42.51, 1.52), (42.56, 1.6)])
-    air_quality(np.array([[42.51, 1.52]]))
+    assert_type(air_quality((1.52, 42.51)), gpd.GeoDataFrame)
+    air_quality([(1.52, 42.51), (1.6, 42.56)])
+    air_quality(np.array([[1.52, 42.51]]))
+    air_quality("Andorra la Vella")
+    mixed: list[str | tuple[float, float] | shapely.Point] = ["Ordino", (1.52, 42.51), point]
+    air_quality(mixed)
+    assert_type(geocode(["Ordino", "Canillo"], top=1), gpd.GeoDataFrame)
+    snap_to_roads("Ordino")  # type: ignore[arg-type]
     air_quality(point)
     air_quality([point, shapely.Point(1.6, 42.56)])
     air_quality(places)
@@ -71,7 +77,6 @@ def geo_inputs(places: gpd.GeoDataFrame, table: pd.DataFrame) -> None:
     traffic_incidents(places)
     autocomplete("Can", coordinates=(1.52, 42.51))
     autocomplete("Can", coordinates=point, bbox=places)
-    air_quality("Andorra la Vella")  # type: ignore[arg-type]
     traffic_incidents("1.4,42.4,1.8,42.7")  # type: ignore[arg-type]
     autocomplete("Can", coordinates={"lat": 42.51})  # type: ignore[arg-type]
 

@@ -72,8 +72,20 @@ def test_route_planner_from_two_chosen_places(sandbox) -> None:
     assert (summary["minutes_in_traffic"] >= summary["minutes"]).all()
     by_name = planner.plan("Andorra la Vella", "Ordino")
     assert by_name["distanceInMeters"].iloc[0] > 3000
-    with pytest.raises(ValidationError, match="no coordinates"):
+    with pytest.raises(toolkit.PlaceNotFoundError, match="no place of that name"):
         planner.locate("Atlantis")
+
+
+def test_route_planner_places_a_name_it_does_not_know_through_geocode(sandbox) -> None:
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    planner = toolkit.widgets.route_planner(coordinates=TOWNS["Encamp"], debounce=0,
+                                            interactive=False, connection=conn)
+    with sandbox.recording() as log:
+        lon, lat = planner.locate("Ordino")
+    assert [entry.path for entry in log] == ["/geocode"]
+    found = toolkit.geocode("Ordino", top=1, connection=conn).geometry.iloc[0]
+    assert (lon, lat) == (found.x, found.y)
+    assert shapely.Point(lon, lat).distance(shapely.Point(TOWNS["Ordino"])) < 0.005
 
 
 def test_route_planner_shows_the_plan_on_an_interactive_map(sandbox) -> None:

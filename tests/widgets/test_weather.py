@@ -1,5 +1,5 @@
 """The air-quality explorer driven from code: places found by name through autocomplete and
-placed with the bundled gazetteer (no look inside the sandbox), or given as coordinates."""
+placed through geocode (no look inside the sandbox), or given as (longitude, latitude)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,29 @@ import pytest
 
 import toolkit
 from toolkit._core.errors import ValidationError
-from toolkit._data.andorra import towns
 
 matplotlib.use("Agg")
 
-ANDORRA_LA_VELLA = (42.5069, 1.5212)
+ANDORRA_LA_VELLA = (1.5212, 42.5069)
 
 
-def test_the_default_gazetteer_is_the_bundled_towns_whatever_the_connection() -> None:
-    from toolkit.widgets.weather import gazetteer
+def test_suggestions_are_placed_by_geocode_or_by_the_callers_gazetteer(conn, sandbox) -> None:
+    import pandas as pd
 
-    places = gazetteer()
-    assert list(places.columns) == ["name", "lat", "lon"]
-    assert {"Ordino", "Canillo", "Encamp"} <= set(places["name"])
-    assert places.equals(towns())
+    from toolkit.widgets.weather import find_places
+
+    with sandbox.recording() as log:
+        hits = find_places("Ordi", connection=conn)
+    assert {entry.path for entry in log} == {"/geocode:autocomplete", "/geocode"}
+    ordino = hits[hits["label"] == "Ordino"].iloc[0]
+    assert ordino["placed_by"] == "geocode"
+    found = toolkit.geocode("Ordino", top=1, connection=conn).geometry.iloc[0]
+    assert (ordino["lon"], ordino["lat"]) == (found.x, found.y)
+    mine = pd.DataFrame({"name": ["Ordino"], "lon": [1.0], "lat": [42.0]})
+    with sandbox.recording() as log:
+        placed = find_places("Ordino", places=mine, top=1, connection=conn)
+    assert [entry.path for entry in log] == ["/geocode:autocomplete"]
+    assert placed.iloc[0][["lon", "lat", "placed_by"]].tolist() == [1.0, 42.0, "gazetteer"]
 
 
 def test_explorer_driven_by_name_and_by_coordinates(conn) -> None:
@@ -34,11 +43,11 @@ def test_explorer_driven_by_name_and_by_coordinates(conn) -> None:
     assert "Ordino" in hits["label"].tolist()
     assert list(explorer.choices.options) == hits["label"].tolist()
     report = explorer.select("Ordino")
-    assert report.label == "Ordino" and (report.lat, report.lon) == pytest.approx(
-        (42.5562, 1.5335), abs=0.001)
+    assert report.label == "Ordino" and (report.lon, report.lat) == pytest.approx(
+        (1.5335, 42.5562), abs=0.001)
     assert len(report.current) == 1 and len(report.forecast) == 7
     assert len(report.pollutants) == 6 and len(report.alerts) > 0
-    assert (explorer.lat_box.value, explorer.lon_box.value) == (report.lat, report.lon)
+    assert (explorer.lon_box.value, explorer.lat_box.value) == (report.lon, report.lat)
     summary = report.summary()
     assert summary["category"].tolist() == report.forecast["category"].astype(str).tolist()
     assert summary["now"].notna().sum() == 1
@@ -50,22 +59,23 @@ def test_explorer_driven_by_name_and_by_coordinates(conn) -> None:
     # picking from the list shows the place too
     explorer.choices.value = hits["label"].iloc[0]
     assert explorer.result.label == hits["label"].iloc[0]
-    # a street is placed at its town centre, and says so
+    # a street is placed by geocoding its formatted address
     streets = find_places("Carrer", connection=conn)
-    assert set(streets["placed_by"]) == {"locality"}
-    note = explorer.select(streets["label"].iloc[0]).notes
-    assert note and "centre of its town" in note[0]
+    assert set(streets["placed_by"]) == {"geocode"}
+    street = explorer.select(streets["label"].iloc[0])
+    assert (street.lon, street.lat) == (streets["lon"].iloc[0], streets["lat"].iloc[0])
     plt.close("all")
 
 
 def test_explorer_bad_place_is_refused_and_shown(conn, sandbox) -> None:
     explorer = toolkit.widgets.air_quality_explorer(connection=conn)
     with sandbox.recording() as log, pytest.raises(ValidationError):
-        explorer.select((-122.1, 47.6))
+        explorer.select((47.6, -122.1))
     assert log == []
-    explorer.lat_box.value, explorer.lon_box.value = 95.0, 1.5
+    explorer.lon_box.value, explorer.lat_box.value = 1.5, 95.0
     explorer.show_button.click()
-    assert "latitude must be between -90 and 90" in explorer.error
+    assert "place=(1.5, 95.0): must be (longitude, latitude) with latitude in [-90, 90]" \
+        in explorer.error
     assert "latitude" in explorer.message.value
 
 

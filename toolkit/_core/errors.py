@@ -33,11 +33,13 @@ __all__ = [
     "ApiError",
     "AuthenticationError",
     "ConflictError",
+    "EmptySnapshotWarning",
     "ErrorInfo",
     "NotFoundError",
     "OperationFailedError",
     "OperationTimeoutError",
     "OperationWaitError",
+    "PlaceNotFoundError",
     "ProtocolError",
     "RateLimitError",
     "ResponseLimitError",
@@ -95,6 +97,29 @@ class ToolkitWarning(UserWarning):
 
 class TruncatedResultWarning(ToolkitWarning):
     """A collection was cut short by ``max_items``: the frame does not hold every record."""
+
+
+class EmptySnapshotWarning(ToolkitWarning):
+    """A snapshot found no records for its day and scope (the partition written is empty)."""
+
+
+class PlaceNotFoundError(ToolkitError, LookupError):
+    """A place name the service's geocoding could not place (no match, or only a
+    Low-confidence one). A batch keeps it as that location's row (``error.code``
+    ``PlaceNotFoundError``); it is raised when no location could be asked about.
+
+    Attributes
+    ----------
+    parameter : str
+        The parameter the name was given in.
+    name : str
+        The name asked.
+    """
+
+    def __init__(self, parameter: str, name: str, reason: str) -> None:
+        self.parameter = parameter
+        self.name = name
+        super().__init__(f"{parameter}={name!r}: {reason}")
 
 
 class ValidationError(ToolkitError, ValueError):

@@ -1,18 +1,22 @@
 """Coordinates in one place: order, input shapes, bounding boxes, sizes in metres and degrees.
 
-The services mix coordinate orders: search, route and traffic take *longitude, latitude*
-(GeoJSON order), weather takes *latitude, longitude*. Inside the toolkit coordinates are always
-``(lon, lat)`` arrays; :func:`lonlat_param` and :func:`latlon_param` write them in the order a
-service wants. Inputs may be a ``(lon, lat)`` pair, a sequence of pairs, shapely points (or any
-geometry's coordinates), a GeoSeries, a GeoDataFrame, a DataFrame with longitude/latitude
-columns or an ``(n, 2)`` array; every value is checked for range and finiteness, and a bad one
-raises :class:`~toolkit._core.errors.ValidationError` naming the parameter and the position.
+A plain pair is always *(longitude, latitude)* in the toolkit, as GeoJSON and shapely have it,
+whatever order a service's own query string uses (search, route and traffic take
+``lon,lat``; weather takes ``lat,lon``): :func:`lonlat_param` and :func:`latlon_param` write
+them in the order a service wants. Inside the toolkit coordinates are ``(lon, lat)`` arrays.
+Inputs may be a ``(lon, lat)`` pair, a sequence of pairs, shapely points (or any geometry's
+coordinates), a GeoSeries, a GeoDataFrame (reprojected to EPSG:4326 when they have another
+CRS), a DataFrame with longitude/latitude columns, an ``(n, 2)`` array or, where the function
+resolves them (``places=``), place names. Every value is checked for range and finiteness, and a
+bad one raises :class:`~toolkit._core.errors.ValidationError` naming the parameter, the position
+and the pair as read. A pair that is valid both ways is taken as ``(lon, lat)``: the order is
+never guessed.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
 import numpy as np
@@ -31,6 +35,9 @@ __all__ = [
     "BBoxLike",
     "HasBounds",
     "LocalProjection",
+    "LocationLike",
+    "LocationsLike",
+    "PlaceResolver",
     "PointLike",
     "PointsLike",
     "bbox_param",
@@ -39,6 +46,7 @@ __all__ = [
     "geojson_geometry",
     "haversine_m",
     "latlon_param",
+    "location_names",
     "lonlat_param",
     "path_length_m",
     "to_bbox",
@@ -59,18 +67,27 @@ class HasBounds(Protocol):
 
 # The aliases are strings so that importing this module imports neither shapely nor geopandas.
 
-#: One point: a pair of numbers (in the order the function documents: ``(lon, lat)`` for
-#: search and route, ``(lat, lon)`` for weather) or a shapely Point.
+#: One point: a ``(lon, lat)`` pair or a shapely Point.
 PointLike: TypeAlias = "Sequence[float] | NDArray[Any] | shapely.Point"
 
+#: One location: a point, or a place name where the function resolves names (through geocode).
+LocationLike: TypeAlias = "str | Sequence[float] | NDArray[Any] | shapely.Point"
+
 #: Any number of points: one point, a sequence of pairs or of shapely Points, a MultiPoint or
-#: LineString, a GeoSeries or GeoDataFrame of Points (EPSG:4326), a DataFrame with longitude and
-#: latitude columns, or an ``(n, 2)`` array.
+#: LineString, a GeoSeries or GeoDataFrame of Points (reprojected to EPSG:4326), a DataFrame with
+#: longitude and latitude columns, or an ``(n, 2)`` array.
 PointsLike: TypeAlias = (
     "Sequence[float] | Sequence[Sequence[float]] | Sequence[shapely.Point] | NDArray[Any]"
     " | shapely.Point | shapely.MultiPoint | shapely.LineString"
     " | gpd.GeoSeries | gpd.GeoDataFrame | pd.DataFrame"
 )
+
+#: Any number of locations: :data:`PointsLike`, or place names (one, a sequence, or a sequence
+#: mixing names and points, or a Series of names) where the function resolves names.
+LocationsLike: TypeAlias = "str | Sequence[str | Sequence[float] | shapely.Point] | PointsLike"
+
+#: How a function resolves place names: the distinct names asked -> ``name: (lon, lat, ...)``.
+PlaceResolver: TypeAlias = "Callable[[list[str]], Mapping[str, Sequence[Any]]]"
 
 #: A bounding box: four numbers ``(min_lon, min_lat, max_lon, max_lat)``, a shapely geometry,
 #: a GeoSeries or GeoDataFrame (its total bounds), or anything with such ``bounds``.
@@ -108,49 +125,94 @@ def _from_geometries(geoms: Sequence[object], parameter: str) -> np.ndarray:
     return out
 
 
-def _crs_check(obj: object, parameter: str) -> None:
+def _in_4326(obj: Any) -> Any:
+    """A GeoSeries/GeoDataFrame in EPSG:4326: reprojected when it has another CRS (none is
+    taken as longitude/latitude already)."""
     crs = getattr(obj, "crs", None)
-    if crs is None:
-        return
+    if crs is None or not hasattr(obj, "to_crs"):
+        return obj
     try:
         epsg = crs.to_epsg()
     except Exception:  # pragma: no cover - exotic CRS objects
         epsg = None
-    if epsg not in (4326, None) or (epsg is None and not getattr(crs, "is_geographic", True)):
-        raise ValidationError(parameter, str(crs),
-                              "must be in longitude/latitude (EPSG:4326); use "
-                              ".to_crs(4326) first")
+    return obj if epsg == 4326 else obj.to_crs(4326)
 
 
-def to_lonlat(value: object, parameter: str, *, order: str = "lonlat",
-              min_points: int = 1) -> np.ndarray:
+_ORDER = "(longitude, latitude)"
+
+
+def location_names(value: object) -> list[str | None] | None:
+    """The place names among locations, one entry per location (``None`` for a point), or
+    ``None`` when ``value`` holds no name."""
+    import pandas as pd
+
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, pd.Series) and not hasattr(value, "crs") and len(value) and all(
+            isinstance(v, str) for v in value):
+        return list(value)
+    if isinstance(value, list | tuple) and any(isinstance(v, str) for v in value):
+        return [v if isinstance(v, str) else None for v in value]
+    return None
+
+
+def _named(value: object, names: list[str | None], parameter: str,
+           places: PlaceResolver | None) -> np.ndarray:
+    """Locations given (at least partly) by name: the points checked first, then the names
+    resolved in one call of ``places``."""
+    items = [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+    arr = np.full((len(items), 2), np.nan)
+    for i, (item, name) in enumerate(zip(items, names, strict=True)):
+        where = f"{parameter}[{i}]" if not isinstance(value, str) else parameter
+        if name is None:
+            arr[i] = to_point(item, where)
+        elif not name.strip():
+            raise ValidationError(where, name, "a place name must not be empty")
+    asked = [n for n in dict.fromkeys(n for n in names if n is not None)]
+    if places is None:
+        raise ValidationError(parameter, asked[0] if len(asked) == 1 else asked,
+                              f"must be {_ORDER} points; this function does not look up "
+                              "place names (toolkit.geocode gives their coordinates)")
+    found = places(asked)
+    for i, name in enumerate(names):
+        if name is not None:
+            hit = found[name]
+            arr[i] = (float(hit[0]), float(hit[1]))
+    return arr
+
+
+def to_lonlat(value: object, parameter: str, *, min_points: int = 1,
+              places: PlaceResolver | None = None) -> np.ndarray:
     """Any supported input as an ``(n, 2)`` float array of ``(lon, lat)``.
 
     Parameters
     ----------
     value
         A ``(lon, lat)`` pair, a sequence of pairs, a shapely Point or sequence of Points, a
-        GeoSeries/GeoDataFrame of Points (EPSG:4326), a DataFrame with longitude and latitude
-        columns (``lon``/``lng``/``longitude``/``x`` and ``lat``/``latitude``/``y``), or an
-        ``(n, 2)`` array.
+        GeoSeries/GeoDataFrame of Points (reprojected to EPSG:4326 when in another CRS), a
+        DataFrame with longitude and latitude columns (``lon``/``lng``/``longitude``/``x`` and
+        ``lat``/``latitude``/``y``), an ``(n, 2)`` array, or (with ``places``) place names: one,
+        a sequence (names and points mixed) or a Series of names.
     parameter : str
         Name used in errors.
-    order : {"lonlat", "latlon"}
-        Order of plain pairs and arrays (geometries and named columns carry their own order).
     min_points : int
         Fewest points accepted.
+    places : callable, optional
+        Resolves the distinct names asked to ``name: (lon, lat, ...)`` (raising
+        ValidationError for a name it cannot place); called once, after every point given as
+        coordinates was checked. Without it a name is refused.
     """
     import pandas as pd
     import shapely
     from shapely.geometry.base import BaseGeometry
 
-    if order not in ("lonlat", "latlon"):
-        raise ValueError("order must be 'lonlat' or 'latlon'")
-    swap = order == "latlon"
     arr: np.ndarray
-    if value is None or isinstance(value, str | bytes | dict):
-        raise ValidationError(parameter, value, "must be (lon, lat) points")
-    if isinstance(value, BaseGeometry):
+    names = location_names(value)
+    if names is not None:
+        arr = _named(value, names, parameter, places)
+    elif value is None or isinstance(value, bytes | dict):
+        raise ValidationError(parameter, value, f"must be {_ORDER} points")
+    elif isinstance(value, BaseGeometry):
         if isinstance(value, shapely.Point):
             arr = _from_geometries([value], parameter)
         elif isinstance(value, shapely.MultiPoint | shapely.LineString):
@@ -158,25 +220,21 @@ def to_lonlat(value: object, parameter: str, *, order: str = "lonlat",
         else:
             raise ValidationError(parameter, value.geom_type,
                                   "must be a Point, MultiPoint or LineString")
-        swap = False
     elif isinstance(value, pd.DataFrame):
-        _crs_check(value, parameter)
-        geom_name = getattr(value, "_geometry_column_name", None)
-        lon_col, lat_col = _column(value, _LON_NAMES), _column(value, _LAT_NAMES)
-        if geom_name is not None and geom_name in value.columns:
-            arr = _from_geometries(list(value[geom_name]), parameter)
+        frame: pd.DataFrame = _in_4326(value)
+        geom_name = getattr(frame, "_geometry_column_name", None)
+        lon_col, lat_col = _column(frame, _LON_NAMES), _column(frame, _LAT_NAMES)
+        if geom_name is not None and geom_name in frame.columns:
+            arr = _from_geometries(list(frame[geom_name]), parameter)
         elif lon_col is not None and lat_col is not None:
-            arr = np.column_stack([pd.to_numeric(value[lon_col], errors="coerce"),
-                                   pd.to_numeric(value[lat_col], errors="coerce")]).astype(float)
+            arr = np.column_stack([pd.to_numeric(frame[lon_col], errors="coerce"),
+                                   pd.to_numeric(frame[lat_col], errors="coerce")]).astype(float)
         else:
-            raise ValidationError(parameter, f"columns {list(value.columns)[:6]}",
+            raise ValidationError(parameter, f"columns {list(frame.columns)[:6]}",
                                   "a DataFrame needs a geometry column of Points or longitude "
                                   "and latitude columns (lon/lat)")
-        swap = False
     elif isinstance(value, pd.Series):
-        _crs_check(value, parameter)
-        arr = _from_geometries(list(value), parameter)
-        swap = False
+        arr = _from_geometries(list(_in_4326(value)), parameter)
     else:
         items: np.ndarray | list[object]
         if isinstance(value, np.ndarray):
@@ -184,68 +242,67 @@ def to_lonlat(value: object, parameter: str, *, order: str = "lonlat",
         elif isinstance(value, Iterable):
             items = list(value)
         else:
-            raise ValidationError(parameter, value, "must be (lon, lat) points")
+            raise ValidationError(parameter, value, f"must be {_ORDER} points")
         if len(items) == 0:
             arr = np.empty((0, 2))
         elif isinstance(items, list) and all(isinstance(g, BaseGeometry) for g in items):
             arr = _from_geometries(items, parameter)
-            swap = False
         else:
             a = np.asarray(items, dtype=object)
-            if a.ndim == 1 and len(a) in (2, 3) and all(
-                    isinstance(v, int | float | np.number) and not isinstance(v, bool)
-                    for v in a):
+            single = a.ndim == 1 and len(a) in (2, 3) and all(
+                isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in a)
+            if single:
                 a = a[None, :]
             if a.ndim != 2 or a.shape[1] not in (2, 3):
                 raise ValidationError(parameter, value,
-                                      "must be a (lon, lat) pair or a sequence of pairs")
+                                      f"must be a {_ORDER} pair or a sequence of pairs")
             try:
                 arr = np.asarray(a[:, :2], dtype=float)
             except (TypeError, ValueError):
                 raise ValidationError(parameter, value,
                                       "coordinates must be numbers") from None
-    if swap:
-        arr = arr[:, ::-1]
+            _check_range(arr, parameter, indexed=not single)
     arr = np.ascontiguousarray(arr, dtype=float)
     if len(arr) < min_points:
         raise ValidationError(parameter, f"{len(arr)} points",
                               f"must have at least {min_points} point"
                               f"{'s' if min_points != 1 else ''}")
-    bad = ~np.isfinite(arr).all(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"{parameter}[{i}]", tuple(arr[i]), "coordinates must be finite "
-                              "numbers")
-    lon_bad = (arr[:, 0] < -180) | (arr[:, 0] > 180)
-    lat_bad = (arr[:, 1] < -90) | (arr[:, 1] > 90)
-    if lon_bad.any() or lat_bad.any():
-        i = int(np.flatnonzero(lon_bad | lat_bad)[0])
-        what = "longitude must be between -180 and 180" if lon_bad[i] else \
-            "latitude must be between -90 and 90"
-        raise ValidationError(f"{parameter}[{i}]" if len(arr) > 1 else parameter,
-                              tuple(float(v) for v in (arr[i][::-1] if swap else arr[i])),
-                              f"{what} (points are "
-                              f"{'(latitude, longitude)' if swap else '(longitude, latitude)'})"
-                              + _swap_hint(arr[i], swap))
+    _check_range(arr, parameter, indexed=len(arr) > 1)
     return arr
 
 
-def _swap_hint(lonlat: np.ndarray, latlon_given: bool) -> str:
+def _check_range(arr: np.ndarray, parameter: str, *, indexed: bool) -> None:
+    """Finite numbers, longitude in [-180, 180] and latitude in [-90, 90]; the error names the
+    toolkit's order and shows the pair as read."""
+    bad = ~np.isfinite(arr).all(axis=1)
+    lon_bad = ~bad & ((arr[:, 0] < -180) | (arr[:, 0] > 180))
+    lat_bad = ~bad & ((arr[:, 1] < -90) | (arr[:, 1] > 90))
+    wrong = bad | lon_bad | lat_bad
+    if not wrong.any():
+        return
+    i = int(np.flatnonzero(wrong)[0])
+    where = f"{parameter}[{i}]" if indexed else parameter
+    pair = tuple(float(v) for v in arr[i])
+    if bad[i]:
+        raise ValidationError(where, pair, f"must be {_ORDER} with finite numbers")
+    what = "longitude in [-180, 180]" if lon_bad[i] else "latitude in [-90, 90]"
+    raise ValidationError(where, pair, f"must be {_ORDER} with {what}" + _swap_hint(arr[i]))
+
+
+def _swap_hint(lonlat: np.ndarray) -> str:
     """A note for an out-of-range pair that would be in range the other way round."""
     lon, lat = float(lonlat[0]), float(lonlat[1])
     if not (-90 <= lon <= 90 and -180 <= lat <= 180):
         return ""
-    given = (lat, lon) if latlon_given else (lon, lat)
-    expected = "(latitude, longitude)" if latlon_given else "(longitude, latitude)"
-    return (f"; this pair looks swapped: the order here is {expected}, so pass "
-            f"({given[1]:g}, {given[0]:g}) instead")
+    return (f"; this pair looks like (latitude, longitude): pass ({lat:g}, {lon:g}) instead")
 
 
-def to_point(value: object, parameter: str, *, order: str = "lonlat") -> tuple[float, float]:
-    """Exactly one point as ``(lon, lat)``."""
-    arr = to_lonlat(value, parameter, order=order)
+def to_point(value: object, parameter: str, *, places: PlaceResolver | None = None
+             ) -> tuple[float, float]:
+    """Exactly one point as ``(lon, lat)`` (a name too, resolved by ``places``)."""
+    arr = to_lonlat(value, parameter, places=places)
     if len(arr) != 1:
-        raise ValidationError(parameter, f"{len(arr)} points", "must be one (lon, lat) point")
+        raise ValidationError(parameter, f"{len(arr)} points", f"must be one {_ORDER} point")
     return float(arr[0, 0]), float(arr[0, 1])
 
 
@@ -267,8 +324,7 @@ def to_bbox(value: object, parameter: str = "bbox") -> tuple[float, float, float
     """
     raw: Any = value  # duck-typed: total bounds, bounds or the four numbers themselves
     if hasattr(raw, "total_bounds"):
-        _crs_check(raw, parameter)
-        raw = raw.total_bounds
+        raw = _in_4326(raw).total_bounds
     elif hasattr(raw, "bounds") and not isinstance(raw, list | tuple | np.ndarray):
         raw = raw.bounds
     if isinstance(raw, str) or raw is None:

@@ -27,6 +27,8 @@ from toolkit._spec.maps import (
     AUTOCOMPLETE_TYPE_GROUPS,
     AUTOCOMPLETE_TYPES,
     DOMINANT_POLLUTANTS,
+    GEOCODE_CONFIDENCE,
+    GEOCODE_TYPES,
     INCIDENT_SEVERITIES,
     INCIDENT_TYPES,
     POLLUTANT_TYPES,
@@ -468,6 +470,22 @@ SCHEMAS.update({s.name: s for s in (STRENGTH_USAGE, STRENGTH_POLICIES, STRENGTH_
                                     EVENTSTREAM, EVENTSTREAMS)})
 
 
+_ADDRESS = (
+    Col("address.formattedAddress", "string"),
+    Col("address.addressLine", "string"),
+    Col("address.streetName", "string"),
+    Col("address.streetNumber", "string"),
+    Col("address.neighborhood", "string"),
+    Col("address.locality", "string"),
+    Col("address.postalCode", "string"),
+    Col("address.adminDistricts", "list"),
+    Col("admin_district_1", "string"),
+    Col("admin_district_2", "string"),
+    Col("address.countryRegion.ISO", "string"),
+    Col("address.countryRegion.name", "string"),
+    Col("address.intersection", "object"),
+)
+
 AUTOCOMPLETE = Schema(
     "autocomplete",
     (
@@ -476,29 +494,39 @@ AUTOCOMPLETE = Schema(
         Col("typeGroup", "category", categories=AUTOCOMPLETE_TYPE_GROUPS),
         Col("type", "category", categories=AUTOCOMPLETE_TYPES),
         Col("name", "string"),
-        Col("address.formattedAddress", "string"),
-        Col("address.addressLine", "string"),
-        Col("address.streetName", "string"),
-        Col("address.streetNumber", "string"),
-        Col("address.neighborhood", "string"),
-        Col("address.locality", "string"),
-        Col("address.postalCode", "string"),
-        Col("address.adminDistricts", "list"),
-        Col("admin_district_1", "string"),
-        Col("admin_district_2", "string"),
-        Col("address.countryRegion.ISO", "string"),
-        Col("address.countryRegion.name", "string"),
-        Col("address.intersection", "object"),
+        *_ADDRESS,
         Col("geometry", "geometry"),
     ),
     geometry="geometry",
 )
+
+GEOCODE = Schema(
+    "geocode",
+    (
+        Col("query", "string"),
+        Col("rank", "Int64"),
+        Col("type", "category", categories=GEOCODE_TYPES),
+        Col("confidence", "category", categories=GEOCODE_CONFIDENCE, ordered=True),
+        Col("matchCodes", "list"),
+        *_ADDRESS,
+        Col("geocodePoints", "list"),
+        Col("bbox", "list"),
+        Col("geometry", "geometry"),
+    ),
+    geometry="geometry",
+)
+
+#: What a location given by name resolved to (added to the frames of the functions that take
+#: locations): the name asked and the formatted address of geocode's top match.
+_PLACE = (Col("place", "string"), Col("place_address", "string"))
 
 ROUTE_DIRECTIONS = Schema(
     "route_directions",
     (
         Col("query_index", "Int64"),
         Col("optionalId", "string"),
+        Col("origin_place", "string"),
+        Col("destination_place", "string"),
         Col("route_index", "Int64"),
         Col("type", "string"),
         Col("resourceId", "string"),
@@ -550,7 +578,7 @@ TRAFFIC_INCIDENTS = Schema(
     geometry="geometry",
 )
 
-SCHEMAS.update({s.name: s for s in (AUTOCOMPLETE, ROUTE_DIRECTIONS, SNAP_TO_ROADS,
+SCHEMAS.update({s.name: s for s in (AUTOCOMPLETE, GEOCODE, ROUTE_DIRECTIONS, SNAP_TO_ROADS,
                                     TRAFFIC_INCIDENTS)})
 
 
@@ -568,8 +596,8 @@ _LOCATION_ERROR = (Col("error.code", "string"), Col("error.message", "string"))
 
 AIR_QUALITY = Schema(
     "air_quality",
-    (Col("location_index", "Int64"), *_AQ_COMMON, Col("pollutants", "list"), *_LOCATION_ERROR,
-     Col("geometry", "geometry")),
+    (Col("location_index", "Int64"), *_PLACE, *_AQ_COMMON, Col("pollutants", "list"),
+     *_LOCATION_ERROR, Col("geometry", "geometry")),
     geometry="geometry",
 )
 
@@ -594,8 +622,8 @@ AIR_QUALITY_POLLUTANTS = Schema(
 
 AIR_QUALITY_FORECAST = Schema(
     "air_quality_forecast",
-    (Col("location_index", "Int64"), Col("day", "Int64"), *_AQ_COMMON, *_LOCATION_ERROR,
-     Col("geometry", "geometry")),
+    (Col("location_index", "Int64"), *_PLACE, Col("day", "Int64"), *_AQ_COMMON,
+     *_LOCATION_ERROR, Col("geometry", "geometry")),
     geometry="geometry",
 )
 
@@ -603,6 +631,7 @@ SEVERE_WEATHER_ALERTS = Schema(
     "severe_weather_alerts",
     (
         Col("location_index", "Int64"),
+        *_PLACE,
         Col("alert_rank", "Int64"),
         Col("countryCode", "string"),
         Col("alertId", "Int64"),

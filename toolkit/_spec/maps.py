@@ -17,6 +17,11 @@ __all__ = [
     "AUTOCOMPLETE_TYPE_GROUPS",
     "COUNTRY_CODE_PATTERN",
     "DOMINANT_POLLUTANTS",
+    "GEOCODE_API_VERSIONS",
+    "GEOCODE_CONFIDENCE",
+    "GEOCODE_MATCH_CODES",
+    "GEOCODE_TOP",
+    "GEOCODE_TYPES",
     "INCIDENT_SEVERITIES",
     "INCIDENT_TYPES",
     "POLLUTANT_SHORT_NAMES",
@@ -39,6 +44,8 @@ __all__ = [
 # The versions each service accepts, the newest first: the client sends the first by default.
 
 SEARCH_API_VERSIONS = ("2026-01-01", "2025-06-01-preview")
+#: Geocoding (``GET /geocode``), Search's current stable version.
+GEOCODE_API_VERSIONS = ("2025-01-01",)
 ROUTE_API_VERSIONS = ("2025-01-01",)
 TRAFFIC_API_VERSIONS = ("2025-01-01",)
 WEATHER_API_VERSIONS = ("1.1",)
@@ -71,6 +78,16 @@ AUTOCOMPLETE_TYPES = (
     "Trailhead", "TransportationStructure", "Tunnel", "Valley", "Volcano", "Walkway", "Wall",
     "Waterfall", "WaterFeature", "Wetland", "Winery", "Zoo",
 )
+#: The entity types geocoding documents for ``properties.type`` (points of interest come back
+#: with their own types, e.g. ``PointOfInterest`` or ``LandmarkBuilding``).
+GEOCODE_TYPES = ("Address", "RoadBlock", "RoadIntersection", "Neighborhood", "PopulatedPlace",
+                 "Postcode1", "AdminDivision1", "AdminDivision2", "CountryRegion")
+#: ``properties.confidence``, least to most sure.
+GEOCODE_CONFIDENCE = ("Low", "Medium", "High")
+#: ``properties.matchCodes`` values.
+GEOCODE_MATCH_CODES = ("Good", "Ambiguous", "UpHierarchy")
+#: ``top`` of geocoding: fewest and most results (default 5).
+GEOCODE_TOP = (1, 20)
 #: ISO 3166-1 alpha-2 country codes (``countryRegion``).
 COUNTRY_CODE_PATTERN = r"^[A-Za-z]{2}$"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -22,18 +23,19 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from toolkit._core.errors import ValidationError
+from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError
 from toolkit._core.schemas import POLICY_STATES
 from toolkit._core.validate import check_choice
 from toolkit.arm.policy import _check_time
 from toolkit.arm.scopes import parse_scope, resolve_scope
+from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
     from toolkit.connection import Connection
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["read_policy_history", "snapshot_policy_states"]
+__all__ = ["read_policy_history", "service_today", "snapshot_policy_states"]
 
 PART = "part-0.parquet"
 #: Columns a snapshot leaves out: nested details answered only at resource scope.
@@ -135,6 +137,30 @@ def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:
     return df
 
 
+def service_today(connection: Connection | None = None) -> dt.date:
+    """Today's UTC date by the resource manager's clock: the ``Date`` header of one light
+    request (the first page of the tenant's subscriptions). The machine's clock only when the
+    service sends no date (logged)."""
+    from email.utils import parsedate_to_datetime
+
+    from toolkit.arm.resources import SUBSCRIPTION_API_VERSION
+
+    conn = get_connection(connection)
+    try:
+        response = conn.pipeline("arm").send(
+            "GET", "/subscriptions", params={"api-version": SUBSCRIPTION_API_VERSION},
+            operation="service_clock")
+        stamp = response.headers.get("Date")
+        when = parsedate_to_datetime(stamp) if stamp else None
+    except (ApiError, TypeError, ValueError) as err:
+        logger.warning("policy history: no date from the service (%s); using the machine's "
+                       "clock", err)
+        when = None
+    if when is None:
+        return pd.Timestamp.now("UTC").date()
+    return when.astimezone(dt.UTC).date()
+
+
 def _partition(root: str, scope_path: str, day: dt.date) -> str:
     return f"{root}/scope={quote(scope_path, safe='')}/day={day.isoformat()}"
 
@@ -153,7 +179,8 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
         The scope, as :func:`~toolkit.arm.policy_states` takes ``scope=`` (a subscription id alone
         is read as that subscription).
     day : date, datetime, Timestamp or ISO string, optional
-        The UTC day; defaults to yesterday by the machine's clock. It must be inside the
+        The UTC day; defaults to yesterday by the service's clock (the ``Date`` of its answers,
+        :func:`service_today`), which may differ from the machine's. It must be inside the
         service's window.
     filter : str, optional
         OData ``$filter`` for the records kept.
@@ -171,13 +198,18 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
     pandas.DataFrame
         One row: ``scope``, ``day`` (strings), ``records`` (``Int64``), ``path`` (string, the
         partition's file).
+
+    Warns
+    -----
+    EmptySnapshotWarning
+        When the day has no records for the scope (the partition is written all the same, with
+        the full schema): a day outside what the service holds, or a scope with no evaluations.
     """
     from toolkit.arm.policy import policy_states
 
     where = _scope_of(scope)
     engine = check_choice(engine, "engine", ("pandas", "dask"))
-    when = _day(day if day is not None else pd.Timestamp.now("UTC") - pd.Timedelta(days=1),
-                "day")
+    when = service_today(connection) - dt.timedelta(days=1) if day is None else _day(day, "day")
     fs, root = _filesystem(store, storage_options)
     start = pd.Timestamp(when, tz="UTC")
     end = start + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
@@ -200,6 +232,11 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
         if name != PART and name.startswith(f".{PART}."):
             fs.rm(leftover)
     logger.info("policy history: %d records of %s on %s written", len(df), scope, when)
+    if len(df) == 0:
+        warnings.warn(EmptySnapshotWarning(
+            f"snapshot_policy_states: no policy state records for {scope} on {when.isoformat()} "
+            "(UTC); the partition written is empty. Is the day inside the service's window, "
+            "and does the scope have evaluations?"), stacklevel=2)
     return pd.DataFrame({"scope": pd.array([scope], dtype="string"),
                          "day": pd.array([when.isoformat()], dtype="string"),
                          "records": pd.array([len(df)], dtype="Int64"),

@@ -18,7 +18,7 @@ import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, ProtocolError, ToolkitError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
 from toolkit._core.geo import (
+    PlaceResolver,
     PointsLike,
     geojson_geometry,
     path_length_m,
@@ -73,8 +74,8 @@ SNAP_OVERLAP = 40
 
 
 # ---------------------------------------------------------------------- route directions
-def _waypoint(value: object, parameter: str) -> list[float]:
-    lon, lat = to_point(value, parameter)
+def _waypoint(value: object, parameter: str, places: PlaceResolver | None) -> list[float]:
+    lon, lat = to_point(value, parameter, places=places)
     return [lon, lat]
 
 
@@ -166,10 +167,20 @@ def _time_text(value: Any, parameter: str) -> str:
     raise ValidationError(parameter, value, "must be a datetime or an ISO 8601 string")
 
 
-def _query_items(queries: object) -> list[dict[str, Any]]:
-    """The caller's queries as batch items (validated, copies)."""
+class _Names(NamedTuple):
+    """The place names of one query: its origin's and destination's (``None`` for points) and
+    every name it uses (waypoints too)."""
+
+    origin: str | None = None
+    destination: str | None = None
+    used: tuple[str, ...] = ()
+
+
+def _query_items(queries: object, places: PlaceResolver | None = None
+                 ) -> tuple[list[dict[str, Any]], list[_Names]]:
+    """The caller's queries as batch items (validated, copies), and each query's place names."""
     if isinstance(queries, pd.DataFrame):
-        return _frame_items(queries)
+        return _frame_items(queries, places)
     if isinstance(queries, Mapping | str | bytes) or queries is None:
         raise ValidationError("queries", type(queries).__name__, "must be a list of query dicts "
                               "or a DataFrame of origin and destination points")
@@ -180,8 +191,10 @@ def _query_items(queries: object) -> list[dict[str, Any]]:
     if not raw:
         raise ValidationError("queries", queries, "must hold at least one query")
     items = []
+    names: list[_Names] = []
     for i, q in enumerate(raw):
         where = f"queries[{i}]"
+        named = _Names()
         if not isinstance(q, Mapping):
             raise ValidationError(where, q, "must be a dict: the item fields of a directions "
                                   "query (type, features, optimizeRoute...) or origin and "
@@ -191,15 +204,20 @@ def _query_items(queries: object) -> list[dict[str, Any]]:
             if "origin" not in item or "destination" not in item:
                 raise ValidationError(where, sorted(map(str, item)), "needs 'features' "
                                       "(waypoint Point features) or 'origin' and 'destination'")
-            pts = [_waypoint(item.pop("origin"), f"{where}.origin")]
+            origin, destination = item.pop("origin"), item.pop("destination")
+            pts = [_waypoint(origin, f"{where}.origin", places)]
             waypoints = item.pop("waypoints", None)
             if waypoints is not None and (isinstance(waypoints, str | bytes | Mapping)
                                           or not hasattr(waypoints, "__iter__")):
                 raise ValidationError(f"{where}.waypoints", waypoints,
-                                      "must be a list of (lon, lat) points")
+                                      "must be a list of (lon, lat) points or place names")
             for k, w in enumerate(waypoints or []):
-                pts.append(_waypoint(w, f"{where}.waypoints[{k}]"))
-            pts.append(_waypoint(item.pop("destination"), f"{where}.destination"))
+                pts.append(_waypoint(w, f"{where}.waypoints[{k}]", places))
+            pts.append(_waypoint(destination, f"{where}.destination", places))
+            named = _Names(origin if isinstance(origin, str) else None,
+                           destination if isinstance(destination, str) else None,
+                           tuple(v for v in (origin, *(waypoints or []), destination)
+                                 if isinstance(v, str)))
             item = {"type": "FeatureCollection", "features": _features(pts), **item}
         else:
             item.setdefault("type", "FeatureCollection")
@@ -208,10 +226,12 @@ def _query_items(queries: object) -> list[dict[str, Any]]:
             _check_item_features(item["features"], where)
         _item_options(item, where)
         items.append(item)
-    return items
+        names.append(named)
+    return items, names
 
 
-def _frame_items(df: pd.DataFrame) -> list[dict[str, Any]]:
+def _frame_items(df: pd.DataFrame, places: PlaceResolver | None
+                 ) -> tuple[list[dict[str, Any]], list[_Names]]:
     cols = {str(c).lower(): c for c in df.columns}
 
     def point_column(name: str) -> list[Any] | None:
@@ -248,11 +268,15 @@ def _frame_items(df: pd.DataFrame) -> list[dict[str, Any]]:
                     v is not pd.NA:
                 rec[c] = v.item() if isinstance(v, np.generic) else v
         records.append(rec)
-    return _query_items(records)
+    return _query_items(records, places)
 
 
-def route_rows(index: int, item: dict[str, Any], answer: Any) -> list[dict[str, Any]]:
-    base = {"query_index": index, "optionalId": item.get("optionalId")}
+def route_rows(index: int, item: dict[str, Any], answer: Any,
+               names: _Names | None = None) -> list[dict[str, Any]]:
+    """The rows of one query's answer: its routes, or its error."""
+    names = names or _Names()
+    base = {"query_index": index, "optionalId": item.get("optionalId"),
+            "origin_place": names.origin, "destination_place": names.destination}
     if not isinstance(answer, dict):
         return [{**base, "error": {"code": "ProtocolError", "message": "no answer for this "
                                    "query"}, "geometry": geojson_geometry(None,
@@ -284,6 +308,32 @@ def routes_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
     return to_geoframe(build_frame(rows, ROUTE_DIRECTIONS, attrs))
 
 
+def _resolved_items(queries: object, conn: Connection
+                    ) -> tuple[list[dict[str, Any]], list[_Names], dict[int, ToolkitError]]:
+    """:func:`_query_items` with place names resolved: a first pass checks every query and
+    notes the names, which are then geocoded at once (before any directions request). A query
+    with a name geocode could not place is not sent: its error is returned by index."""
+    from toolkit.maps.search import Places, collect_names
+
+    items, names = _query_items(queries, collect_names)
+    asked = [n for entry in names for n in entry.used]
+    if not asked:
+        return items, names, {}
+    places = Places("queries", conn)
+    missing = places.lookup(asked)
+
+    def resolve(found: list[str]) -> dict[str, tuple[float, float]]:
+        return {n: places.found[n][:2] if n in places.found else (0.0, 0.0) for n in found}
+
+    items, names = _query_items(queries, resolve)
+    failed: dict[int, ToolkitError] = {}
+    for i, entry in enumerate(names):
+        unplaced = [missing[n] for n in entry.used if n in missing]
+        if unplaced:
+            failed[i] = unplaced[0]
+    return items, names, failed
+
+
 #: One directions query: the batch item's fields, or ``origin``/``destination``/``waypoints``.
 RouteQuery = Mapping[str, Any]
 
@@ -305,8 +355,12 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
         ``features`` of waypoint Points in ``[lon, lat]``, ``optimizeRoute``, ``travelMode``,
         ``maxRouteCount``, ``avoid``, ``routeOutputOptions``, ``departAt``/``arriveAt``,
         ``optionalId``...), or simply ``origin``, ``destination`` (and ``waypoints``) as
-        ``(lon, lat)`` pairs or shapely Points. A DataFrame/GeoDataFrame has ``origin`` and
-        ``destination`` columns (Points or pairs) or ``origin_lon``, ``origin_lat``,
+        ``(lon, lat)`` pairs (the toolkit's order everywhere), shapely Points or place names
+        (``"Ordino"``: geocode's top match of High or Medium confidence, every name geocoded
+        once before the directions requests; a query with a name it cannot place is not sent
+        and is a row with ``error.code`` ``PlaceNotFoundError``).
+        A DataFrame/GeoDataFrame has ``origin`` and
+        ``destination`` columns (Points, pairs or names) or ``origin_lon``, ``origin_lat``,
         ``destination_lon``, ``destination_lat``, optionally ``waypoints`` and any of the item
         fields as columns. Fields given per query win over the keywords below.
     optimize_route : {"fastestWithoutTraffic", "fastestWithTraffic", "shortest"}
@@ -335,6 +389,8 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     geopandas.GeoDataFrame
         EPSG:4326, one row per route in input order (main route ``route_index`` 0, alternatives
         1..n): ``query_index`` (Int64, position in ``queries``), ``optionalId`` (string),
+        ``origin_place`` and ``destination_place`` (strings: the names asked, empty for points;
+        the route's geometry starts and ends at what they resolved to),
         ``route_index`` (Int64), ``type`` (string, ``RoutePath``), ``resourceId`` (string),
         ``distanceInMeters`` (float), ``durationInSeconds`` and ``durationTrafficInSeconds``
         (Int64 seconds), ``departureAt`` and ``arrivalAt`` (UTC), ``trafficCongestion``
@@ -346,8 +402,11 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     Raises
     ------
     ValidationError
-        Before any request: fewer than 2 waypoints, coordinates out of range, ``maxRouteCount``
-        outside 1-6, unknown enumeration values, a malformed query.
+        Before any request: fewer than 2 waypoints, coordinates out of range (shown as read, in
+        (longitude, latitude) order), ``maxRouteCount`` outside 1-6, unknown enumeration
+        values, a malformed query.
+    PlaceNotFoundError
+        When no query could be sent because each has a name geocode could not place.
     ApiError
         When every batch call failed (e.g. a refused credential): the first failure. When only
         some failed, their queries are rows with the error and the others are kept.
@@ -367,7 +426,8 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     depart = _time_text(depart_at, "depart_at") if depart_at is not None else None
     check_language(language)
     check_api_version(api_version)
-    items = _query_items(queries)
+    conn = get_connection(connection)
+    items, names, unplaced = _resolved_items(queries, conn)
     defaults: dict[str, Any] = {"optimizeRoute": optimize_route, "travelMode": travel_mode,
                                 "maxRouteCount": max_route_count, "routeOutputOptions": opts}
     if avoid_list:
@@ -379,12 +439,13 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
             if key == "departAt" and "arriveAt" in item:
                 continue
             item.setdefault(key, value)
-    conn = get_connection(connection)
     pipe = conn.pipeline("maps")
     headers = {"Accept-Language": language} if language else None
     path = "/route/directions:batch"
-    chunks = [list(range(i, min(i + BATCH_SIZE, len(items))))
-              for i in range(0, len(items), BATCH_SIZE)]
+    sent = [i for i in range(len(items)) if i not in unplaced]
+    if not sent:
+        raise next(iter(unplaced.values()))
+    chunks = [sent[i:i + BATCH_SIZE] for i in range(0, len(sent), BATCH_SIZE)]
     request_ids: list[str] = []
 
     def send(chunk: list[int]) -> list[Any]:
@@ -416,17 +477,25 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     outcomes = fan_out(send, chunks, connection=conn, desc="route_directions",
                        rate=BATCH_QPS, burst=1)
     settle(outcomes, spared=(ProtocolError,))  # nothing came back (e.g. credentials): raise
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = [
+        {"query_index": i, "optionalId": items[i].get("optionalId"),
+         "origin_place": names[i].origin, "destination_place": names[i].destination,
+         "error": {"code": type(err).__name__, "message": str(err)},
+         "geometry": geojson_geometry(None, empty="MultiLineString")}
+        for i, err in unplaced.items()]
     for outcome in outcomes:
         for pos, i in enumerate(outcome.item):
             if outcome.ok:
-                rows.extend(route_rows(i, items[i], outcome.result()[pos]))
+                rows.extend(route_rows(i, items[i], outcome.result()[pos], names[i]))
             else:
                 err = outcome.error
                 code = getattr(err, "code", None) or type(err).__name__
                 rows.append({"query_index": i, "optionalId": items[i].get("optionalId"),
+                             "origin_place": names[i].origin,
+                             "destination_place": names[i].destination,
                              "error": {"code": code, "message": str(err)},
                              "geometry": geojson_geometry(None, empty="MultiLineString")})
+    rows.sort(key=lambda r: r["query_index"])  # input order (a query's routes stay in order)
     return routes_frame(rows, provenance("route_directions", api_version, pipe.url(path),
                                          request_ids))
 

@@ -1,14 +1,19 @@
-"""Geocode autocomplete (spec 2 §2.1, §4.1): ranked suggestions for a partial query."""
+"""Geocode autocomplete (spec 2 §2.1, §4.1): ranked suggestions for a partial query; and
+geocoding (Search ``GET /geocode``): places and addresses by name, with their coordinates.
+
+:func:`place_resolver` turns place names into coordinates through :func:`geocode` for the
+functions that accept a name wherever a location is (weather, route waypoints).
+"""
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolkit._core.concurrency import fan_out, settle
-from toolkit._core.errors import ToolkitError, ValidationError
+from toolkit._core.errors import PlaceNotFoundError, ToolkitError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame, to_geoframe
 from toolkit._core.geo import (
     BBoxLike,
@@ -22,7 +27,7 @@ from toolkit._core.geo import (
 )
 from toolkit._core.paging import MAPS, iter_pages
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import AUTOCOMPLETE
+from toolkit._core.schemas import AUTOCOMPLETE, GEOCODE, Schema
 from toolkit._core.validate import (
     check_api_version,
     check_choice,
@@ -34,6 +39,8 @@ from toolkit._spec.maps import (
     AUTOCOMPLETE_TYPE_GROUPS,
     AUTOCOMPLETE_TYPES,
     COUNTRY_CODE_PATTERN,
+    GEOCODE_API_VERSIONS,
+    GEOCODE_TOP,
     SEARCH_API_VERSIONS,
 )
 from toolkit.connection import get_connection
@@ -45,9 +52,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["autocomplete"]
+__all__ = ["Places", "autocomplete", "collect_names", "geocode"]
 
 API_VERSION = SEARCH_API_VERSIONS[0]
+GEOCODE_API_VERSION = GEOCODE_API_VERSIONS[0]
+#: The confidences at which a place name is taken as resolved (geocode's top match).
+RESOLVED_CONFIDENCE = ("High", "Medium")
 #: Search (non-batch) allows 500 queries per second per account; stay just under.
 SEARCH_QPS = 450.0
 ISO2 = re.compile(COUNTRY_CODE_PATTERN)
@@ -80,8 +90,17 @@ def _iso2(value: Any, parameter: str, *, auto: bool = False) -> str | None:
     return value.upper()
 
 
-def autocomplete_rows(body: Any, query: str) -> list[dict[str, Any]]:
-    """One record per feature of an autocomplete body, in rank order."""
+def _bbox(bbox: Any) -> tuple[float, float, float, float] | None:
+    """The search ``bbox``: checked for range, order and the service's smallest size."""
+    if bbox is None:
+        return None
+    box = to_bbox(bbox, "bbox")
+    check_bbox_size(box, "bbox", min_deg=MIN_BBOX_DEG)
+    return box
+
+
+def _feature_rows(body: Any, query: str) -> list[dict[str, Any]]:
+    """One record per feature of a search body (autocomplete or geocode), in rank order."""
     rows = []
     features = body.get("features") if isinstance(body, dict) else None
     for rank, feat in enumerate(as_list(features), start=1):
@@ -90,19 +109,74 @@ def autocomplete_rows(body: Any, query: str) -> list[dict[str, Any]]:
         props = as_dict(feat.get("properties"))
         address = as_dict(props.get("address"))
         districts = address.get("adminDistricts")
-        names = [d.get("name") for d in districts if isinstance(d, dict)] \
-            if isinstance(districts, list) else []
+        names = [d.get("name") or d.get("shortName") for d in districts
+                 if isinstance(d, dict)] if isinstance(districts, list) else []
         rows.append({**props, "query": query, "rank": rank,
                      "admin_district_1": names[0] if names else None,
                      "admin_district_2": names[1] if len(names) > 1 else None,
+                     "bbox": feat.get("bbox") if isinstance(feat.get("bbox"), list) else None,
                      "geometry": geojson_geometry(feat.get("geometry"))})
     return rows
+
+
+autocomplete_rows = _feature_rows
+#: One record per feature of a geocode body (the same flattening as autocomplete's).
+geocode_rows = _feature_rows
 
 
 def autocomplete_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
                        ) -> gpd.GeoDataFrame:
     """The typed GeoDataFrame of :func:`autocomplete_rows` records."""
     return to_geoframe(build_frame(rows, AUTOCOMPLETE, attrs))
+
+
+def geocode_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
+                  ) -> gpd.GeoDataFrame:
+    """The typed GeoDataFrame of :func:`geocode_rows` records."""
+    return to_geoframe(build_frame(rows, GEOCODE, attrs))
+
+
+def _queries(query: Any, rule: str) -> list[str]:
+    """The query or queries, checked: strings, none empty (``rule`` says what one must be)."""
+    queries, _single = many_strings(query, "query")
+    for i, q in enumerate(queries):
+        if not q.strip():
+            raise ValidationError("query" if len(queries) == 1 else f"query[{i}]", q, rule)
+    return queries
+
+
+def _search(conn: Connection, path: str, operation: str, queries: list[str],
+            params: dict[str, Any], headers: dict[str, str] | None, top: int, schema: Schema,
+            api_version: str) -> gpd.GeoDataFrame:
+    """Ask ``path`` for every distinct query concurrently (following next links up to ``top``
+    results); one frame of ``schema``, queries in input order and results in rank order."""
+    pipe = conn.pipeline("maps")
+
+    def ask(q: str) -> tuple[list[dict[str, Any]], list[str]]:
+        rows: list[dict[str, Any]] = []
+        ids: list[str] = []
+        for page in iter_pages(pipe, "GET", path, style=MAPS, params={**params, "query": q},
+                               headers=headers, operation=operation):
+            if page.response.request_id:
+                ids.append(page.response.request_id)
+            rows.extend(_feature_rows(page.body, q))
+            if len(rows) >= top:
+                break
+        for k, row in enumerate(rows[:top], start=1):
+            row["rank"] = k
+        return rows[:top], ids
+
+    distinct = list(dict.fromkeys(queries))
+    outcomes = fan_out(ask, distinct, connection=conn, desc=operation, rate=SEARCH_QPS)
+    answers: dict[str, list[dict[str, Any]]] = {}
+    request_ids: list[str] = []
+    for o in settle(outcomes, fatal=(ToolkitError,)):
+        found, ids = o.result()
+        answers[o.item] = found
+        request_ids.extend(ids)
+    rows = [row for q in queries for row in answers[q]]
+    attrs = provenance(operation, api_version, pipe.url(path), request_ids)
+    return to_geoframe(build_frame(rows, schema, attrs))
 
 
 def autocomplete(query: str | Sequence[str], *, coordinates: PointLike | None = None,
@@ -164,15 +238,9 @@ def autocomplete(query: str | Sequence[str], *, coordinates: PointLike | None = 
         bbox too small or out of range, a code that is not alpha-2, an unknown type or group,
         ``top`` outside 1-20.
     """
-    queries, _single = many_strings(query, "query")
-    for i, q in enumerate(queries):
-        if not q.strip():
-            raise ValidationError("query" if len(queries) == 1 else f"query[{i}]", q,
-                                  "must be a non-empty query prefix")
+    queries = _queries(query, "must be a non-empty query prefix")
     point = to_point(coordinates, "coordinates") if coordinates is not None else None
-    box = to_bbox(bbox, "bbox") if bbox is not None else None
-    if box is not None:
-        check_bbox_size(box, "bbox", min_deg=MIN_BBOX_DEG)
+    box = _bbox(bbox)
     if point is None and box is None:
         raise ValidationError("coordinates", None, "coordinates (lon, lat) or bbox is required: "
                               "the service needs one when the other is absent")
@@ -184,7 +252,6 @@ def autocomplete(query: str | Sequence[str], *, coordinates: PointLike | None = 
     check_language(language)
     check_api_version(api_version)
     conn = get_connection(connection)
-    pipe = conn.pipeline("maps")
     params = {
         "api-version": api_version,
         "coordinates": lonlat_param(*point) if point else None,
@@ -196,30 +263,164 @@ def autocomplete(query: str | Sequence[str], *, coordinates: PointLike | None = 
         "view": view_code,
     }
     headers = {"Accept-Language": language} if language else None
+    return _search(conn, "/geocode:autocomplete", "autocomplete", queries, params, headers, top,
+                   AUTOCOMPLETE, api_version)
 
-    def ask(q: str) -> tuple[list[dict[str, Any]], list[str]]:
-        rows: list[dict[str, Any]] = []
-        ids: list[str] = []
-        for page in iter_pages(pipe, "GET", "/geocode:autocomplete", style=MAPS,
-                               params={**params, "query": q}, headers=headers,
-                               operation="autocomplete"):
-            if page.response.request_id:
-                ids.append(page.response.request_id)
-            rows.extend(autocomplete_rows(page.body, q))
-            if len(rows) >= top:
-                break
-        for k, row in enumerate(rows[:top], start=1):
-            row["rank"] = k
-        return rows[:top], ids
 
-    distinct = list(dict.fromkeys(queries))
-    outcomes = fan_out(ask, distinct, connection=conn, desc="autocomplete", rate=SEARCH_QPS)
-    answers: dict[str, list[dict[str, Any]]] = {}
-    request_ids: list[str] = []
-    for o in settle(outcomes, fatal=(ToolkitError,)):
-        found, ids = o.result()
-        answers[o.item] = found
-        request_ids.extend(ids)
-    rows = [row for q in queries for row in answers[q]]
-    return autocomplete_frame(rows, provenance("autocomplete", api_version,
-                                               pipe.url("/geocode:autocomplete"), request_ids))
+def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
+            coordinates: PointLike | None = None, country_region: str | None = None,
+            top: int = 5, view: str | None = None, language: str | None = None,
+            connection: Connection | None = None,
+            api_version: str | None = None) -> gpd.GeoDataFrame:
+    """Find places and addresses by name: their coordinates, address and how sure the match is.
+
+    The service's geocoding (``GET /geocode``): free text such as ``"Ordino"``,
+    ``"Avinguda Meritxell 12, Andorra la Vella"`` or a landmark's name.
+
+    Parameters
+    ----------
+    query : str or sequence of str
+        What to find, or many of them (asked concurrently; one frame back, queries in input
+        order).
+    bbox : 4-tuple or object with bounds, optional
+        ``(min_lon, min_lat, max_lon, max_lat)``, a shapely geometry or a GeoDataFrame: the area
+        the results are ranked for (at least 0.00001 degrees wide and high).
+    coordinates : point, optional
+        The user's location, ``(lon, lat)`` or a shapely Point: nearer results rank higher.
+    country_region : str, optional
+        ISO 3166-1 alpha-2 code of the country or region to look in.
+    top : int
+        Results per query, 1 to 20 (default 5).
+    view : str, optional
+        ISO 3166-1 alpha-2 code (or ``Auto``) for disputed borders and labels.
+    language : str, optional
+        ``Accept-Language`` of the results (e.g. ``"en"``, ``"ca"``).
+    connection : Connection, optional
+        Defaults to the default connection.
+    api_version : str, optional
+        The service version (default ``2025-01-01``).
+
+    Returns
+    -------
+    geopandas.GeoDataFrame
+        EPSG:4326, one row per match, queries in input order and matches in rank order:
+        ``query`` (string, as asked), ``rank`` (Int64, 1 = best), ``type`` (category:
+        Address, RoadBlock, RoadIntersection, Neighborhood, PopulatedPlace, Postcode1,
+        AdminDivision1, AdminDivision2, CountryRegion; point-of-interest types the service
+        sends are kept), ``confidence`` (ordered category Low < Medium < High),
+        ``matchCodes`` (list of Good, Ambiguous, UpHierarchy), ``address.formattedAddress``,
+        ``address.addressLine``, ``address.streetName``, ``address.streetNumber``,
+        ``address.neighborhood``, ``address.locality``, ``address.postalCode`` (strings),
+        ``address.adminDistricts`` (list of ``{name, shortName}``), ``admin_district_1`` and
+        ``admin_district_2`` (the first two districts' names, else short names),
+        ``address.countryRegion.ISO``, ``address.countryRegion.name`` (strings),
+        ``address.intersection`` (object), ``geocodePoints`` (list of the service's points
+        with ``calculationMethod`` and ``usageTypes``), ``bbox`` (list of four numbers: the
+        match's extent), ``geometry`` (Point, longitude and latitude). A query with no match
+        has no rows.
+
+    Raises
+    ------
+    ValidationError
+        Before any request: an empty query, ``top`` outside 1-20, a bbox out of range or too
+        small, out-of-range coordinates, a code that is not alpha-2, a bad language.
+
+    Examples
+    --------
+    >>> found = toolkit.geocode(["Ordino", "Canillo"], top=1)  # doctest: +SKIP
+    >>> found[["query", "type", "confidence", "geometry"]]    # doctest: +SKIP
+    """
+    queries = _queries(query, "must be a non-empty place name or address")
+    box = _bbox(bbox)
+    point = to_point(coordinates, "coordinates") if coordinates is not None else None
+    country = _iso2(country_region, "country_region")
+    view_code = _iso2(view, "view", auto=True)
+    check_int(top, "top", minimum=GEOCODE_TOP[0], maximum=GEOCODE_TOP[1])
+    check_language(language)
+    version = GEOCODE_API_VERSION if api_version is None else api_version
+    check_api_version(version)
+    conn = get_connection(connection)
+    params = {
+        "api-version": version,
+        "bbox": bbox_param(box) if box else None,
+        "coordinates": lonlat_param(*point) if point else None,
+        "countryRegion": country,
+        "top": top,
+        "view": view_code,
+    }
+    headers = {"Accept-Language": language} if language else None
+    return _search(conn, "/geocode", "geocode", queries, params, headers, top, GEOCODE, version)
+
+
+class PlaceMatch(NamedTuple):
+    """Where a place name resolved to: geocode's top match."""
+
+    lon: float
+    lat: float
+    address: str | None
+
+
+def collect_names(names: list[str]) -> dict[str, tuple[float, float]]:
+    """A stand-in place resolver: every name at ``(0, 0)``, so that a first pass over the
+    locations checks the points given as coordinates before any name is geocoded."""
+    return dict.fromkeys(names, (0.0, 0.0))
+
+
+class Places:
+    """Place names resolved through :func:`geocode`, for ``parameter``.
+
+    Each name is geocoded once (all of them concurrently) and resolves to the top match when its
+    confidence is High or Medium. :meth:`lookup` keeps the names it could not place apart
+    (:class:`~toolkit._core.errors.PlaceNotFoundError` each, for a row of their own); calling
+    the object (a :data:`~toolkit._core.geo.PlaceResolver`) raises the first. ``found`` keeps
+    what each name resolved to.
+    """
+
+    def __init__(self, parameter: str, connection: Connection | None = None) -> None:
+        self.parameter = parameter
+        self.connection = connection
+        self.found: dict[str, PlaceMatch] = {}
+        self.missing: dict[str, PlaceNotFoundError] = {}
+
+    def lookup(self, names: Sequence[str]) -> dict[str, PlaceNotFoundError]:
+        """Geocode the names not yet asked; the ones that could not be placed."""
+        import pandas as pd
+
+        asked = [n for n in dict.fromkeys(names) if n not in self.found and n not in self.missing]
+        if asked:
+            df = geocode(asked, top=1, connection=self.connection)
+            for name in asked:
+                hits = df[df["query"] == name]
+                geom = hits["geometry"].iloc[0] if len(hits) else None
+                if geom is None or geom.is_empty:
+                    self.missing[name] = PlaceNotFoundError(
+                        self.parameter, name, "geocode found no place of that name; give "
+                        "(longitude, latitude) instead")
+                    continue
+                best = hits.iloc[0]
+                address = best["address.formattedAddress"]
+                address = None if pd.isna(address) else str(address)
+                if str(best["confidence"]) not in RESOLVED_CONFIDENCE:
+                    self.missing[name] = PlaceNotFoundError(
+                        self.parameter, name, f"geocode's best match is only "
+                        f"{best['confidence']!s}-confidence ({address}); name the place more "
+                        "fully or give (longitude, latitude)")
+                    continue
+                self.found[name] = PlaceMatch(float(geom.x), float(geom.y), address)
+                logger.info("%s: %r is %s (%.5f, %.5f)", self.parameter, name, address,
+                            geom.x, geom.y)
+        return {n: self.missing[n] for n in dict.fromkeys(names) if n in self.missing}
+
+    def __call__(self, names: list[str]) -> Mapping[str, PlaceMatch]:
+        missing = self.lookup(names)
+        if missing:
+            raise next(iter(missing.values()))
+        return {n: self.found[n] for n in names}
+
+    def columns(self, names: Sequence[str | None] | None, count: int) -> dict[str, list[Any]]:
+        """The ``place`` and ``place_address`` of ``count`` locations (``None`` where a location
+        was given as coordinates or its name was not found)."""
+        asked = list(names) if names is not None else [None] * count
+        return {"place": asked,
+                "place_address": [self.found[n].address if n in self.found else None
+                                  for n in asked]}

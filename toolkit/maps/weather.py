@@ -3,14 +3,24 @@ severe weather alerts, for one place or many.
 
 Every function takes ``locations`` in any of these shapes:
 
-* a ``(latitude, longitude)`` pair, the order of the service's ``query`` (``(42.507, 1.521)``), or
-  a sequence of such pairs, or an ``(n, 2)`` array of them;
-* shapely Points, or a GeoSeries/GeoDataFrame of Points in EPSG:4326 (x = longitude);
-* a DataFrame with latitude and longitude columns (``lat``/``latitude`` and
-  ``lon``/``lng``/``longitude``).
+* a ``(longitude, latitude)`` pair, the toolkit's order everywhere (as GeoJSON and shapely have
+  it; the toolkit writes the service's ``lat,lon`` query itself): ``(1.521, 42.507)``, or a
+  sequence of such pairs, or an ``(n, 2)`` array of them;
+* shapely Points, or a GeoSeries/GeoDataFrame of Points (reprojected to EPSG:4326 when they
+  have another CRS);
+* a DataFrame with longitude and latitude columns (``lon``/``lng``/``longitude`` and
+  ``lat``/``latitude``);
+* place names (``"Ordino"``, or a list mixing names and points, or a Series of names), found
+  through :func:`~toolkit.maps.search.geocode` before any weather request: its top match, when
+  High or Medium confidence. A name with no such match is not asked about: its row carries
+  ``error.code`` ``PlaceNotFoundError`` and an empty geometry (raised when no location is
+  left). The frame's ``place`` column keeps the name asked and ``place_address`` what it
+  resolved to (both empty for a location given as coordinates); ``geometry`` is the point
+  asked about.
 
-Coordinates are checked before any request (latitude within ±90, longitude within ±180; a pair
-that would only be valid the other way round is refused as swapped). Many places are asked
+Coordinates are checked before any request (longitude within ±180, latitude within ±90; the
+error shows the pair as read). A pair valid both ways is taken as (longitude, latitude), never
+guessed. Many places are asked
 concurrently within the service's documented rate (weather: 50 requests per second per account);
 the frame keeps the input order in ``location_index`` and the queried point in ``geometry``. A
 place the service refuses (far out at sea, for instance) becomes a row with ``error.code`` and
@@ -35,7 +45,7 @@ import pandas as pd
 from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, AuthenticationError, ToolkitError, ValidationError
 from toolkit._core.frames import build_frame, to_geoframe
-from toolkit._core.geo import PointsLike, latlon_param, to_lonlat
+from toolkit._core.geo import LocationsLike, latlon_param, location_names, to_lonlat
 from toolkit._core.paging import PagingStyle, iter_pages
 from toolkit._core.provenance import provenance, provenance_of
 from toolkit._core.schemas import (
@@ -86,9 +96,28 @@ DOMINANT_TYPES = POLLUTANT_SHORT_NAMES
 # ------------------------------------------------------------------------------ shared steps
 
 
-def _points(locations: object) -> np.ndarray:
-    """The places as an ``(n, 2)`` array of (lon, lat), checked."""
-    return to_lonlat(locations, "locations", order="latlon", min_points=1)
+def _points(locations: object, conn: Connection
+            ) -> tuple[np.ndarray, dict[str, list[Any]], dict[int, ToolkitError]]:
+    """The places as an ``(n, 2)`` array of (lon, lat), checked before any request; then the
+    names among them geocoded: the frame's ``place`` columns, and the locations whose name could
+    not be placed (their rows carry the error; nothing is asked about them)."""
+    from toolkit.maps.search import Places, collect_names
+
+    points = to_lonlat(locations, "locations", min_points=1, places=collect_names)
+    names = location_names(locations)
+    places = Places("locations", conn)
+    failed: dict[int, ToolkitError] = {}
+    if names is not None:
+        missing = places.lookup([n for n in names if n is not None])
+        for i, name in enumerate(names):
+            if name is None:
+                continue
+            if name in missing:
+                failed[i] = missing[name]
+                points[i] = np.nan
+            else:
+                points[i] = places.found[name][:2]
+    return points, places.columns(names, len(points)), failed
 
 
 def _language(language: Any) -> str | None:
@@ -107,12 +136,14 @@ def _flag(value: Any, parameter: str) -> str:
 
 
 def _ask_all(conn: Connection, path: str, points: np.ndarray, params: dict[str, Any],
-             operation: str) -> tuple[list[Any], list[str]]:
+             operation: str, failed: dict[int, ToolkitError]) -> tuple[list[Any], list[str]]:
     """GET ``path`` for every point (following next links); per point the list of results or
-    the error, and the request ids."""
+    the error (``failed`` ones are not asked about), and the request ids."""
     pipe = conn.pipeline("maps")
 
     def ask(i: int) -> tuple[list[dict[str, Any]], list[str]]:
+        if i in failed:
+            raise failed[i]
         lon, lat = points[i]
         results: list[dict[str, Any]] = []
         ids: list[str] = []
@@ -148,7 +179,9 @@ def _error_fields(err: ToolkitError) -> dict[str, Any]:
 def _point_geometry(points: np.ndarray) -> list[Any]:
     import shapely
 
-    return list(np.asarray(shapely.points(points)))
+    known = np.isfinite(points).all(axis=1)
+    geoms = list(np.asarray(shapely.points(points)))
+    return [g if ok else None for g, ok in zip(geoms, known, strict=True)]
 
 
 def _frame(rows: list[dict[str, Any]], schema: Schema, operation: str, api_version: str,
@@ -157,14 +190,16 @@ def _frame(rows: list[dict[str, Any]], schema: Schema, operation: str, api_versi
     return to_geoframe(build_frame(rows, schema, attrs))
 
 
-def _rows(answers: list[Any], geoms: list[Any],
+def _rows(answers: list[Any], points: np.ndarray, named: dict[str, list[Any]],
           per_result: Callable[[int, int, dict[str, Any]], list[dict[str, Any]]], *,
           keep_empty: bool = True) -> list[dict[str, Any]]:
     """Rows of every place: its results, its error, or (``keep_empty``) one row with only the
     place when the service had no result for it."""
     rows: list[dict[str, Any]] = []
+    geoms = _point_geometry(points)
     for i, answer in enumerate(answers):
-        base = {"location_index": i, "geometry": geoms[i]}
+        base = {"location_index": i, "geometry": geoms[i],
+                **{column: values[i] for column, values in named.items()}}
         if isinstance(answer, ToolkitError):
             rows.append({**base, "error": _error_fields(answer)})
             continue
@@ -179,16 +214,18 @@ def _rows(answers: list[Any], geoms: list[Any],
 # ------------------------------------------------------------------------------ current
 
 
-def air_quality(locations: PointsLike, *, language: str | None = None, pollutants: bool = True,
+def air_quality(locations: LocationsLike, *, language: str | None = None, pollutants: bool = True,
                 api_version: str = API_VERSION,
                 connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Current air quality at one place or many.
 
     Parameters
     ----------
-    locations : pair, points, GeoSeries/GeoDataFrame or DataFrame
-        ``(lat, lon)`` as the service's ``query`` orders it, many such pairs, shapely Points,
-        a GeoSeries/GeoDataFrame of Points (x = longitude) or a DataFrame with lat/lon columns.
+    locations : pair, points, place names, GeoSeries/GeoDataFrame or DataFrame
+        ``(lon, lat)`` (the toolkit's order, as GeoJSON and shapely have it), many such pairs,
+        shapely Points, a GeoSeries/GeoDataFrame of Points (any CRS), a DataFrame with lon/lat
+        columns, or place names (``"Ordino"``; resolved through
+        :func:`~toolkit.maps.search.geocode`, see the module's notes).
     language : str, optional
         IETF tag of the category and description text (``"en"``, ``"fr"``, ``"ca"``...); the
         service falls back to its default language where it has none.
@@ -204,7 +241,9 @@ def air_quality(locations: PointsLike, *, language: str | None = None, pollutant
     -------
     geopandas.GeoDataFrame
         EPSG:4326, one row per place in input order: ``location_index`` (Int64, position in
-        ``locations``), ``dateTime`` (UTC datetime of the observation), ``globalIndex`` (float,
+        ``locations``), ``place`` and ``place_address`` (strings: the name asked and geocode's
+        formatted address of its match; empty for a location given as coordinates),
+        ``dateTime`` (UTC datetime of the observation), ``globalIndex`` (float,
         0 to 250+), ``index`` (float, local regulator's scale), ``category`` (ordered category
         Excellent < Fair < Poor < Unhealthy < Very unhealthy < Dangerous; localized or unknown
         names from the service are kept after them), ``categoryColor`` (string, hex colour),
@@ -216,20 +255,22 @@ def air_quality(locations: PointsLike, *, language: str | None = None, pollutant
     Raises
     ------
     ValidationError
-        Before any request: no places, a latitude outside ±90 or longitude outside ±180, a pair
-        that looks swapped, a bad language or flag.
+        Before any request: no places, a longitude outside ±180 or latitude outside ±90 (the
+        message shows the pair as read, in the toolkit's (longitude, latitude) order), a bad
+        language or flag.
+    PlaceNotFoundError
+        When no place name could be placed and no location is left to ask about.
     ApiError
         When every place failed (e.g. one place far out at sea), or the credential was refused.
     """
-    points = _points(locations)
     lang = _language(language)
     flag = _flag(pollutants, "pollutants")
     check_api_version(api_version)
     conn = get_connection(connection)
+    points, named, failed = _points(locations, conn)
     params = {"api-version": api_version, "language": lang, "pollutants": flag}
-    answers, ids = _ask_all(conn, CURRENT_PATH, points, params, "air_quality")
-    rows = _rows(answers, _point_geometry(points),
-                 lambda i, k, r: [r] if k == 0 else [])
+    answers, ids = _ask_all(conn, CURRENT_PATH, points, params, "air_quality", failed)
+    rows = _rows(answers, points, named, lambda i, k, r: [r] if k == 0 else [])
     return _frame(rows, AIR_QUALITY, "air_quality", api_version, conn, CURRENT_PATH, ids)
 
 
@@ -291,16 +332,16 @@ def air_quality_pollutants(df: pd.DataFrame) -> gpd.GeoDataFrame | pd.DataFrame:
 # ------------------------------------------------------------------------------ forecast
 
 
-def air_quality_forecast(locations: PointsLike, *, duration: int = 1, language: str | None = None,
-                         api_version: str = API_VERSION,
+def air_quality_forecast(locations: LocationsLike, *, duration: int = 1,
+                         language: str | None = None, api_version: str = API_VERSION,
                          connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Daily air-quality forecasts for one place or many.
 
     Parameters
     ----------
-    locations : pair, points, GeoSeries/GeoDataFrame or DataFrame
-        As for :func:`air_quality`: ``(lat, lon)`` pairs, Points (x = longitude), or lat/lon
-        columns.
+    locations : pair, points, place names, GeoSeries/GeoDataFrame or DataFrame
+        As for :func:`air_quality`: ``(lon, lat)`` pairs, Points, lon/lat columns or place
+        names.
     duration : int
         Days from today, 1 to 7 (default 1).
     language : str, optional
@@ -314,7 +355,8 @@ def air_quality_forecast(locations: PointsLike, *, duration: int = 1, language: 
     -------
     geopandas.GeoDataFrame
         EPSG:4326, one row per place and day (places in input order, days in order):
-        ``location_index`` (Int64), ``day`` (Int64, 0 = today), ``dateTime`` (UTC start of the
+        ``location_index`` (Int64), ``place``, ``place_address`` (strings, as in
+        :func:`air_quality`), ``day`` (Int64, 0 = today), ``dateTime`` (UTC start of the
         day), ``globalIndex``, ``index`` (floats), ``category`` (ordered category as in
         :func:`air_quality`), ``categoryColor``, ``dominantPollutant`` (category),
         ``description``, ``error.code``, ``error.message`` (one row with the error for a place
@@ -323,19 +365,20 @@ def air_quality_forecast(locations: PointsLike, *, duration: int = 1, language: 
     Raises
     ------
     ValidationError
-        Before any request: ``duration`` outside 1-7, no places, out-of-range or swapped
-        coordinates, a bad language.
+        Before any request: ``duration`` outside 1-7, no places, out-of-range coordinates, a
+        bad language.
     ApiError
         When every place failed, or the credential was refused.
     """
-    points = _points(locations)
     check_int(duration, "duration", minimum=1, maximum=7)
     lang = _language(language)
     check_api_version(api_version)
     conn = get_connection(connection)
+    points, named, failed = _points(locations, conn)
     params = {"api-version": api_version, "language": lang, "duration": int(duration)}
-    answers, ids = _ask_all(conn, FORECAST_PATH, points, params, "air_quality_forecast")
-    rows = _rows(answers, _point_geometry(points), lambda i, k, r: [{**r, "day": k}])
+    answers, ids = _ask_all(conn, FORECAST_PATH, points, params, "air_quality_forecast",
+                            failed)
+    rows = _rows(answers, points, named, lambda i, k, r: [{**r, "day": k}])
     return _frame(rows, AIR_QUALITY_FORECAST, "air_quality_forecast", api_version, conn,
                   FORECAST_PATH, ids)
 
@@ -369,7 +412,7 @@ def _alert_rows(i: int, rank: int, alert: dict[str, Any]) -> list[dict[str, Any]
     return out
 
 
-def severe_weather_alerts(locations: PointsLike, *, language: str | None = None,
+def severe_weather_alerts(locations: LocationsLike, *, language: str | None = None,
                           details: bool = True,
                           api_version: str = API_VERSION,
                           connection: Connection | None = None) -> gpd.GeoDataFrame:
@@ -377,9 +420,9 @@ def severe_weather_alerts(locations: PointsLike, *, language: str | None = None,
 
     Parameters
     ----------
-    locations : pair, points, GeoSeries/GeoDataFrame or DataFrame
-        As for :func:`air_quality`: ``(lat, lon)`` pairs, Points (x = longitude), or lat/lon
-        columns.
+    locations : pair, points, place names, GeoSeries/GeoDataFrame or DataFrame
+        As for :func:`air_quality`: ``(lon, lat)`` pairs, Points, lon/lat columns or place
+        names.
     language : str, optional
         IETF tag of the localized description and status (``alertDetails`` is always in the
         issuing provider's language).
@@ -396,7 +439,8 @@ def severe_weather_alerts(locations: PointsLike, *, language: str | None = None,
     geopandas.GeoDataFrame
         EPSG:4326, one row per alert area (the alert's fields repeated on each), places in input
         order and alerts in the service's order (highest priority first); a place with no alert
-        has no rows. Columns: ``location_index`` (Int64), ``alert_rank`` (Int64, 0 = first
+        has no rows. Columns: ``location_index`` (Int64), ``place``, ``place_address`` (strings,
+        as in :func:`air_quality`), ``alert_rank`` (Int64, 0 = first
         alert of the place), ``countryCode`` (string), ``alertId`` (Int64),
         ``description.english``, ``description.localized``, ``category`` (strings),
         ``priority`` (Int64, 1 = highest), ``class``, ``level``, ``source`` (strings),
@@ -412,18 +456,18 @@ def severe_weather_alerts(locations: PointsLike, *, language: str | None = None,
     Raises
     ------
     ValidationError
-        Before any request: no places, out-of-range or swapped coordinates, a bad language or
-        flag.
+        Before any request: no places, out-of-range coordinates, a bad language or flag.
     ApiError
         When every place failed, or the credential was refused.
     """
-    points = _points(locations)
     lang = _language(language)
     flag = _flag(details, "details")
     check_api_version(api_version)
     conn = get_connection(connection)
+    points, named, failed = _points(locations, conn)
     params = {"api-version": api_version, "language": lang, "details": flag}
-    answers, ids = _ask_all(conn, ALERTS_PATH, points, params, "severe_weather_alerts")
-    rows = _rows(answers, _point_geometry(points), _alert_rows, keep_empty=False)
+    answers, ids = _ask_all(conn, ALERTS_PATH, points, params, "severe_weather_alerts",
+                            failed)
+    rows = _rows(answers, points, named, _alert_rows, keep_empty=False)
     return _frame(rows, SEVERE_WEATHER_ALERTS, "severe_weather_alerts", api_version, conn,
                   ALERTS_PATH, ids)

@@ -22,6 +22,10 @@ def main(argv: list[str] | None = None) -> int:
                         choices=sorted(CLOUDS),
                         help="whose vocabulary to speak: the spec's neutral words (default) or "
                              "a real cloud's (Microsoft.*, x-ms-, Azure-AsyncOperation...)")
+    parser.add_argument("--now", default=None,
+                        help="the world's day or instant (2026-11-20, 2026-11-20T09:00:00Z); "
+                             "default TOOLKIT_SANDBOX_NOW, else today: the same day gives the "
+                             "same world")
     parser.add_argument("--lro-polls", type=int, default=2,
                         help="polls a long-running operation takes")
     parser.add_argument("--show-credentials", action="store_true",
@@ -35,8 +39,11 @@ def main(argv: list[str] | None = None) -> int:
                      f"(choose from {', '.join(sorted(CLOUDS))})")
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(name)s %(message)s")
-    sandbox = Sandbox(seed=args.seed, port=args.port, tls=args.tls, lro_polls=args.lro_polls,
-                      cloud=args.cloud)
+    try:
+        sandbox = Sandbox(seed=args.seed, port=args.port, tls=args.tls,
+                          lro_polls=args.lro_polls, cloud=args.cloud, now=args.now)
+    except ValueError as err:
+        parser.error(f"argument --now: {err}")
     try:
         sandbox.start()
     except OSError as err:
@@ -44,8 +51,9 @@ def main(argv: list[str] | None = None) -> int:
                        f"{err.strerror or err}\n")
     out = sys.stdout
     out.write(f"sandbox serving at {sandbox.url} (seed {args.seed}; the {args.cloud} cloud's "
-              f"words: connect with cloud={args.cloud!r} or TOOLKIT_CLOUD={args.cloud}); "
-              "Ctrl-C stops it\n")
+              f"words: connect with cloud={args.cloud!r} or TOOLKIT_CLOUD={args.cloud}); its "
+              f"clock started at {sandbox.epoch.isoformat()} (--now pins it, else today's "
+              "date); Ctrl-C stops it\n")
     if sandbox.ca_file:
         out.write(f"CA certificate: {sandbox.ca_file} (pass verify= this path)\n")
     if args.show_credentials:

@@ -87,6 +87,7 @@ _SOURCES: dict[str, _Source] = {
         "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/"
         "Vendor.HostedClusterProvider/hostedClusters/{resourceName}/listCredentials", "post"),
     "autocomplete": _Source("09-maps-geocode-autocomplete", "/geocode:autocomplete", "get"),
+    "geocode": _Source("18-maps-geocode", "/geocode", "get"),
     "route_directions_batch": _Source("10-maps-route-directions-batch",
                                       "/route/directions:batch", "post"),
     "snap_to_roads": _Source("11-maps-snap-to-roads", "/route/snapToRoads", "post"),
@@ -291,6 +292,7 @@ _TOWNS = ((1.5218, 42.5075), (1.5804, 42.5345))
 #: Example query values (OpenAPI ``example``) that find something in the world.
 _QUERY_EXAMPLES: dict[str, dict[str, Any]] = {
     "autocomplete": {"query": "Can", "coordinates": list(_TOWNS[1]), "top": 5},
+    "geocode": {"query": "Ordino", "top": 5},
     "traffic_incidents": {"bbox": [1.40, 42.42, 1.79, 42.66]},
     "air_quality": {"query": [_TOWNS[0][1], _TOWNS[0][0]]},
     "air_quality_forecast": {"query": [_TOWNS[0][1], _TOWNS[0][0]], "duration": 3},

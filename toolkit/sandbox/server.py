@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +40,7 @@ from toolkit.sandbox.http import (
     family_of,
 )
 from toolkit.sandbox.network import NetworkModel
-from toolkit.sandbox.world import DEFAULT_EPOCH
+from toolkit.sandbox.world import world_epoch
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -124,6 +124,14 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("sandbox: " + format, *args)
 
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The ``Date`` header: the sandbox's clock, as a service's is its own."""
+        from email.utils import format_datetime
+
+        when = self.server.sandbox.now() if timestamp is None else \
+            datetime.fromtimestamp(timestamp, UTC)
+        return format_datetime(when, usegmt=True)
+
     def setup(self) -> None:
         super().setup()
         network = self.server.sandbox.network
@@ -205,9 +213,14 @@ class Sandbox:
         How many status polls a long-running operation takes before it is done.
     lro_retry_after : int
         ``Retry-After`` seconds sent with 202 answers.
+    now : date, datetime or ISO 8601 string, optional
+        The day (``"2026-11-20"``: 09:00 UTC of it) or instant the sandbox clock starts from,
+        which its whole world is built back from (histories end there); the clock then runs
+        with real time, and answers carry it in their ``Date`` header. Default:
+        ``TOOLKIT_SANDBOX_NOW`` when set, else today's date: the world follows the real date,
+        and the same day always gives the same world. Pin it to reproduce a run.
     epoch : datetime, optional
-        The instant the sandbox clock starts from (the world's "now"); it then runs with real
-        time.
+        The same as ``now`` (an aware instant); give one of the two.
     frozen_clock : bool
         Keep the clock at ``epoch`` (time-dependent answers such as traffic and air quality then
         stay the same for the sandbox's whole life, as comparisons across runs need).
@@ -238,6 +251,7 @@ class Sandbox:
                  cloud: str = "neutral", namespace: str | None = None,
                  header_prefix: str | None = None, tls: bool = False,
                  lro_polls: int = 2, lro_retry_after: int = 1,
+                 now: date | datetime | str | None = None,
                  epoch: datetime | None = None, frozen_clock: bool = False,
                  secret: str | None = None, network: NetworkModel | None = None,
                  compress: bool = True, compress_level: int = 5,
@@ -260,7 +274,9 @@ class Sandbox:
         self.ca_file: str | None = None
         self.lro_polls = lro_polls
         self.lro_retry_after = lro_retry_after
-        self.epoch = epoch or DEFAULT_EPOCH
+        if now is not None and epoch is not None:
+            raise ValueError("give now= or epoch=, not both")
+        self.epoch = world_epoch(epoch if epoch is not None else now)
         self.frozen_clock = frozen_clock
         self._held_at: datetime | None = None
         self.authority = TokenAuthority(secret)

@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from toolkit._spec.clouds import NEUTRAL, Cloud
@@ -22,11 +22,59 @@ from toolkit._spec.clouds import NEUTRAL, Cloud
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SECTIONS", "ManagementGroup", "ResourceGroup", "Subscription", "World"]
+__all__ = ["DAY_START_HOUR", "NOW_ENV", "SECTIONS", "ManagementGroup", "ResourceGroup",
+           "Subscription", "World", "world_epoch"]
 
-#: The fixed instant the sandbox clock starts from (the world's "now"), and the origin of every
-#: calendar its simulations keep (weather cycles, traffic).
-DEFAULT_EPOCH = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
+#: The hour (UTC) at which a sandbox day's clock starts: a day given without a time (and the
+#: default, today) means this hour of it.
+DAY_START_HOUR = 9
+
+#: The instant the committed notebooks' worlds start from (their ``TOOLKIT_SANDBOX_NOW``), and
+#: the fixed origin of the calendars some simulations keep (weather cycles).
+DEFAULT_EPOCH = datetime(2026, 11, 20, DAY_START_HOUR, 0, 0, tzinfo=UTC)
+
+#: The environment variable that pins the day (or instant) of every sandbox started without
+#: ``now=`` (``connect()``'s, ``python -m toolkit.sandbox``'s and ``Sandbox()``'s).
+NOW_ENV = "TOOLKIT_SANDBOX_NOW"
+
+_NOW_RULE = ("must be a date, a datetime or an ISO 8601 string such as '2026-11-20' or "
+             "'2026-11-20T09:00:00Z'")
+
+
+def world_epoch(now: date | datetime | str | None = None) -> datetime:
+    """The instant a sandbox's clock starts from, which its whole world is built back from.
+
+    Parameters
+    ----------
+    now : date, datetime or ISO 8601 string, optional
+        A day (its :data:`DAY_START_HOUR` o'clock UTC) or an instant (naive means UTC). Default:
+        :data:`NOW_ENV` when set, else today's date by the machine's clock: the world follows
+        the real date, and the same day always gives the same world.
+
+    Raises
+    ------
+    ValueError
+        For anything else (the message names the setting and the value).
+    """
+    import os
+
+    source = "now"
+    if now is None and os.environ.get(NOW_ENV, "").strip():
+        now, source = os.environ[NOW_ENV].strip(), NOW_ENV
+    if now is None:
+        now = datetime.now(UTC).date()
+    if isinstance(now, str):
+        text = now.strip()
+        try:
+            now = (date.fromisoformat(text) if len(text) == 10
+                   else datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except ValueError:
+            raise ValueError(f"{source}={text!r}: {_NOW_RULE}") from None
+    if isinstance(now, datetime):
+        return now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
+    if isinstance(now, date):
+        return datetime(now.year, now.month, now.day, DAY_START_HOUR, tzinfo=UTC)
+    raise ValueError(f"{source}={now!r}: {_NOW_RULE}")
 
 #: section name -> "module:function"; the function takes the World and returns the section. A
 #: module that holds a section may define ``catalog_rows(section) -> list[dict]``.
@@ -123,8 +171,8 @@ class World:
     ----------
     seed : int
         The seed; the same seed always gives the same world.
-    epoch : datetime
-        The world's "now" (when histories end).
+    epoch : datetime, optional
+        The world's "now" (when histories end); default :func:`world_epoch` (today).
     namespace : str
         Provider namespace word used in resource ids.
     cloud : Cloud, optional
@@ -135,7 +183,7 @@ class World:
     def __init__(self, seed: int = 7, *, epoch: datetime | None = None,
                  namespace: str = "Vendor", cloud: Cloud | None = None) -> None:
         self.seed = seed
-        self.epoch = epoch or DEFAULT_EPOCH
+        self.epoch = epoch or world_epoch()
         self.namespace = namespace
         self.cloud = cloud or NEUTRAL
         self.words = replace(self.cloud.words, namespace=namespace)

@@ -272,12 +272,14 @@ class RoutePlanner:
     :func:`toolkit.traffic_incidents` around them and draws both.
 
     Autocomplete answers carry no coordinates (the service sends ``geometry`` null), so a chosen
-    place is located from its geometry when it has one, else by name in ``places``.
+    place is located from its geometry when it has one, else by name in ``places``, else by
+    :func:`toolkit.geocode` (its top match, High or Medium confidence).
 
     Parameters
     ----------
     places : GeoDataFrame, optional
-        Known places: a ``name`` column and Point geometries (EPSG:4326).
+        Known places, consulted before geocoding: a ``name`` column and Point geometries
+        (EPSG:4326).
     coordinates, bbox
         Where the autocomplete boxes search.
     max_route_count : int
@@ -343,7 +345,7 @@ class RoutePlanner:
                 return float(geom.x), float(geom.y)
             name = place["name"].iloc[0] if "name" in place.columns else None
             if not isinstance(name, str):
-                name = place.get("address.streetName", pd.Series([None])).iloc[0]
+                name = place.get("address.formattedAddress", pd.Series([None])).iloc[0]
         else:
             name = place
         if isinstance(name, str) and self.places is not None:
@@ -351,8 +353,12 @@ class RoutePlanner:
             if len(hit):
                 g = hit.geometry.iloc[0]
                 return float(g.x), float(g.y)
-        raise ValidationError("place", name, "has no coordinates: the service sends none with "
-                              "suggestions; pass places= with this name and a Point")
+        if not isinstance(name, str):
+            raise ValidationError("place", name, "has no coordinates and no name to geocode")
+        from toolkit.maps.search import Places
+
+        match = Places("place", self.connection)([name])[name]
+        return match.lon, match.lat
 
     def plan(self, origin: Any = None, destination: Any = None) -> gpd.GeoDataFrame:
         """Plan between two places (names, suggestion rows or (lon, lat)); default: the places

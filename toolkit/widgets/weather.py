@@ -3,15 +3,14 @@ the current air, the week ahead and any severe weather alerts.
 
 The logic is in plain functions (:func:`find_places`, :func:`place_weather`) that the widget
 calls; :class:`AirQualityExplorer` can be driven without a browser (``explorer.select("Ordino")``
-or ``explorer.select((42.556, 1.533))`` returns the :class:`PlaceWeather` it shows), which is how
-notebooks under test and the tests use it.
+or ``explorer.select((1.533, 42.556))``, longitude first as everywhere in the toolkit, returns
+the :class:`PlaceWeather` it shows), which is how notebooks under test and the tests use it.
 
 Autocomplete answers carry no coordinates (the service sends a null geometry), so a suggestion
-is placed with a *gazetteer*: a frame of ``name``, ``lat``, ``lon``. By default it is the towns
-and villages of Andorra the toolkit ships (``toolkit._data``, the same map the sandbox serves),
-whatever the connection; pass ``places=`` for anywhere else (or type coordinates). A street
-address is placed at the centre of its locality when the gazetteer knows the locality, and says
-so. Nothing here looks inside the sandbox: the widget works the same against a real service.
+is placed by :func:`toolkit.geocode` (the service's geocoding: the top match of the suggestion's
+name or formatted address, near where the explorer looks), or by a gazetteer the caller gives
+(``places=``: ``name``, ``lon``, ``lat``). Nothing here looks inside the sandbox: the widget works
+the same against a real service.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ToolkitError, ValidationError
-from toolkit._core.geo import to_lonlat
+from toolkit._core.geo import to_point
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -32,24 +31,19 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["AirQualityExplorer", "PlaceWeather", "air_quality_explorer", "find_places", "gazetteer",
+__all__ = ["AirQualityExplorer", "PlaceWeather", "air_quality_explorer", "find_places",
            "place_weather"]
 
-#: Where suggestions are ranked from when nothing else is known (Andorra la Vella).
-DEFAULT_NEAR = (42.5069, 1.5212)
+#: Where suggestions are ranked from when nothing else is known (Andorra la Vella), (lon, lat).
+DEFAULT_NEAR = (1.5212, 42.5069)
 
 
-def gazetteer() -> pd.DataFrame:
-    """The default known places: the towns and villages of Andorra the toolkit ships.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``name`` (string), ``lat``, ``lon`` (float), one row per town or village.
-    """
-    from toolkit._data.andorra import towns
-
-    return towns()
+def _known(places: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
+    """A caller's gazetteer by lower-cased name: ``(lon, lat)``."""
+    if places is None:
+        return {}
+    return {str(n).casefold(): (float(o), float(a)) for n, o, a in
+            zip(places["name"], places["lon"], places["lat"], strict=True)}
 
 
 def find_places(text: str, *, near: Any = DEFAULT_NEAR, places: pd.DataFrame | None = None,
@@ -61,10 +55,10 @@ def find_places(text: str, *, near: Any = DEFAULT_NEAR, places: pd.DataFrame | N
     ----------
     text : str
         What the user typed (a prefix).
-    near : (lat, lon), optional
-        Ranks suggestions by distance from here.
+    near : (lon, lat) or Point, optional
+        Ranks suggestions (and their geocoding) by distance from here.
     places : DataFrame, optional
-        The gazetteer (``name``, ``lat``, ``lon``); default :func:`gazetteer`.
+        A gazetteer (``name``, ``lon``, ``lat``) consulted before geocoding.
     top : int
         Suggestions wanted, 1 to 20.
     language : str, optional
@@ -76,36 +70,44 @@ def find_places(text: str, *, near: Any = DEFAULT_NEAR, places: pd.DataFrame | N
     -------
     pandas.DataFrame
         One row per suggestion in rank order: ``label`` (string: the name, or the formatted
-        address), ``type`` (the suggestion's type), ``lat``, ``lon`` (floats, NaN when unknown),
+        address), ``type`` (the suggestion's type), ``lon``, ``lat`` (floats, NaN when unknown),
         ``placed_by`` (string: ``service`` when the answer had a geometry, ``gazetteer``,
-        ``locality`` for an address placed at its town centre, or ``unknown``).
+        ``geocode`` (its top match of the label, High or Medium confidence), or ``unknown``).
     """
-    from toolkit.maps.search import autocomplete
+    from toolkit.maps.search import RESOLVED_CONFIDENCE, autocomplete, geocode
 
-    lon, lat = to_lonlat(near, "near", order="latlon")[0]
-    found = autocomplete(text, coordinates=(lon, lat), top=top, language=language,
+    point = to_point(near, "near")
+    found = autocomplete(text, coordinates=point, top=top, language=language,
                          connection=connection)
-    known = gazetteer() if places is None else places
-    by_name = {str(n).casefold(): (float(a), float(o)) for n, a, o in
-               zip(known["name"], known["lat"], known["lon"], strict=True)}
-    rows = []
+    known = _known(places)
+    labels: list[str] = []
     for _, s in found.iterrows():
         name = s.get("name")
-        label = name if isinstance(name, str) else s.get("address.formattedAddress")
+        labels.append(str(name if isinstance(name, str) else s.get("address.formattedAddress")))
+    unplaced = [label for label, (_, s) in zip(labels, found.iterrows(), strict=True)
+                if (s.get("geometry") is None or pd.isna(s.get("geometry"))
+                    or s["geometry"].is_empty) and label.casefold() not in known]
+    located: dict[str, tuple[float, float]] = {}
+    if unplaced:
+        hits = geocode(list(dict.fromkeys(unplaced)), coordinates=point, top=1,
+                       language=language, connection=connection)
+        for _, h in hits.iterrows():
+            if str(h["confidence"]) in RESOLVED_CONFIDENCE and h["geometry"] is not None:
+                located[str(h["query"])] = (float(h["geometry"].x), float(h["geometry"].y))
+    rows = []
+    for label, (_, s) in zip(labels, found.iterrows(), strict=True):
         geom = s.get("geometry")
         if geom is not None and not pd.isna(geom) and not geom.is_empty:
             c = geom.centroid
-            rows.append((label, s["type"], c.y, c.x, "service"))
-        elif isinstance(name, str) and name.casefold() in by_name:
-            rows.append((label, s["type"], *by_name[name.casefold()], "gazetteer"))
-        elif isinstance(s.get("address.locality"), str) and \
-                s["address.locality"].casefold() in by_name:
-            rows.append((label, s["type"], *by_name[s["address.locality"].casefold()],
-                         "locality"))
+            rows.append((label, s["type"], c.x, c.y, "service"))
+        elif label.casefold() in known:
+            rows.append((label, s["type"], *known[label.casefold()], "gazetteer"))
+        elif label in located:
+            rows.append((label, s["type"], *located[label], "geocode"))
         else:
             rows.append((label, s["type"], float("nan"), float("nan"), "unknown"))
-    out = pd.DataFrame(rows, columns=["label", "type", "lat", "lon", "placed_by"])
-    return out.astype({"label": "string", "type": "string", "lat": float, "lon": float,
+    out = pd.DataFrame(rows, columns=["label", "type", "lon", "lat", "placed_by"])
+    return out.astype({"label": "string", "type": "string", "lon": float, "lat": float,
                        "placed_by": "string"})
 
 
@@ -114,8 +116,8 @@ class PlaceWeather:
     """Everything the explorer shows for one place."""
 
     label: str
-    lat: float
     lon: float
+    lat: float
     current: gpd.GeoDataFrame
     pollutants: pd.DataFrame
     forecast: gpd.GeoDataFrame
@@ -172,17 +174,18 @@ class PlaceWeather:
         return fig
 
 
-def place_weather(lat: float, lon: float, *, label: str | None = None, duration: int = 7,
+def place_weather(location: Any, *, label: str | None = None, duration: int = 7,
                   language: str | None = None,
                   connection: Connection | None = None) -> PlaceWeather:
     """Current air, the daily forecast and the alerts at one place.
 
     Parameters
     ----------
-    lat, lon : float
-        The place (checked like every weather function's ``locations``).
+    location : (lon, lat), Point or str
+        The place, as every weather function takes one location: ``(longitude, latitude)``, a
+        shapely Point, or a place name (resolved through :func:`toolkit.geocode`).
     label : str, optional
-        Its name (default: the coordinates).
+        Its name (default: the name given, else the coordinates).
     duration : int
         Forecast days, 1 to 7.
     language : str, optional
@@ -197,13 +200,15 @@ def place_weather(lat: float, lon: float, *, label: str | None = None, duration:
         severe_weather_alerts,
     )
 
-    point = (lat, lon)
-    current = air_quality(point, language=language, connection=connection)
-    forecast = air_quality_forecast(point, duration=duration, language=language,
+    current = air_quality(location, language=language, connection=connection)
+    lon, lat = to_point(current.geometry.iloc[0], "location")
+    forecast = air_quality_forecast((lon, lat), duration=duration, language=language,
                                     connection=connection)
-    alerts = severe_weather_alerts(point, language=language, connection=connection)
-    return PlaceWeather(label or f"{lat:.4f}, {lon:.4f}", float(lat), float(lon), current,
-                        air_quality_pollutants(current), forecast, alerts)
+    alerts = severe_weather_alerts((lon, lat), language=language, connection=connection)
+    if label is None:
+        label = location if isinstance(location, str) else f"{lon:.4f}, {lat:.4f}"
+    return PlaceWeather(label, lon, lat, current, air_quality_pollutants(current), forecast,
+                        alerts)
 
 
 class AirQualityExplorer:
@@ -212,10 +217,11 @@ class AirQualityExplorer:
 
     Parameters
     ----------
-    near : (lat, lon)
+    near : (lon, lat) or Point
         Where suggestions are ranked from, and the starting coordinates.
     places : DataFrame, optional
-        The gazetteer used to place suggestions (default :func:`gazetteer`).
+        A gazetteer (``name``, ``lon``, ``lat``) consulted before :func:`toolkit.geocode` to
+        place suggestions.
     duration : int
         Forecast days, 1 to 7.
     language : str, optional
@@ -236,7 +242,7 @@ class AirQualityExplorer:
     --------
     >>> explorer = AirQualityExplorer()                     # doctest: +SKIP
     >>> explorer                                            # the widget, in a notebook
-    >>> report = explorer.select("Ordino")                  # or explorer.select((42.55, 1.53))
+    >>> report = explorer.select("Ordino")                  # or explorer.select((1.53, 42.55))
     >>> report.forecast                                     # the frames it shows
     """
 
@@ -256,8 +262,7 @@ class AirQualityExplorer:
         self.interactive = (importlib.util.find_spec("folium") is not None
                             if interactive is None else interactive)
         self.map: Any = None
-        lon, lat = to_lonlat(near, "near", order="latlon")[0]
-        self.near = (float(lat), float(lon))
+        self.near = to_point(near, "near")
         self.duration = duration
         self.language = language
         self.connection = connection
@@ -268,8 +273,8 @@ class AirQualityExplorer:
         self.name_box = w.Text(placeholder="a town or street, e.g. Ordino", description="Place")
         self.find_button = w.Button(description="Find", icon="search")
         self.choices = w.Dropdown(options=[], description="Pick")
-        self.lat_box = w.FloatText(value=self.near[0], description="Latitude")
-        self.lon_box = w.FloatText(value=self.near[1], description="Longitude")
+        self.lon_box = w.FloatText(value=self.near[0], description="Longitude")
+        self.lat_box = w.FloatText(value=self.near[1], description="Latitude")
         self.show_button = w.Button(description="Show", button_style="primary")
         self.message = w.HTML("")
         self.table = w.HTML("")
@@ -281,20 +286,18 @@ class AirQualityExplorer:
                               else None, names="value")
         self.choices.observe(self._on_choice, names="value")
         self.show_button.on_click(lambda _b: self._safely(
-            self.select, (self.lat_box.value, self.lon_box.value)))
+            self.select, (self.lon_box.value, self.lat_box.value)))
         self.widget = w.VBox([
             w.HBox([self.name_box, self.find_button, self.choices]),
-            w.HBox([self.lat_box, self.lon_box, self.show_button]),
+            w.HBox([self.lon_box, self.lat_box, self.show_button]),
             self.message,
             self.table,
             w.HBox([self.picture, self.map_view]) if self.interactive else self.picture,
         ])
 
     @property
-    def places(self) -> pd.DataFrame:
-        """The gazetteer (built on first use)."""
-        if self._places is None:
-            self._places = gazetteer()
+    def places(self) -> pd.DataFrame | None:
+        """The caller's gazetteer, if any."""
         return self._places
 
     def _safely(self, func: Any, *args: Any) -> None:
@@ -329,37 +332,29 @@ class AirQualityExplorer:
         return self.suggestions
 
     def select(self, place: Any) -> PlaceWeather:
-        """Show a place: a name (searched and placed as :func:`find_places` does) or
-        ``(lat, lon)``; returns what is shown."""
-        notes: list[str] = []
+        """Show a place: a name (a suggestion's label, placed as :func:`find_places` does, or
+        any name :func:`toolkit.geocode` finds) or ``(lon, lat)``; returns what is shown."""
+        location: Any = place
+        label = None
         if isinstance(place, str):
             hits = self.suggestions
-            for query in dict.fromkeys((place, place.split(",")[0].strip())):
-                if not hits.empty and place in set(hits["label"]):
-                    break
-                hits = find_places(query, near=self.near, places=self.places,
+            if hits.empty or place not in set(hits["label"]):
+                hits = find_places(place, near=self.near, places=self.places,
                                    language=self.language, connection=self.connection)
             exact = hits[hits["label"].str.casefold() == place.casefold()]
             best = (exact if len(exact) else hits).head(1)
-            if best.empty:
-                raise ValidationError("place", place, "no place of that name was suggested")
-            row = best.iloc[0]
-            if pd.isna(row["lat"]):
-                raise ValidationError("place", place, "the service gave no coordinates for this "
-                                      "suggestion and the gazetteer does not know it; enter "
-                                      "latitude and longitude instead")
-            if row["placed_by"] == "locality":
-                notes.append(f"{row['label']} is placed at the centre of its town")
-            label, lat, lon = str(row["label"]), float(row["lat"]), float(row["lon"])
+            if best.empty or pd.isna(best.iloc[0]["lon"]):
+                label = place  # not suggested, or not placed: geocoded by the weather call
+            else:
+                row = best.iloc[0]
+                label, location = str(row["label"]), (float(row["lon"]), float(row["lat"]))
         else:
-            lon, lat = to_lonlat(place, "place", order="latlon")[0]
-            label = f"{lat:.4f}, {lon:.4f}"
-        result = place_weather(lat, lon, label=label, duration=self.duration,
+            location = to_point(place, "place")
+        result = place_weather(location, label=label, duration=self.duration,
                                language=self.language, connection=self.connection)
-        result.notes = notes
         self.result = result
         self.error = None
-        self.lat_box.value, self.lon_box.value = float(lat), float(lon)
+        self.lon_box.value, self.lat_box.value = result.lon, result.lat
         self._render(result)
         return result
 

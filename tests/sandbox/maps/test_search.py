@@ -224,3 +224,55 @@ def test_api_version_is_checked(sandbox: Sandbox) -> None:
     for version in search.API_VERSIONS:
         assert requests.get(base + f"&api-version={version}", headers=key,
                             timeout=10).status_code == 200
+
+
+# ---------------------------------------------------------------------- geocoding
+def _geocode(sb: Sandbox, query: str, **headers: str) -> requests.Response:
+    key = sb.maps_key.reveal()
+    return requests.get(f"{sb.url}/geocode?api-version={search.GEOCODE_API_VERSIONS[0]}&{query}",
+                        headers={"subscription-key": key, **headers}, timeout=10)
+
+
+def test_geocode_answers_points_with_confidence_and_match_codes(sandbox: Sandbox) -> None:
+    r = _geocode(sandbox, "query=Ordino&top=3")
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("application/geo+json")
+    body = r.json()
+    assert body["type"] == "FeatureCollection" and 1 <= len(body["features"]) <= 3
+    first = body["features"][0]
+    ordino = _entity("Ordino")
+    assert first["geometry"] == {"type": "Point",
+                                 "coordinates": [round(ordino.lon, 7), round(ordino.lat, 7)]}
+    props = first["properties"]
+    assert props["type"] == "PopulatedPlace" and props["confidence"] == "High"
+    assert props["matchCodes"] == ["Good"]
+    assert props["geocodePoints"][0]["geometry"] == first["geometry"]
+    w, s, e, n = first["bbox"]
+    assert w < ordino.lon < e and s < ordino.lat < n
+    # later matches only start a word of their names: less sure
+    assert {f["properties"]["confidence"] for f in body["features"][1:]} <= {"Medium"}
+
+
+def test_geocode_needs_only_the_query_and_refuses_like_autocomplete(sandbox: Sandbox) -> None:
+    assert _geocode(sandbox, "query=").status_code == 400
+    assert _geocode(sandbox, "top=3").json()["error"]["code"] == "BadRequest"
+    assert _geocode(sandbox, "query=Ordino&top=21").status_code == 400
+    assert _geocode(sandbox, "query=Ordino&coordinates=42.5,191").status_code == 400
+    assert _geocode(sandbox, "query=Ordino&countryRegion=AND").status_code == 400
+    structured = _geocode(sandbox, "addressLine=Carrer%20Major&locality=Sispony&top=1").json()
+    assert structured["features"][0]["properties"]["address"]["locality"] == "Sispony"
+    unauthenticated = requests.get(f"{sandbox.url}/geocode?api-version=2025-01-01&query=Ordino",
+                                   timeout=10)
+    assert unauthenticated.status_code == 401
+
+
+def test_geocode_narrows_by_the_text_after_a_comma() -> None:
+    def localities(query: str) -> list[str]:
+        return [f["properties"]["address"].get("locality") for f in
+                search.geocode_features(query, ref=None, bbox=None, country=None, top=20,
+                                        lang=None)]
+
+    everywhere = localities("Carrer Major")
+    assert len(set(everywhere)) > 1
+    assert set(localities("Carrer Major, Sispony")) == {"Sispony"}
+    assert set(localities("Carrer Major, AD400 Sispony, Andorra")) == {"Sispony"}
+    assert localities("Carrer Major, AD100") == []

@@ -179,9 +179,9 @@ def _route_item(item: Any, sandbox: Sandbox) -> dict[str, Any]:
         hit = net.nearest(p, usable, max_m=MAX_SNAP_M)
         if hit is None:
             raise ItemError("WaypointOffRoadNetwork",
-                            f"Waypoint {i} ({p[0]:.6f}, {p[1]:.6f}) is more than "
-                            f"{MAX_SNAP_M / 1000:g} km from any road the {mode} travel mode can "
-                            "use.")
+                            f"Waypoint {i} at longitude {p[0]:.6f}, latitude {p[1]:.6f} is more "
+                            f"than {MAX_SNAP_M / 1000:g} km from any road the {mode} travel mode "
+                            "can use.")
         snapped.append(hit[:2])
     traffic = traffic_factors(sandbox)
     found = routes(net, points, mode=mode, optimize=optimize, avoid=frozenset(avoid),

@@ -1,4 +1,5 @@
-"""Geocode autocomplete (spec 2 §2.1, §4.1) over Andorra's places, points of interest and streets.
+"""Geocode autocomplete (spec 2 §2.1, §4.1) and geocoding (Search ``GET /geocode``) over
+Andorra's places, points of interest and streets.
 
 The entities come from the OpenStreetMap extract (``toolkit/_data/andorra_places.json.gz``, (c)
 OpenStreetMap contributors, ODbL): the country, its towns, villages, hamlets and localities,
@@ -11,6 +12,14 @@ entity (towns first), then the distance to ``coordinates`` (or the centre of ``b
 restricts the results when given; ``countryRegion``, ``resultTypes`` and ``resultTypeGroups``
 filter (their intersection may be empty: then no features); ``Accept-Language`` picks the name
 in that language where the data has one (Catalan, the local language, otherwise).
+
+Geocoding matches whole names (accents, case and punctuation aside): a name equal to the query
+is a High-confidence match (``Good``, or ``Ambiguous`` when several entities share it), a name
+the query starts or a word of it begins with is Medium, anything else is not returned. Text after
+a comma narrows to a locality, parish or postcode (``"Carrer Major, Ordino"``); a house number
+gives an ``Address`` at the street (``"12 Avinguda Meritxell"``; a number past the street's end
+goes up the hierarchy to the ``RoadBlock``, Medium); a street without a number is a
+``RoadBlock``. Every match carries its point (``[lon, lat]``), a ``bbox`` and ``geocodePoints``.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from toolkit._spec.maps import (
     AUTOCOMPLETE_TYPE_GROUPS,
     AUTOCOMPLETE_TYPES,
     COUNTRY_CODE_PATTERN,
+    GEOCODE_API_VERSIONS,
+    GEOCODE_TOP,
     SEARCH_API_VERSIONS,
 )
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
@@ -36,7 +47,8 @@ from toolkit.sandbox.maps.traffic import parse_bbox
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
 
-__all__ = ["API_VERSIONS", "RESULT_TYPES", "Entity", "entities", "register", "suggest"]
+__all__ = ["API_VERSIONS", "RESULT_TYPES", "Entity", "entities", "geocode_features", "register",
+           "suggest"]
 
 API_VERSIONS = SEARCH_API_VERSIONS
 
@@ -219,15 +231,12 @@ def _list(value: str | None, allowed: tuple[str, ...], name: str) -> set[str] | 
     return items
 
 
-def _autocomplete(request: Request) -> Reply:
-    note_arrival(request, "autocomplete")
-    query = request.param("query")
-    if query is None or not query.strip():
-        raise SandboxHTTPError(400, "BadRequest", "The 'query' parameter is required.")
+def _location(request: Request) -> tuple[tuple[float, float] | None,
+                                        tuple[float, ...] | None]:
+    """``coordinates`` and ``bbox`` (the reference point: the coordinates, else the bbox's
+    centre)."""
     coords = request.param("coordinates")
     bbox_text = request.param("bbox")
-    if not coords and not bbox_text:
-        raise SandboxHTTPError(400, "BadRequest", "Either 'coordinates' or 'bbox' is required.")
     ref = None
     if coords:
         try:
@@ -247,24 +256,146 @@ def _autocomplete(request: Request) -> Reply:
                                    "wide and high.")
         if ref is None:
             ref = ((bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2)
-    top_text = request.param("top", "5")
+    return ref, bbox
+
+
+def _top(request: Request) -> int:
+    low, high = GEOCODE_TOP
+    rule = f"'top' must be an integer from {low} to {high}."
     try:
-        top = int(top_text or "5")
+        top = int(request.param("top", "5") or "5")
     except ValueError:
-        raise SandboxHTTPError(400, "BadRequest", "'top' must be an integer from 1 to 20."
-                               ) from None
-    if not 1 <= top <= 20:
-        raise SandboxHTTPError(400, "BadRequest", "'top' must be an integer from 1 to 20.")
+        raise SandboxHTTPError(400, "BadRequest", rule) from None
+    if not low <= top <= high:
+        raise SandboxHTTPError(400, "BadRequest", rule)
+    return top
+
+
+def _codes(request: Request) -> None:
     for name in ("countryRegion", "view"):
         value = request.param(name)
         if value and not (ISO2.match(value) or (name == "view" and value.lower() == "auto")):
             raise SandboxHTTPError(400, "BadRequest", f"'{name}' must be an ISO 3166-1 alpha-2 "
                                    "code.")
+
+
+def _lang(request: Request) -> str | None:
+    return request.language.split("-")[0].lower() if request.language else None
+
+
+def _autocomplete(request: Request) -> Reply:
+    note_arrival(request, "autocomplete")
+    query = request.param("query")
+    if query is None or not query.strip():
+        raise SandboxHTTPError(400, "BadRequest", "The 'query' parameter is required.")
+    if not request.param("coordinates") and not request.param("bbox"):
+        raise SandboxHTTPError(400, "BadRequest", "Either 'coordinates' or 'bbox' is required.")
+    ref, bbox = _location(request)
+    top = _top(request)
+    _codes(request)
     types = _list(request.param("resultTypes"), RESULT_TYPES, "resultTypes")
     groups = _list(request.param("resultTypeGroups"), GROUPS, "resultTypeGroups")
-    lang = request.language.split("-")[0].lower() if request.language else None
     features = suggest(query, ref=ref, bbox=bbox, country=request.param("countryRegion"),
-                       types=types, groups=groups, top=top, lang=lang)
+                       types=types, groups=groups, top=top, lang=_lang(request))
+    return Reply(200, {"type": "FeatureCollection", "features": features},
+                 content_type="application/geo+json")
+
+
+#: Half the side of a match's bbox, degrees, by entity weight (towns are larger).
+_EXTENT = {0: 0.02, 1: 0.008, 2: 0.003, 3: 0.0008}
+
+
+def _whole(keys: tuple[str, ...], text: str) -> int | None:
+    """0 when a name is the text, 1 when a name starts with it or a word of it does."""
+    if text in keys:
+        return 0
+    return 1 if _match(keys, text) is not None else None
+
+
+def _narrows(ent: Entity, context: list[str]) -> bool:
+    """Whether the text after the commas names the entity's locality, parish or postcode (or
+    the country)."""
+    where = {_norm(x) for x in (ent.locality, ent.parish, "Andorra") if x}
+    for part in context:
+        code = re.match(r"^(ad\d{3})\b\s*", part)
+        if code:
+            if ent.postcode is None or _norm(ent.postcode) != code.group(1):
+                return False
+            part = part[code.end():]
+        if part and not any(w.startswith(part) for w in where):
+            return False
+    return True
+
+
+def geocode_features(query: str, *, ref: tuple[float, float] | None,
+                     bbox: tuple[float, ...] | None, country: str | None, top: int,
+                     lang: str | None) -> list[dict[str, Any]]:
+    """The ranked geocoding features for a query (see the module's notes)."""
+    if country is not None and country.upper() != COUNTRY_ISO:
+        return []
+    head, *context = [p for p in (_norm(x) for x in query.split(",")) if p] or [""]
+    context = [c for c in context if c not in ("andorra", "ad")]
+    text, number = _split_number(head)
+    found: list[tuple[float, int, int, Entity]] = []
+    for order, ent in enumerate(entities()):
+        quality = _whole(ent.keys, text) if text else None
+        if quality is None or not _narrows(ent, context):
+            continue
+        if number is not None and ent.group != "Address":
+            continue
+        km = float(haversine_m(ref[0], ref[1], ent.lon, ent.lat)) / 1000 if ref else 0.0
+        inside = bbox is None or (bbox[0] <= ent.lon <= bbox[2] and bbox[1] <= ent.lat <= bbox[3])
+        score = quality * 10 + (0 if inside else 5) + ent.weight + min(km, 500.0) / 5
+        found.append((score, order, quality, ent))
+    found.sort(key=lambda t: (t[0], t[1]))
+    exact = [ent.name for _, _, q, ent in found if q == 0]
+    features = []
+    for _, _, quality, ent in found[:top]:
+        codes = ["Ambiguous" if exact.count(ent.name) > 1 else "Good"]
+        confidence = "High" if quality == 0 else "Medium"
+        kind, num = ent.type, None
+        if ent.group == "Address":
+            kind = "RoadBlock"
+            if number is not None and int(number) <= ent.numbers:
+                kind, num = "Address", number
+            elif number is not None:
+                codes, confidence = ["UpHierarchy"], "Medium"
+        address = _address(ent, lang, num)
+        if ent.group == "Place" and ent.type not in ("PopulatedPlace", "CountryRegion"):
+            address["formattedAddress"] = f"{_localized(ent, lang)}, " \
+                                          f"{address['formattedAddress']}"
+        point = {"type": "Point", "coordinates": [round(ent.lon, 7), round(ent.lat, 7)]}
+        half = _EXTENT.get(ent.weight, 0.0008)
+        method = "Interpolation" if ent.group == "Address" else "Rooftop"
+        features.append({
+            "type": "Feature",
+            "properties": {"address": address, "type": kind, "confidence": confidence,
+                           "matchCodes": codes,
+                           "geocodePoints": [{"geometry": point, "calculationMethod": method,
+                                              "usageTypes": ["Display", "Route"]}]},
+            "geometry": point,
+            "bbox": [round(ent.lon - half, 7), round(ent.lat - half, 7),
+                     round(ent.lon + half, 7), round(ent.lat + half, 7)],
+        })
+    return features
+
+
+def _geocode(request: Request) -> Reply:
+    note_arrival(request, "geocode")
+    query = request.param("query")
+    if query is None or not query.strip():
+        parts = [request.param(n) for n in ("addressLine", "locality", "postalCode",
+                                            "adminDistrict")]
+        query = ", ".join(p for p in parts if p)
+    if not query.strip():
+        raise SandboxHTTPError(400, "BadRequest", "The 'query' parameter (or 'addressLine', "
+                               "'locality', 'postalCode', 'adminDistrict') is required.")
+    ref, bbox = _location(request)
+    top = _top(request)
+    _codes(request)
+    features = geocode_features(query, ref=ref, bbox=bbox,
+                                country=request.param("countryRegion"), top=top,
+                                lang=_lang(request))
     return Reply(200, {"type": "FeatureCollection", "features": features},
                  content_type="application/geo+json")
 
@@ -286,7 +417,9 @@ def build_world(world: Any) -> tuple[Entity, ...]:
 
 
 def register(router: Router, sandbox: Sandbox) -> None:
-    """Add the autocomplete route."""
+    """Add the autocomplete and geocode routes."""
     router.add("GET", "/geocode:autocomplete", _autocomplete, family="maps",
                api_versions=API_VERSIONS, name="autocomplete")
+    router.add("GET", "/geocode", _geocode, family="maps", api_versions=GEOCODE_API_VERSIONS,
+               name="geocode")
 
