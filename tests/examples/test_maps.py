@@ -138,7 +138,7 @@ def test_traffic_incident_example_keeps_the_big_ids_exact() -> None:
 
 
 def test_geocode_address_example() -> None:
-    ex = example("18-maps-geocode", "ForwardGeocodingByQuery.json")
+    ex = example("21-maps-geocode", "ForwardGeocodingByQuery.json")
     body = ex["responses"]["200"]["body"]
     df = geocode_frame(geocode_rows(body, ex["parameters"]["query"]))
     _check_schema(df, GEOCODE)
@@ -160,7 +160,7 @@ def test_geocode_address_example() -> None:
 
 
 def test_geocode_landmark_example_keeps_point_of_interest_types() -> None:
-    ex = example("18-maps-geocode", "ForwardGeocodingFindLandmarkByQuery.json")
+    ex = example("21-maps-geocode", "ForwardGeocodingFindLandmarkByQuery.json")
     body = ex["responses"]["200"]["body"]
     df = geocode_frame(geocode_rows(body, "empire state building"))
     _check_schema(df, GEOCODE)

@@ -87,7 +87,7 @@ _SOURCES: dict[str, _Source] = {
         "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/"
         "Vendor.HostedClusterProvider/hostedClusters/{resourceName}/listCredentials", "post"),
     "autocomplete": _Source("09-maps-geocode-autocomplete", "/geocode:autocomplete", "get"),
-    "geocode": _Source("18-maps-geocode", "/geocode", "get"),
+    "geocode": _Source("21-maps-geocode", "/geocode", "get"),
     "route_directions_batch": _Source("10-maps-route-directions-batch",
                                       "/route/directions:batch", "post"),
     "snap_to_roads": _Source("11-maps-snap-to-roads", "/route/snapToRoads", "post"),
