@@ -41,6 +41,9 @@ __all__ = [
     "ProtocolError",
     "RateLimitError",
     "ResponseLimitError",
+    "RetryWaitWarning",
+    "RevealedSecretsWarning",
+    "SandboxWarning",
     "ServiceError",
     "ToolkitError",
     "ToolkitWarning",
@@ -50,6 +53,7 @@ __all__ = [
     "ValidationError",
     "error_from_response",
     "parse_error_body",
+    "warn_user",
 ]
 
 
@@ -95,6 +99,37 @@ class ToolkitWarning(UserWarning):
 
 class TruncatedResultWarning(ToolkitWarning):
     """A collection was cut short by ``max_items``: the frame does not hold every record."""
+
+
+class SandboxWarning(ToolkitWarning):
+    """The functions answer from the embedded sandbox: invented data, not a real cloud's.
+
+    Shown when ``connect()`` (or the first function called without a connection) starts the
+    sandbox because nothing is configured.
+    """
+
+
+class RevealedSecretsWarning(ToolkitWarning):
+    """An export was written with secret values in clear (``reveal=True``)."""
+
+
+class RetryWaitWarning(ToolkitWarning):
+    """A service asked to wait longer than ``max_retry_wait`` before asking again; the toolkit
+    did not wait (the request failed with ``retry_after``, or a batch kept the item as an error
+    row)."""
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` attributed to the first caller outside the toolkit, so a notebook
+    shows it once, at the user's own line."""
+    import sys
+    import warnings
+
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is warn_user's caller
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "toolkit":
+        level += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    warnings.warn(message, category, stacklevel=level)
 
 
 class ValidationError(ToolkitError, ValueError):

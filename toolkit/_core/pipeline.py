@@ -47,6 +47,7 @@ from azure.core.pipeline.policies import (
     BearerTokenCredentialPolicy,
     HeadersPolicy,
     HttpLoggingPolicy,
+    ProxyPolicy,
     RetryPolicy,
     SansIOHTTPPolicy,
     UserAgentPolicy,
@@ -69,8 +70,10 @@ from toolkit._core.errors import (
     ValidationError,
     error_from_response,
 )
+from toolkit._core.provenance import note_sandbox_answer
 from toolkit._core.secrets import Secret, install_log_redaction, redact
 from toolkit._spec.arm import READ_BUCKET, WRITE_BUCKET
+from toolkit._spec.common import SANDBOX_HEADER
 
 logger = logging.getLogger(__name__)
 
@@ -896,6 +899,8 @@ class Pipeline:
             *auth,
             logging_policy,
         ]
+        if config.proxies:
+            policies.insert(0, ProxyPolicy(proxies=dict(config.proxies)))
         self._client: PipelineClient[HttpRequest, HttpResponse] = PipelineClient(
             self.base_url, policies=policies, transport=self._transport)
         # ``enforce_https`` is an option of the bearer-token policy only: never hand it to a
@@ -1141,6 +1146,8 @@ class Pipeline:
             raise TransportError(f"{operation or method}: {redact(str(err))[:300]}") from err
         response = Response(raw.status_code, raw.headers, raw.content, url, method, operation,
                             self.header_prefix)
+        if self.config.sandbox or raw.headers.get(SANDBOX_HEADER) == "true":
+            note_sandbox_answer(response.request_id)
         if raw.status_code not in expected:
             hint = None
             if not idempotent and raw.status_code >= 500:

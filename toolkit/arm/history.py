@@ -41,6 +41,9 @@ _LEFT_OUT = ("components", "policyEvaluationDetails")
 _STORED = [c for c in POLICY_STATES.columns if c.name not in _LEFT_OUT]
 
 
+#: Parquet metadata key of a stored day: ``true`` when its records are the sandbox's.
+_SANDBOX_KEY = b"toolkit.sandbox"
+
 def _imports() -> tuple[Any, Any, Any, Any]:
     try:
         import fsspec
@@ -188,6 +191,10 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
         df = df.compute()
     _, _, _, pq = _imports()
     table = _arrow_table(df)
+    # whether the day's records are the sandbox's invented data travels with the file
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           _SANDBOX_KEY: b"true" if df.attrs.get("sandbox")
+                                           else b"false"})
     folder = _partition(root, where.template.replace("{ns}", "Microsoft"), when)
     fs.makedirs(folder, exist_ok=True)
     final = f"{folder}/{PART}"
@@ -200,10 +207,13 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
         if name != PART and name.startswith(f".{PART}."):
             fs.rm(leftover)
     logger.info("policy history: %d records of %s on %s written", len(df), scope, when)
-    return pd.DataFrame({"scope": pd.array([scope], dtype="string"),
-                         "day": pd.array([when.isoformat()], dtype="string"),
-                         "records": pd.array([len(df)], dtype="Int64"),
-                         "path": pd.array([final], dtype="string")})
+    out = pd.DataFrame({"scope": pd.array([scope], dtype="string"),
+                        "day": pd.array([when.isoformat()], dtype="string"),
+                        "records": pd.array([len(df)], dtype="Int64"),
+                        "path": pd.array([final], dtype="string")})
+    out.attrs.update({"operation": "snapshot_policy_states",
+                      "sandbox": bool(df.attrs.get("sandbox"))})
+    return out
 
 
 def _scope_of(scope: Any) -> Any:
@@ -287,6 +297,8 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
         files = [f.path for f in dataset.get_fragments(filter=expr)]
         return history_dask(store, files, wanted, expr, storage_options)
     table = dataset.to_table(columns=[*wanted, "scope", "day"], filter=expr)
+    attrs["sandbox"] = any((f.physical_schema.metadata or {}).get(_SANDBOX_KEY) == b"true"
+                           for f in dataset.get_fragments(filter=expr))
     return _frame(table, attrs)
 
 
