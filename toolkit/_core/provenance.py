@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from functools import wraps
+from typing import TYPE_CHECKING, Any, ParamSpec
 from urllib.parse import urlsplit
 
 from toolkit._core.accessor import register as register_accessor
@@ -25,7 +26,10 @@ from toolkit._core.cache import served_from_cache
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["answered_by_sandbox", "note_sandbox_answer", "provenance", "provenance_of"]
+__all__ = ["answered_by_sandbox", "keeps_sandbox_flag", "note_sandbox_answer", "provenance",
+           "provenance_of"]
+
+_P = ParamSpec("_P")
 
 #: How many sandbox request ids are remembered (the oldest are forgotten first).
 _SANDBOX_IDS_MAX = 200_000
@@ -74,3 +78,17 @@ def provenance(operation: str, api_version: str | None, url: str | None,
 def provenance_of(df: pd.DataFrame) -> dict[str, Any]:
     """A copy of a frame's ``attrs``, to carry into a frame derived from it."""
     return {str(key): value for key, value in df.attrs.items()}
+
+
+def keeps_sandbox_flag(derive: Callable[_P, pd.DataFrame]) -> Callable[_P, pd.DataFrame]:
+    """Decorate a helper that derives a frame from the frame it is given first: the result
+    says whether its source was the sandbox's (``attrs["sandbox"]``), like its source."""
+
+    @wraps(derive)
+    def derived(*args: _P.args, **kwargs: _P.kwargs) -> pd.DataFrame:
+        out = derive(*args, **kwargs)
+        source = args[0] if args else next(iter(kwargs.values()), None)
+        out.attrs["sandbox"] = bool(getattr(source, "attrs", {}).get("sandbox", False))
+        return out
+
+    return derived

@@ -418,6 +418,7 @@ STRENGTH_AUDIT = Schema(
         Col("state", "category", categories=CA_POLICY_STATES),
         Col("grantControls.controls", "list"),
         Col("blocks_mfa_weakening", "boolean"),
+        Col("error", "string"),
     ),
 )
 
