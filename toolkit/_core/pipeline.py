@@ -65,6 +65,7 @@ from toolkit._core.errors import (
     ErrorInfo,
     ProtocolError,
     ResponseLimitError,
+    ToolkitError,
     TransportError,
     UntrustedOriginError,
     ValidationError,
@@ -1127,6 +1128,8 @@ class Pipeline:
         except ResponseLimitError as err:
             raise ResponseLimitError(f"{operation or method}: {err}", limit=err.limit,
                                      url=_short(url), status=err.status) from None
+        except ToolkitError:  # already the toolkit's own (its ApiErrors are AzureErrors too)
+            raise
         except ClientAuthenticationError as err:
             raise AuthenticationError(
                 401, ErrorInfo(code="CredentialUnavailable", message=redact(str(err.message))),
