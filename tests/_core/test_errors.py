@@ -164,7 +164,7 @@ def test_the_azure_core_fields_never_show_a_secret() -> None:
     from toolkit._core.secrets import MASK, Secret
 
     secret = Secret("s3cr3t-value-123", "token")
-    err = error_from_response(400, {"error": {"code": "Bad", "message": f"token {secret.reveal()}"}},
-                              {})
+    body = {"error": {"code": "Bad", "message": f"token {secret.reveal()}"}}
+    err = error_from_response(400, body, {})
     assert secret.reveal() not in f"{err} {err.message} {err.error} {err.exc_msg}"
     assert MASK in str(err.error)
