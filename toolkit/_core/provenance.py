@@ -26,8 +26,11 @@ from toolkit._core.cache import served_from_cache
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["answered_by_sandbox", "keeps_sandbox_flag", "note_sandbox_answer", "provenance",
-           "provenance_of"]
+__all__ = ["SANDBOX_MARK", "answered_by_sandbox", "from_sandbox", "keeps_sandbox_flag",
+           "note_sandbox_answer", "provenance", "provenance_of"]
+
+#: What plots and maps of the sandbox's frames say on their face.
+SANDBOX_MARK = "sandbox data (invented)"
 
 _P = ParamSpec("_P")
 
@@ -92,3 +95,9 @@ def keeps_sandbox_flag(derive: Callable[_P, pd.DataFrame]) -> Callable[_P, pd.Da
         return out
 
     return derived
+
+
+def from_sandbox(*values: Any) -> bool:
+    """Whether any of the values is a frame the sandbox answered (``attrs["sandbox"]``)."""
+    return any(getattr(v, "attrs", None) is not None and isinstance(v.attrs, dict)
+               and v.attrs.get("sandbox") is True for v in values)
