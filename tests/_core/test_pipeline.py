@@ -41,7 +41,8 @@ def test_retry_after_above_the_cap_raises_rate_limit_error(sandbox, waits) -> No
     conn = toolkit.connect(sandbox=sandbox, max_retry_wait=30, progress=False)
     conn.sleep = waits
     sandbox.inject("429", path="operations", count=1, retry_after=300)
-    with pytest.raises(RateLimitError) as info:
+    with pytest.raises(RateLimitError) as info, \
+            pytest.warns(toolkit.RetryWaitWarning, match="wait 300 s .*max_retry_wait=30 s"):
         toolkit.sql_operations(connection=conn)
     assert info.value.retry_after == 300
     assert "wait 300 s" in str(info.value)

@@ -126,14 +126,19 @@ class RetryWaitWarning(ToolkitWarning):
     row)."""
 
 
+#: Packages a warning is never attributed to: the toolkit and what it calls through (in a
+#: worker thread of a fan-out no user frame exists; the warning then names no file).
+_LIBRARY = frozenset({"toolkit", "azure", "requests", "urllib3", "concurrent", "threading"})
+
+
 def warn_user(message: str, category: type[Warning]) -> None:
-    """``warnings.warn`` attributed to the first caller outside the toolkit, so a notebook
-    shows it once, at the user's own line."""
+    """``warnings.warn`` attributed to the first caller outside the toolkit (and the libraries
+    it calls through), so a notebook shows it once, at the user's own line."""
     import sys
     import warnings
 
     level, frame = 2, sys._getframe(1)  # stacklevel 2 is warn_user's caller
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "toolkit":
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in _LIBRARY:
         level += 1
         frame = frame.f_back  # type: ignore[assignment]
     warnings.warn(message, category, stacklevel=level)

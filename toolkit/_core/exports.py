@@ -16,6 +16,7 @@ Needs pyarrow (``pip install "toolkit[parquet]"``).
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from collections.abc import Mapping
@@ -26,8 +27,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from toolkit._core.errors import ValidationError
-from toolkit._core.secrets import MASK, Secret
+from toolkit._core.errors import RevealedSecretsWarning, ValidationError, warn_user
+from toolkit._core.secrets import MASK, Secret, open_private
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +104,8 @@ def to_parquet(df: pd.DataFrame, path: str | os.PathLike[str], *, reveal: bool =
         The file to write (replaced if it exists).
     reveal : bool
         ``False`` (the default) writes secret columns as the mask ``••••••••``; ``True`` writes
-        the revealed values (the file then holds credentials: keep it as you keep them).
+        the revealed values: the file then holds credentials, is made readable by its owner
+        only (mode 0600) and a :class:`~toolkit.RevealedSecretsWarning` says so.
 
     Raises
     ------
@@ -137,18 +139,27 @@ def to_parquet(df: pd.DataFrame, path: str | os.PathLike[str], *, reveal: bool =
     out.attrs = {}
     target = os.fspath(path)
     if _is_geo(out):
-        # geopandas writes the GeoParquet metadata (every geometry column); ours is added after
-        out.to_parquet(target, index=None)
-        table = pq.read_table(target)
+        # geopandas makes the GeoParquet metadata (every geometry column); ours is added after
+        buffer = io.BytesIO()
+        out.to_parquet(buffer, index=None)
+        table = pq.read_table(pa.BufferReader(buffer.getvalue()))
     else:
         table = pa.Table.from_pandas(out, preserve_index=None)
     metadata = dict(table.schema.metadata or {})
     metadata[_META_KEY] = orjson.dumps(meta, default=_json_default,
                                        option=orjson.OPT_SERIALIZE_NUMPY)
-    pq.write_table(table.replace_schema_metadata(metadata), target)
+    table = table.replace_schema_metadata(metadata)
+    if meta["revealed"]:  # credentials in clear: readable by the owner only, as a kubeconfig
+        with open_private(target) as handle:
+            pq.write_table(table, handle)
+    else:
+        pq.write_table(table, target)
     if meta["revealed"]:
-        logger.warning("to_parquet: %s holds revealed secret values (%s)", os.fspath(path),
-                       ", ".join(k for k, v in kinds.items() if v == "secret"))
+        columns = ", ".join(k for k, v in kinds.items() if v == "secret")
+        logger.info("to_parquet: %s holds revealed secret values (%s)", target, columns)
+        warn_user(f"to_parquet: {target} holds secret values in clear ({columns}); it was "
+                  "written readable by its owner only: keep it as you keep those credentials",
+                  RevealedSecretsWarning)
 
 
 def _is_geo(df: pd.DataFrame) -> bool:

@@ -65,11 +65,13 @@ from toolkit._core.errors import (
     ErrorInfo,
     ProtocolError,
     ResponseLimitError,
+    RetryWaitWarning,
     ToolkitError,
     TransportError,
     UntrustedOriginError,
     ValidationError,
     error_from_response,
+    warn_user,
 )
 from toolkit._core.provenance import note_sandbox_answer
 from toolkit._core.secrets import Secret, install_log_redaction, redact
@@ -606,8 +608,10 @@ class _RetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
             return False
         retry_after = self.get_retry_after(response)
         if retry_after is not None and retry_after > self.max_retry_wait:
-            logger.warning("%s asked to wait %.0f s, more than max_retry_wait=%.0f s: not waiting",
-                           _short(response.http_request.url), retry_after, self.max_retry_wait)
+            warn_user(f"{_short(response.http_request.url)} asked to wait {retry_after:.0f} s "
+                      f"before asking again, more than max_retry_wait="
+                      f"{self.max_retry_wait:.0f} s: not waiting (raise max_retry_wait in "
+                      "toolkit.connect() to let the toolkit wait)", RetryWaitWarning)
             return False
         if retry_after is None and status == 429:
             logger.info("HTTP 429 without Retry-After from %s: backing off %.1f s on our own",

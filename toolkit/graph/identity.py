@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.concurrency import FAMILY_RATES, Outcome, settle
-from toolkit._core.errors import ToolkitError, ValidationError
+from toolkit._core.errors import ToolkitError, ToolkitWarning, ValidationError, warn_user
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import PagingStyle, collect_frame, iter_pages
 from toolkit._core.pipeline import Response, segment
@@ -96,8 +96,9 @@ def usage_rows(body: Any, policy_id: str | None = None) -> list[dict[str, Any]]:
         if isinstance(items, dict | str):
             items = [items]
         if not isinstance(items, list):
-            logger.warning("usage: %r is a %s, not a list of policies; skipped", requirement,
-                           type(items).__name__)
+            warn_user(f"authentication_strength_usage: the service sent {requirement!r} as a "
+                      f"{type(items).__name__}, not a list of policies; those rows are missing",
+                      ToolkitWarning)
             continue
         for item in items:
             if isinstance(item, str):
