@@ -51,9 +51,11 @@ def test_every_frame_round_trips_with_its_dtypes(frames, tmp_path) -> None:
         back = toolkit.read_parquet(path)
         assert type(back) is type(df), name
         assert list(back.columns) == list(df.columns), name
-        assert back.dtypes.to_dict() == df.dtypes.to_dict(), name
-        assert back.attrs == df.attrs, name
         secret = _secret_columns(df)
+        # a secret column written masked comes back as the mask, as text
+        assert back.drop(columns=secret).dtypes.to_dict() == \
+            df.drop(columns=secret).dtypes.to_dict(), name
+        assert back.attrs == df.attrs, name
         for col in secret:
             assert (back[col] == MASK).all(), (name, col)
         pd.testing.assert_frame_equal(back.drop(columns=secret), df.drop(columns=secret),

@@ -8,8 +8,9 @@ mixed types (stored as JSON text, read back as the same lists, dicts and scalars
 ``df.attrs`` travels in the file's metadata.
 
 Columns holding :class:`~toolkit._core.secrets.Secret` values are written as the mask unless the
-caller passes ``reveal=True``, the explicit step; a revealed column is read back as ``Secret``
-values again, so it is still masked on screen.
+caller passes ``reveal=True``, the explicit step; a revealed column is read back as a ``secret``
+column again, so it is still masked on screen (a masked one is read back as the mask, as text).
+A plain ``df.to_parquet()`` writes the mask too (:mod:`toolkit._core.secretarray`).
 
 Needs pyarrow (``pip install "toolkit[parquet]"``).
 """
@@ -28,6 +29,7 @@ import orjson
 import pandas as pd
 
 from toolkit._core.errors import RevealedSecretsWarning, ValidationError, warn_user
+from toolkit._core.secretarray import SecretDtype, secret_array
 from toolkit._core.secrets import MASK, Secret, open_private
 
 logger = logging.getLogger(__name__)
@@ -64,7 +66,9 @@ def _json_default(value: Any) -> Any:
 
 
 def _kind(series: pd.Series) -> str | None:
-    """``secret``, ``json`` or ``None`` (written as it is) for an object column."""
+    """``secret``, ``json`` or ``None`` (written as it is) for a column."""
+    if isinstance(series.dtype, SecretDtype):
+        return "secret"
     if series.dtype != object:
         return None
     values = [v for v in series if v is not None and not (isinstance(v, float) and v != v)]
@@ -198,10 +202,11 @@ def read_parquet(path: str | os.PathLike[str]) -> pd.DataFrame:
         if kind == "json":
             df[name] = pd.Series([orjson.loads(v) if isinstance(v, str) else None
                                   for v in df[name]], index=df.index, dtype=object)
-        elif kind == "secret":
-            revealed = bool(meta.get("revealed"))
-            df[name] = pd.Series([(Secret(v, name) if revealed else v)
-                                  if isinstance(v, str) else None for v in df[name]],
+        elif kind == "secret" and meta.get("revealed"):
+            df[name] = pd.Series(secret_array([v if isinstance(v, str) else None
+                                               for v in df[name]], name), index=df.index)
+        elif kind == "secret":  # the mask, as text: nothing to reveal
+            df[name] = pd.Series([v if isinstance(v, str) else None for v in df[name]],
                                  index=df.index, dtype=object)
     for name, spec in (meta.get("categories") or {}).items():
         # every category and the order, also for categories no row uses (and empty frames)
