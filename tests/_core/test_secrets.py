@@ -62,39 +62,3 @@ def test_log_filter_and_redact_mask_live_secrets() -> None:
     RedactingFilter().filter(record)
     assert VALUE not in record.getMessage()
     del s
-
-
-# --------------------------------------------------------------------------------------------
-# a frame's secret column: masked for every writer, plain pandas included
-
-
-def test_plain_pandas_writers_write_the_mask_of_a_credential_frame(sandbox, tmp_path) -> None:
-    import io
-
-    import toolkit
-    from toolkit._core.secrets import MASK
-
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    try:
-        aro = sandbox.catalog().query("kind == 'hosted_cluster'").iloc[0]
-        creds = toolkit.hosted_cluster_credentials(aro.subscription_id, aro.resource_group,
-                                                   aro["name"], connection=conn)
-        aks = sandbox.catalog().query("kind == 'managed_cluster'").iloc[0]
-        kube = toolkit.cluster_monitoring_credentials(aks.subscription_id, aks.resource_group,
-                                                      aks["name"], connection=conn)
-    finally:
-        conn.close()
-    for df, col in ((creds, "kubeadminPassword"), (kube, "value")):
-        value = df[col].iloc[0].reveal()  # the cells are still Secret values
-        value = value.decode() if isinstance(value, bytes) else value
-        path = tmp_path / f"{col}.parquet"
-        df.to_parquet(path)  # plain pandas, through Arrow
-        assert value.encode() not in path.read_bytes()
-        back = pd.read_parquet(path)
-        assert (back[col] == MASK).all()
-        for text in (df.to_csv(), df.to_json(force_ascii=False), df._repr_html_(), repr(df)):
-            assert value not in text
-            assert MASK in text or text.endswith("columns]")  # a wide repr elides the column
-        buffer = io.BytesIO()
-        df.to_parquet(buffer)
-        assert value.encode() not in buffer.getvalue()
