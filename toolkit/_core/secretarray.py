@@ -10,6 +10,7 @@ the mask through ``__arrow_array__``: a plain export never holds a credential.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +36,7 @@ class SecretDtype(ExtensionDtype):
         return "SecretDtype()"
 
     @classmethod
-    def construct_array_type(cls) -> type[SecretArray]:
+    def construct_array_type(cls) -> builtins.type[SecretArray]:
         """The array type of this dtype."""
         return SecretArray
 
@@ -108,7 +109,7 @@ class SecretArray(ExtensionArray):
         key = pd.api.indexers.check_array_indexer(self, key)
         self._data[key] = value
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         values = other._data if isinstance(other, SecretArray) else other
         if pd.api.types.is_list_like(values) and not isinstance(values, str | bytes):
             return np.array([a == b for a, b in zip(self._data, values, strict=True)],
@@ -120,7 +121,8 @@ class SecretArray(ExtensionArray):
 
     def take(self, indices: Any, *, allow_fill: bool = False,
              fill_value: Any = None) -> SecretArray:
-        return type(self)(take(self._data, indices, allow_fill=allow_fill, fill_value=None))
+        taken = take(self._data, indices, allow_fill=allow_fill, fill_value=None)
+        return type(self)(np.asarray(taken, dtype=object))
 
     def copy(self) -> SecretArray:
         return type(self)(self._data.copy())

@@ -290,7 +290,7 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
 
     dataset = ds.dataset(root, format="parquet", partitioning=partitioning, schema=_schema(),
                          filesystem=PyFileSystem(FSSpecHandler(fs)))
-    attrs = {"operation": "read_policy_history", "store": store}
+    attrs: dict[str, Any] = {"operation": "read_policy_history", "store": store}
     if engine == "dask":
         from toolkit.arm.engine import history_dask
 
