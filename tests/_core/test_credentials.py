@@ -79,3 +79,19 @@ def test_a_word_without_azure_identity_says_what_to_install(monkeypatch) -> None
     with pytest.raises(ValidationError, match=r"toolkit\[identity\]") as info:
         toolkit.connect(credential="cli", progress=False)
     assert info.value.parameter == "credential"
+
+
+def test_a_worker_builds_the_word_of_its_environment_for_the_cloud_of_its_url(monkeypatch) -> None:
+    from toolkit.connection import environment_credential
+
+    monkeypatch.setenv("TOOLKIT_CREDENTIAL", "device_code")
+    cred = environment_credential("https://management.usgovcloudapi.net")
+    assert isinstance(cred, azure.identity.DeviceCodeCredential)
+    assert cred._authority == f"https://{Hosts.AZURE_GOVERNMENT}"
+    # a gateway of no known cloud: azure-identity's default authority, the public cloud's
+    cred = environment_credential("https://gateway.example.test")
+    assert cred._authority == f"https://{Hosts.AZURE_PUBLIC_CLOUD}"
+    monkeypatch.setenv("TOOLKIT_CREDENTIAL", "nope")
+    with pytest.raises(ValidationError) as info:
+        environment_credential("https://management.azure.com")
+    assert info.value.parameter == "TOOLKIT_CREDENTIAL"
