@@ -45,7 +45,8 @@ def test_base_url_sets_all_families() -> None:
 def test_nothing_configured_starts_the_sandbox(monkeypatch, caplog) -> None:
     for var in ("TOOLKIT_BASE_URL", "TOOLKIT_ARM_URL", "TOOLKIT_TOKEN", "TOOLKIT_MAPS_KEY"):
         monkeypatch.delenv(var, raising=False)
-    with caplog.at_level(logging.INFO, logger="toolkit.connection"):
+    with caplog.at_level(logging.INFO, logger="toolkit.connection"), \
+            pytest.warns(toolkit.SandboxWarning, match="invented data"):
         conn = toolkit.connect(progress=False)
     try:
         assert conn.sandbox is not None and conn.sandbox.running
@@ -77,15 +78,27 @@ def test_connection_argument_must_be_a_connection() -> None:
         toolkit.sql_operations(connection="http://127.0.0.1")
 
 
-def test_starting_the_sandbox_is_said_in_one_line_when_logging_is_not_configured() -> None:
+def test_starting_the_sandbox_by_default_warns_once_that_the_data_is_invented() -> None:
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLKIT_")}
-    code = "import toolkit; c = toolkit.connect(); c.close()"
+    code = "import toolkit\nfor _ in range(2):\n    toolkit.connect().close()\n"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=120, check=True)
-    lines = [line for line in done.stderr.splitlines() if "started the sandbox" in line]
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("toolkit: no endpoint configured; started the sandbox at http://127.0.0.1:")
+    lines = [line for line in done.stderr.splitlines() if "SandboxWarning" in line]
+    assert len(lines) == 1, done.stderr  # the default filter shows it once per place
+    assert lines[0].startswith("<string>:3: SandboxWarning: ")  # at the user's own line
+    assert "invented data" in lines[0]
+    assert "toolkit.connect(cloud='public', credential='cli')" in lines[0]
+
+
+def test_an_explicit_sandbox_is_announced_without_a_warning(recwarn) -> None:
+    conn = toolkit.connect(sandbox=True, progress=False)
+    try:
+        assert conn.sandbox is not None
+        assert not [w for w in recwarn if issubclass(w.category, toolkit.SandboxWarning)]
+    finally:
+        conn.close()
+

@@ -160,7 +160,8 @@ def test_polling_shows_progress(sandbox, catalog, waits, monkeypatch) -> None:
         def close(self):
             made.append({"closed_at": self.n})
 
-    monkeypatch.setattr("tqdm.auto.tqdm", Bar)
+    monkeypatch.setattr(progress, "bar_kind", lambda: "terminal")
+    monkeypatch.setattr(progress, "_tqdm_class", lambda kind: Bar)
     conn = toolkit.connect(sandbox=sandbox, progress=True, progress_min=2)
     conn.sleep = waits
     s = _server(catalog)

@@ -2,20 +2,24 @@
 
 ``connect()`` builds a :class:`Connection` and makes it the default one that every public function
 uses when it gets ``connection=None``. With nothing configured (no arguments, no ``TOOLKIT_*``
-environment variables), it starts the embedded sandbox on a free loopback port and says so in one
-log line (and one line on stderr when no logging is configured).
+environment variables), it starts the embedded sandbox on a free loopback port and says so with a
+:class:`~toolkit.SandboxWarning` (invented data, and how to connect to the real services); every
+frame the sandbox answers carries ``df.attrs["sandbox"] = True``. Naming a real cloud never
+starts the sandbox.
 
 Environment variables (each gives the keyword of the same meaning):
 
 =============================  ===============================================================
-``TOOLKIT_CLOUD``              ``cloud``: ``public``, ``usgov``, ``china`` or ``neutral``
+``TOOLKIT_CLOUD``              ``cloud``: ``public``, ``usgov``, ``china`` or ``neutral`` (or
+                               the Azure CLI's ``AzureCloud``, ``AzureUSGovernment``...)
 ``TOOLKIT_BASE_URL``           ``base_url``: all four families at one address
 ``TOOLKIT_ARM_URL``            ``arm_url`` (resource management)
 ``TOOLKIT_MAPS_URL``           ``maps_url``
 ``TOOLKIT_GRAPH_URL``          ``graph_url`` (identity)
 ``TOOLKIT_FABRIC_URL``         ``fabric_url`` (eventstreams)
 ``TOOLKIT_TOKEN``              ``token``: a static bearer token
-``TOOLKIT_CREDENTIAL``         ``default`` uses azure-identity's ``DefaultAzureCredential``
+``TOOLKIT_CREDENTIAL``         ``credential`` shortcut: ``default``, ``cli``, ``managed_identity``,
+                               ``interactive`` or ``device_code`` (azure-identity)
 ``TOOLKIT_MAPS_KEY``           ``maps_key`` (shared key)
 ``TOOLKIT_MAPS_SAS_TOKEN``     ``maps_sas_token``
 ``TOOLKIT_MAPS_CLIENT_ID``     ``maps_client_id`` (account id sent with bearer tokens to maps)
@@ -48,12 +52,13 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from toolkit._core.config import Credentials, FamilyConfig, Settings, check_verify
-from toolkit._core.errors import ValidationError
+from toolkit._core.credentials import credential_for, credential_word, default_credential
+from toolkit._core.errors import SandboxWarning, ValidationError, warn_user
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
 from toolkit._core.secrets import RedactingHandler, Secret, install_log_redaction
 from toolkit._spec.clouds import CLOUDS, DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
@@ -118,6 +123,8 @@ class Connection:
         The running embedded sandbox when the connection uses one.
     stats : Stats
         Request, attempt, retry and throttling counts of this connection.
+    proxies : mapping or None
+        Proxy per scheme for every request (``connect(proxies=...)``).
     sleep : callable
         Waits (Retry-After, backoff, polling) go through it; tests replace it to record waits.
     """
@@ -143,6 +150,7 @@ class Connection:
     owns_sandbox: bool = False
     cloud: Cloud = NEUTRAL
     words: Vocabulary = NEUTRAL.words
+    proxies: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         self._pipelines: dict[str, Pipeline] = {}
@@ -224,6 +232,7 @@ class Connection:
             credentials=Credentials(self.credential, self.token, self.maps_key,
                                     self.maps_sas_token, self.maps_client_id),
             stats=self.stats, sleep=self.sleep_for, clock=self.clock,
+            sandbox=self.sandbox is not None, proxies=self.proxies,
         )
 
     def _scope_needed(self, family: str) -> str | None:
@@ -269,6 +278,29 @@ class Connection:
 _default: Connection | None = None
 _default_lock = threading.RLock()
 
+_SANDBOX_WARNING = (
+    "toolkit: nothing is configured, so every function answers from the embedded sandbox on "
+    "127.0.0.1: invented data, not your cloud's (frames carry df.attrs['sandbox'] = True). To "
+    "use the real services: toolkit.connect(cloud='public', credential='cli') (or 'default', "
+    "'managed_identity', 'interactive', 'device_code', a credential object, or token=), or set "
+    "TOOLKIT_CLOUD and TOOLKIT_CREDENTIAL. toolkit.sandbox.catalog() lists the sandbox's world.")
+
+
+def _checked_proxies(proxies: Any) -> dict[str, str] | None:
+    """``proxies=`` as requests takes it: scheme (or ``scheme://host``) -> proxy URL."""
+    if proxies is None:
+        return None
+    from urllib.parse import urlsplit
+
+    if not isinstance(proxies, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and urlsplit(v).scheme in (
+                "http", "https", "socks5", "socks5h") and urlsplit(v).hostname
+            for k, v in proxies.items()):
+        raise ValidationError("proxies", type(proxies).__name__,
+                              "must be a dict of scheme to proxy URL, as requests takes it: "
+                              "{'https': 'http://proxy:8080'}")
+    return dict(proxies)
+
 
 def _install_redaction() -> None:
     install_log_redaction("toolkit", "azure", "urllib3")
@@ -292,6 +324,7 @@ def connect(
     header_prefix: str | None = None,
     verify: bool | str = True,
     sandbox: bool | Sandbox | None = None,
+    proxies: Mapping[str, str] | None = None,
     **settings: Any,
 ) -> Connection:
     """Build a connection and make it the default.
@@ -302,8 +335,13 @@ def connect(
         One address for all four families (a gateway, or a sandbox started elsewhere).
     arm_url, maps_url, graph_url, fabric_url : str, optional
         Per-family addresses; they win over ``base_url``.
-    credential : object, optional
-        Anything with azure-identity's ``get_token(*scopes)`` (``DefaultAzureCredential()``...).
+    credential : object or str, optional
+        Anything with azure-identity's ``get_token(*scopes)`` (``DefaultAzureCredential()``...),
+        or a shortcut word built with azure-identity and given the cloud's sign-in authority:
+        ``"default"`` (``DefaultAzureCredential``), ``"cli"`` (``AzureCliCredential``: the
+        Azure CLI's login and cloud), ``"managed_identity"``, ``"interactive"`` (a browser
+        sign-in), ``"device_code"``. ``TOOLKIT_CREDENTIAL`` takes the same words. Naming a
+        real cloud without any credential or token means ``"default"``.
     token : str, optional
         A static bearer token (used when no credential is given).
     maps_key, maps_sas_token : str, optional
@@ -312,7 +350,11 @@ def connect(
         Maps account id sent as the ``client-id`` header of the cloud's prefix
         (``x-ms-client-id``) with bearer tokens.
     cloud : {"public", "usgov", "china", "neutral"}, optional
-        The cloud whose hosts, token scopes and words every family uses
+        The cloud whose hosts, token scopes and words every family uses; the Azure CLI's names
+        (``AzureCloud``, ``AzureUSGovernment``, ``AzureChinaCloud``) are accepted, in any case.
+        Naming a real cloud (here or in ``TOOLKIT_CLOUD``) never starts the sandbox: without a
+        credential, azure-identity's default chain for that cloud is used (an error says what
+        to configure when azure-identity is not installed)
         (:mod:`toolkit._spec.clouds`). Default: ``TOOLKIT_CLOUD``, else the sandbox's own
         cloud when connecting to a sandbox, else the cloud whose hosts the given URLs name,
         else ``neutral`` when URLs are given (a gateway or a sandbox in another process, in
@@ -333,7 +375,13 @@ def connect(
         value is a ValidationError.
     sandbox : bool or Sandbox, optional
         ``True`` starts the embedded sandbox whatever else is set; a running ``Sandbox`` is
-        used as is.
+        used as is. With nothing configured at all (no endpoint, credential, token, key or
+        cloud), the sandbox is started too, with a :class:`~toolkit.SandboxWarning` saying its
+        data is invented. Every frame a sandbox answered has ``df.attrs["sandbox"] = True``.
+    proxies : dict, optional
+        Proxy per scheme, as requests takes them (``{"https": "http://proxy:8080"}``), for
+        every request of the connection (azure-core's ``ProxyPolicy``); ``HTTPS_PROXY`` and
+        ``HTTP_PROXY`` in the environment apply without it.
     **settings
         Any :class:`Settings` field (``max_retries``, ``max_retry_wait``, ``max_concurrency``,
         ``read_timeout``, ``request_deadline``, ``max_body_bytes``, ``poll_interval``,
@@ -363,14 +411,14 @@ def connect(
         "graph": graph_url or env.get("TOOLKIT_GRAPH_URL"),
         "fabric": fabric_url or env.get("TOOLKIT_FABRIC_URL"),
     }
-    if credential is None and env.get("TOOLKIT_CREDENTIAL", "").lower() == "default":
-        try:
-            from azure.identity import DefaultAzureCredential
-        except ImportError as err:
-            raise ValidationError("TOOLKIT_CREDENTIAL", "default",
-                                  "needs azure-identity: "
-                                  "pip install 'cloudops-frames[identity]'") from err
-        credential = DefaultAzureCredential()
+    # a shortcut word is built into its azure-identity credential once the cloud is known
+    word: tuple[str, str] | None = None
+    if isinstance(credential, str):
+        word, credential = (credential_word(credential), "credential"), None
+    elif credential is None and env.get("TOOLKIT_CREDENTIAL", "").strip():
+        word = (credential_word(env["TOOLKIT_CREDENTIAL"], "TOOLKIT_CREDENTIAL"),
+                "TOOLKIT_CREDENTIAL")
+    proxies = _checked_proxies(proxies)
     token = token or env.get("TOOLKIT_TOKEN") or None
     maps_key = maps_key or env.get("TOOLKIT_MAPS_KEY") or None
     maps_sas_token = maps_sas_token or env.get("TOOLKIT_MAPS_SAS_TOKEN") or None
@@ -392,12 +440,15 @@ def connect(
             "1", "true", "yes") else v)
     if env.get("TOOLKIT_SANDBOX", "").lower() in ("1", "true", "yes") and sandbox is None:
         sandbox = True
-    configured = any(urls.values()) or base_url or credential or token or maps_key or maps_sas_token
+    configured = (any(urls.values()) or base_url or credential or word or token or maps_key
+                  or maps_sas_token)
+    # naming a real cloud is asking for real data: never answered from the sandbox unasked
+    by_default = sandbox is None and not configured and not (chosen is not None and chosen.real)
 
     _install_redaction()
     running = None
     owns = False
-    if sandbox is True or (sandbox is None and not configured):
+    if sandbox is True or by_default:
         from toolkit.sandbox import Sandbox as _Sandbox
 
         seed = int(env.get("TOOLKIT_SANDBOX_SEED", "7"))
@@ -408,8 +459,13 @@ def connect(
         owns = True
         words = "" if running.cloud.name == "neutral" else \
             f" in the {running.cloud.name} cloud's vocabulary"
-        _announce(f"toolkit: no endpoint configured; started the sandbox at {running.url}"
-                  f"{words} (toolkit.sandbox.catalog() lists its world)")
+        line = (f"toolkit: started the sandbox at {running.url}{words} "
+                "(toolkit.sandbox.catalog() lists its world)")
+        if by_default:
+            logger.info(line)
+            warn_user(_SANDBOX_WARNING, SandboxWarning)
+        else:
+            _announce(line)
     elif sandbox is not None and not isinstance(sandbox, bool):
         running = sandbox
     if running is not None:
@@ -419,9 +475,14 @@ def connect(
         if running.tls and verify is True:
             verify = running.ca_file or verify
         chosen = chosen or running.cloud
+    named = chosen is not None
     if chosen is None:
         given = [u for u in (*urls.values(), base_url) if u]
         chosen = _cloud_of(given) if given else get_cloud(DEFAULT_CLOUD)
+    if word is not None:
+        credential = credential_for(word[0], chosen, word[1])
+    elif named and running is None and credential is None and not token and chosen.real:
+        credential = default_credential(chosen)
     resolved: dict[str, str] = {}
     for fam in FAMILIES:
         url = urls[fam] or base_url or chosen.host(fam) or ""
@@ -443,7 +504,7 @@ def connect(
         maps_client_id=maps_client_id, namespace=namespace or chosen.words.namespace,
         header_prefix=header_prefix or chosen.words.header_prefix,
         verify=verify, settings=conf, sandbox=running, owns_sandbox=owns, scopes=token_scopes,
-        cloud=chosen, words=chosen.words,
+        cloud=chosen, words=chosen.words, proxies=proxies,
     )
     global _default
     with _default_lock:
@@ -457,8 +518,9 @@ def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
 
     ``TOOLKIT_SANDBOX_SECRET`` with a loopback ``arm_url``: the sandbox's token authority derived
     from that secret; ``TOOLKIT_TOKEN``: that static token (a string);
-    ``TOOLKIT_CREDENTIAL=default``: azure-identity's ``DefaultAzureCredential`` (environment,
-    workload or managed identity).
+    ``TOOLKIT_CREDENTIAL``: the azure-identity credential of that shortcut word
+    (``default``: ``DefaultAzureCredential``, environment, workload or managed identity), for
+    ``TOOLKIT_CLOUD`` or the cloud ``arm_url`` names.
 
     Raises
     ------
@@ -474,14 +536,12 @@ def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
         return SandboxCredential(TokenAuthority(secret))
     if os.environ.get("TOOLKIT_TOKEN"):
         return os.environ["TOOLKIT_TOKEN"]
-    if os.environ.get("TOOLKIT_CREDENTIAL", "").lower() == "default":
-        try:
-            from azure.identity import DefaultAzureCredential
-        except ImportError as err:
-            raise ValidationError("TOOLKIT_CREDENTIAL", "default",
-                                  "needs azure-identity: "
-                                  "pip install 'cloudops-frames[identity]'") from err
-        return DefaultAzureCredential()
+    word = os.environ.get("TOOLKIT_CREDENTIAL", "").strip()
+    if word:
+        cloud_name = os.environ.get("TOOLKIT_CLOUD", "").strip()
+        cloud = _cloud_named(cloud_name, "TOOLKIT_CLOUD") if cloud_name else _cloud_of([arm_url])
+        return credential_for(word, cloud if cloud.real else get_cloud(DEFAULT_CLOUD),
+                              "TOOLKIT_CREDENTIAL")
     raise ValidationError(parameter, None, "this process found no credential: set "
                                            "TOOLKIT_CREDENTIAL=default (environment, workload or "
                                            "managed identity) or TOOLKIT_TOKEN in its "

@@ -24,6 +24,16 @@ def test_every_listed_name_resolves_to_its_module(package) -> None:
         assert name in dir(package)
 
 
+@pytest.mark.parametrize("package", [toolkit, toolkit.plot, toolkit.explore, toolkit.widgets])
+def test_dir_lists_the_public_names_only(package) -> None:
+    public = [n for n in dir(package) if not n.startswith("__")]
+    assert set(public) <= set(package.__all__) | {"arm", "connection", "explore", "fabric",
+                                                   "graph", "maps", "plot", "sandbox", "widgets"}
+    assert set(package.__all__) <= set(public)
+    for helper in ("TYPE_CHECKING", "annotations", "attach"):
+        assert helper not in dir(package)
+
+
 def test_unknown_names_raise_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         toolkit.plot.nothing_here  # noqa: B018

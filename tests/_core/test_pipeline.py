@@ -41,7 +41,8 @@ def test_retry_after_above_the_cap_raises_rate_limit_error(sandbox, waits) -> No
     conn = toolkit.connect(sandbox=sandbox, max_retry_wait=30, progress=False)
     conn.sleep = waits
     sandbox.inject("429", path="operations", count=1, retry_after=300)
-    with pytest.raises(RateLimitError) as info:
+    with pytest.raises(RateLimitError) as info, \
+            pytest.warns(toolkit.RetryWaitWarning, match="wait 300 s .*max_retry_wait=30 s"):
         toolkit.sql_operations(connection=conn)
     assert info.value.retry_after == 300
     assert "wait 300 s" in str(info.value)
@@ -435,3 +436,81 @@ def test_the_pool_keeps_a_connection_for_every_page_a_wide_read_has_in_flight(ca
         answers = list(pool.map(lambda i: pipe.send("GET", f"/items/{i}"), range(at_once)))
     assert [a.status for a in answers] == [200] * at_once
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
+
+
+# --------------------------------------------------------------------------------------------
+# proxies=: every request goes through the proxy given (azure-core's ProxyPolicy)
+
+
+class _CountingProxy:
+    """A tiny forwarding proxy for plain http on loopback: counts what it forwards."""
+
+    def __init__(self) -> None:
+        import http.client
+        import http.server
+        import threading
+        from urllib.parse import urlsplit
+
+        seen: list[str] = []
+        self.seen = seen
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _forward(self) -> None:
+                seen.append(f"{self.command} {self.path}")
+                target = urlsplit(self.path)  # absolute form: http://host:port/path?query
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                headers = {k: v for k, v in self.headers.items()
+                           if k.lower() not in ("proxy-connection", "connection")}
+                upstream.request(self.command, target.path + (f"?{target.query}"
+                                                              if target.query else ""),
+                                 body=body, headers=headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+
+            do_GET = do_POST = do_PUT = _forward
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+def test_proxies_carry_every_request(sandbox) -> None:
+    proxy = _CountingProxy()
+    try:
+        conn = toolkit.connect(sandbox=sandbox, proxies={"http": proxy.url}, progress=False)
+        with sandbox.recording() as log:
+            df = toolkit.sql_operations(connection=conn)
+        conn.close()
+    finally:
+        proxy.stop()
+    assert len(df) > 0 and len(log) >= 1
+    assert len(proxy.seen) == len(log)  # each request the sandbox saw came through the proxy
+    assert all(s.startswith(f"GET {sandbox.url}/") for s in proxy.seen)
+
+
+def test_bad_proxies_are_refused_before_any_request(sandbox) -> None:
+    for bad in ("http://proxy:8080", {"https": "proxy:8080"}, {"https": 8080}):
+        with sandbox.recording() as log, pytest.raises(toolkit.ValidationError) as info:
+            toolkit.connect(sandbox=sandbox, proxies=bad, progress=False)
+        assert info.value.parameter == "proxies" and log == []

@@ -8,7 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
+import toolkit
 from toolkit._core.provenance import provenance, provenance_of
+from toolkit._spec.common import SANDBOX_HEADER
 
 
 def test_the_endpoint_drops_the_query_and_fragment() -> None:
@@ -19,6 +21,7 @@ def test_the_endpoint_drops_the_query_and_fragment() -> None:
     assert attrs["endpoint"] == "https://127.0.0.1:8443/subscriptions/s/providers/x"
     assert attrs["request_ids"] == ["r1", "r2"]
     assert attrs["from_cache"] == [False, False]  # ids never answered from the cache
+    assert attrs["sandbox"] is False  # ids no sandbox answered
 
 
 def test_no_url_means_no_endpoint_and_the_time_is_now_in_utc() -> None:
@@ -45,3 +48,57 @@ def test_provenance_of_is_a_copy_of_the_frames_attrs() -> None:
     copied["operation"] = "g"
     assert df.attrs["operation"] == "f"
     assert provenance_of(pd.DataFrame()) == {}
+
+
+# --------------------------------------------------------------------------------------------
+# df.attrs["sandbox"]: invented data is never confused with real data
+
+
+def test_every_function_marks_the_sandboxs_frames(sandbox, tmp_path) -> None:
+    from tests.frames_of_every_function import every_frame
+
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    conn.sleep = lambda seconds: None
+    try:
+        frames = every_frame(sandbox, conn)
+        unmarked = {name for name, df in frames.items() if df.attrs.get("sandbox") is not True}
+        assert unmarked == set()
+        scope = f"/subscriptions/{frames['subscriptions']['subscriptionId'].iloc[0]}"
+        snap = toolkit.snapshot_policy_states(str(tmp_path), scope, connection=conn)
+        assert snap.attrs["sandbox"] is True
+        assert toolkit.read_policy_history(str(tmp_path)).attrs["sandbox"] is True
+    finally:
+        conn.close()
+
+
+def test_a_sandbox_started_apart_marks_its_answers_by_its_header(sandbox) -> None:
+    # connected by URL only (as to `python -m toolkit.sandbox`): the connection holds no Sandbox
+    conn = toolkit.connect(base_url=sandbox.url, credential=sandbox.credential(),
+                           maps_key=sandbox.maps_key, progress=False)
+    try:
+        assert conn.sandbox is None
+        assert toolkit.sql_operations(connection=conn).attrs["sandbox"] is True
+    finally:
+        conn.close()
+
+
+def test_real_answers_are_marked_real_and_no_header_can_unmark_the_sandbox(sandbox) -> None:
+    from tests.replay import Answer, replay_server
+
+    body = {"value": [{"name": "Vendor.Sql/servers/read", "isDataAction": False}]}
+    with replay_server() as rp:
+        rp.add("GET", r"/providers/Vendor\.Sql/operations",
+               Answer(200, body, {"x-vendor-request-id": "11111111-0000-0000-0000-000000000001"}),
+               Answer(200, body, {"x-vendor-request-id": "11111111-0000-0000-0000-000000000002",
+                                  SANDBOX_HEADER: "true"}))
+        conn = toolkit.connect(base_url=rp.url, token="t" * 20, progress=False)
+        assert toolkit.sql_operations(connection=conn).attrs["sandbox"] is False
+        assert toolkit.sql_operations(connection=conn).attrs["sandbox"] is True  # header: True
+        conn.close()
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    try:
+        df = toolkit.sql_operations(connection=conn)
+        assert df.attrs["sandbox"] is True
+        assert provenance_of(df)["sandbox"] is True  # derived frames keep it
+    finally:
+        conn.close()

@@ -23,7 +23,7 @@ def test_a_column_reads_its_dotted_path_or_its_name() -> None:
     ("string", pd.StringDtype()), ("datetime", pd.DatetimeTZDtype("ns", "UTC")),
     ("Int64", pd.Int64Dtype()), ("exactint", pd.Int64Dtype()), ("float", "float64"),
     ("boolean", pd.BooleanDtype()), ("timedelta", "timedelta64[ns]"), ("list", "object"),
-    ("object", "object"), ("secret", "object"), ("geometry", "object"),
+    ("object", "object"), ("secret", "secret"), ("geometry", "object"),
 ])
 def test_each_kind_has_its_dtype(kind, dtype) -> None:
     assert Col("c", kind).dtype() == dtype

@@ -159,15 +159,66 @@ def test_a_sandbox_of_another_cloud_is_refused() -> None:
         assert info.value.parameter == "cloud"
 
 
-def test_connect_with_a_cloud_and_nothing_else_starts_a_sandbox_speaking_it(caplog) -> None:
-    conn = toolkit.connect(cloud="public", progress=False)
+def test_naming_a_real_cloud_never_starts_the_sandbox(monkeypatch, recwarn) -> None:
+    import azure.identity
+
+    made: list[dict[str, Any]] = []
+
+    class Recorded(azure.identity.DefaultAzureCredential):
+        def __init__(self, **kwargs: Any) -> None:
+            made.append(kwargs)
+            super().__init__(**kwargs)
+
+    monkeypatch.setattr(azure.identity, "DefaultAzureCredential", Recorded)
+    conn = toolkit.connect(cloud="AzureUSGovernment", progress=False)
+    assert conn.sandbox is None and conn.cloud.name == "usgov"
+    assert isinstance(conn.credential, Recorded)
+    assert made == [{"authority": azure.identity.AzureAuthorityHosts.AZURE_GOVERNMENT}]
+    monkeypatch.setenv("TOOLKIT_CLOUD", "public")
+    conn = toolkit.connect(progress=False)
+    assert conn.sandbox is None and conn.url_for("arm") == "https://management.azure.com"
+    assert made[-1] == {"authority": azure.identity.AzureAuthorityHosts.AZURE_PUBLIC_CLOUD}
+    assert not [w for w in recwarn if issubclass(w.category, toolkit.SandboxWarning)]
+
+
+def test_a_real_cloud_without_azure_identity_says_what_to_configure(monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "azure.identity", None)  # import fails
+    with pytest.raises(ValidationError) as info:
+        toolkit.connect(cloud="public", progress=False)
+    text = str(info.value)
+    assert info.value.parameter == "credential"
+    assert "toolkit[identity]" in text and "credential=" in text and "token=" in text
+
+
+def test_a_sandbox_in_a_real_clouds_words_is_started_only_when_asked() -> None:
+    conn = toolkit.connect(cloud="public", sandbox=True, progress=False)
     try:
         assert conn.sandbox is not None and conn.sandbox.cloud is PUBLIC
         df = toolkit.sql_operations(max_items=3, connection=conn)
         assert df["name"].str.startswith("Microsoft.Sql/").all()
         assert df.attrs["request_ids"]  # read from x-ms-request-id
+        assert df.attrs["sandbox"] is True
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("alias, name", [("AzureCloud", "public"), ("azurecloud", "public"),
+                                         ("AzureUSGovernment", "usgov"),
+                                         ("AZURECHINACLOUD", "china")])
+def test_the_azure_clis_cloud_names_are_aliases(alias, name) -> None:
+    assert get_cloud(alias) is CLOUDS[name]
+    conn = toolkit.connect(cloud=alias, token="t" * 20, progress=False)
+    assert conn.cloud is CLOUDS[name]
+
+
+def test_real_clouds_carry_azure_identitys_authority_hosts() -> None:
+    from azure.identity import AzureAuthorityHosts as Hosts
+
+    assert {n: c.authority_host for n, c in CLOUDS.items()} == {
+        "neutral": None, "public": Hosts.AZURE_PUBLIC_CLOUD, "usgov": Hosts.AZURE_GOVERNMENT,
+        "china": Hosts.AZURE_CHINA}
 
 
 def test_sandbox_accepts_the_real_audiences_only_in_a_real_cloud() -> None:

@@ -33,7 +33,7 @@ def _values(node: Any, keys: set[str]) -> list[str]:
 def test_the_module_is_data_only() -> None:
     assert imports_beyond_spec(common) == []
     assert top_level_statements(common) == []
-    assert common.__all__ == ["UUID_PATTERN"]
+    assert common.__all__ == ["SANDBOX_HEADER", "UUID_PATTERN"]
 
 
 def test_no_fact_is_written_again_elsewhere_in_the_package(package_literals) -> None:

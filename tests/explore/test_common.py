@@ -296,6 +296,31 @@ def test_finish_adds_the_layer_control_and_an_escaped_legend() -> None:
     assert "toolkit-legend" not in bare.get_root().render()
 
 
+def test_every_map_of_sandbox_frames_carries_the_sandbox_mark(frames) -> None:
+    import toolkit
+    from toolkit._core.provenance import SANDBOX_MARK
+
+    placed = frames["suggestions"].copy()  # the sandbox's suggestions carry no position
+    placed["geometry"] = gpd.points_from_xy([1.52] * len(placed), [42.51] * len(placed),
+                                            crs=4326)
+    assert placed.attrs["sandbox"] is True
+    maps = {
+        "routes": toolkit.explore.routes(frames["routes"], incidents=frames["incidents"]),
+        "incidents": toolkit.explore.incidents(frames["incidents"]),
+        "snapped_trace": toolkit.explore.snapped_trace(frames["raw"], frames["snapped"]),
+        "suggestions": toolkit.explore.suggestions(placed),
+        "air_quality": toolkit.explore.air_quality(frames["air"], alerts=frames["alerts"]),
+        "alerts": toolkit.explore.alerts(frames["alerts"]),
+    }
+    assert set(maps) == set(toolkit.explore.__all__) - {"map_summary"}
+    for name, m in maps.items():
+        page = m.get_root().render()
+        assert page.count('"toolkit-sandbox-mark"') == 1 and SANDBOX_MARK in page, name
+    real = frames["incidents"].copy()
+    real.attrs["sandbox"] = False
+    assert "toolkit-sandbox-mark" not in toolkit.explore.incidents(real).get_root().render()
+
+
 # ------------------------------------------------------------------------------ helpers
 def test_has_geometry_skips_missing_and_empty() -> None:
     values = [shapely.Point(0, 0), None, shapely.Point(), shapely.LineString([(0, 0), (1, 1)])]

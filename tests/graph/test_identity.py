@@ -285,6 +285,19 @@ def test_audit_of_chosen_policies(conn, sandbox, tenant) -> None:
     assert len(df) == len(_expected(tenant, PHISHING_RESISTANT))
 
 
+def test_audit_keeps_a_failed_lookup_as_a_row_with_its_error(conn, sandbox, tenant) -> None:
+    # the usage query of one strength fails on the service (500s past every retry)
+    sandbox.inject("500", path=f"{PHISHING_RESISTANT}/usage")
+    df = toolkit.authentication_strength_audit(connection=conn)
+    _check_schema(df, STRENGTH_AUDIT)
+    failed = df[df["policy_id"] == PHISHING_RESISTANT]
+    assert len(failed) == 1 and failed["error"].str.contains("HTTP 500").all()
+    assert failed["policy_name"].notna().all() and failed["blocks_mfa_weakening"].isna().all()
+    good = df[df["policy_id"] != PHISHING_RESISTANT]
+    assert good["error"].isna().all() and len(good) == len(tenant.policies) - len(
+        _expected(tenant, PHISHING_RESISTANT))
+
+
 def test_audit_rejects_bad_ids_before_any_request(conn, sandbox) -> None:
     with sandbox.recording() as log, pytest.raises(ValidationError) as info:
         toolkit.authentication_strength_audit([MFA, ""], connection=conn)

@@ -34,3 +34,47 @@ def test_new_axes_keeps_the_given_axes_or_makes_a_figure_of_the_size() -> None:
     made = new_axes(figsize=(5, 3))
     assert made is not ax and tuple(made.figure.get_size_inches()) == (5, 3)
     plt.close("all")
+
+
+# --------------------------------------------------------------------------------------------
+# the sandbox mark: plots of invented data say so on their face
+
+
+def _marks(fig) -> list[str]:
+    return [t.get_text() for t in fig.texts if t.get_gid() == "toolkit-sandbox-mark"]
+
+
+def test_every_plot_helper_marks_the_sandboxs_frames() -> None:
+    import toolkit.plot
+
+    for name in toolkit.plot.__all__:
+        helper = getattr(toolkit.plot, name)
+        assert helper.__code__.co_qualname == "marks_sandbox.<locals>.plotted", name
+
+
+def test_a_sandbox_frame_is_marked_and_a_real_one_is_not(sandbox, tmp_path) -> None:
+    import toolkit
+    from toolkit._core.provenance import SANDBOX_MARK
+
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    try:
+        gw = sandbox.catalog().query("kind == 'application_gateway'").iloc[0]
+        health = toolkit.backend_health(gw.subscription_id, gw.resource_group, gw["name"],
+                                        connection=conn)
+        sub = sandbox.catalog().query("kind == 'subscription'").iloc[0].subscription_id
+        states = toolkit.policy_states(sub, "rg-web-weu", connection=conn)
+    finally:
+        conn.close()
+    assert health.attrs["sandbox"] is True
+    ax = toolkit.plot.backend_health(health)
+    assert _marks(ax.figure) == [SANDBOX_MARK]
+    ax.figure.savefig(tmp_path / "health.png")  # drawn without error, the mark inside
+    trend = toolkit.compliance_trend(states)  # a derived frame keeps the flag
+    fig, (left, right) = plt.subplots(1, 2)
+    toolkit.plot.compliance_trend(trend, ax=left)
+    toolkit.plot.compliance_by(toolkit.compliance_summary(states), ax=right)
+    assert _marks(fig) == [SANDBOX_MARK]  # once per figure
+    real = health.copy()
+    real.attrs["sandbox"] = False
+    assert _marks(toolkit.plot.backend_health(real).figure) == []
+    plt.close("all")

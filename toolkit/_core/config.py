@@ -16,7 +16,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -298,6 +298,11 @@ class FamilyConfig:
         Waits go through it (the connection's, so tests can record them).
     clock : callable
         Monotonic seconds, counting the waits a recording sleeper skipped.
+    sandbox : bool
+        The family's endpoint is a sandbox the connection started or was given: every answer
+        is marked as invented data (:mod:`toolkit._core.provenance`).
+    proxies : mapping or None
+        Proxy per scheme, as requests takes them, given to azure-core's ``ProxyPolicy``.
     """
 
     family: str
@@ -312,6 +317,8 @@ class FamilyConfig:
     stats: Any = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
+    sandbox: bool = False
+    proxies: Mapping[str, str] | None = None
 
     @property
     def origin(self) -> Origin:

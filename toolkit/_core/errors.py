@@ -24,6 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from azure.core.exceptions import (
+    ClientAuthenticationError,
+    HttpResponseError,
+    ODataV4Format,
+    ResourceExistsError,
+    ResourceNotFoundError,
+)
 
 from toolkit._core.secrets import redact, redact_value
 
@@ -43,6 +50,9 @@ __all__ = [
     "ProtocolError",
     "RateLimitError",
     "ResponseLimitError",
+    "RetryWaitWarning",
+    "RevealedSecretsWarning",
+    "SandboxWarning",
     "ServiceError",
     "ToolkitError",
     "ToolkitWarning",
@@ -52,6 +62,7 @@ __all__ = [
     "ValidationError",
     "error_from_response",
     "parse_error_body",
+    "warn_user",
 ]
 
 
@@ -120,6 +131,42 @@ class PlaceNotFoundError(ToolkitError, LookupError):
         self.parameter = parameter
         self.name = name
         super().__init__(f"{parameter}={name!r}: {reason}")
+
+
+class SandboxWarning(ToolkitWarning):
+    """The functions answer from the embedded sandbox: invented data, not a real cloud's.
+
+    Shown when ``connect()`` (or the first function called without a connection) starts the
+    sandbox because nothing is configured.
+    """
+
+
+class RevealedSecretsWarning(ToolkitWarning):
+    """An export was written with secret values in clear (``reveal=True``)."""
+
+
+class RetryWaitWarning(ToolkitWarning):
+    """A service asked to wait longer than ``max_retry_wait`` before asking again; the toolkit
+    did not wait (the request failed with ``retry_after``, or a batch kept the item as an error
+    row)."""
+
+
+#: Packages a warning is never attributed to: the toolkit and what it calls through (in a
+#: worker thread of a fan-out no user frame exists; the warning then names no file).
+_LIBRARY = frozenset({"toolkit", "azure", "requests", "urllib3", "concurrent", "threading"})
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` attributed to the first caller outside the toolkit (and the libraries
+    it calls through), so a notebook shows it once, at the user's own line."""
+    import sys
+    import warnings
+
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is warn_user's caller
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in _LIBRARY:
+        level += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    warnings.warn(message, category, stacklevel=level)
 
 
 class ValidationError(ToolkitError, ValueError):
@@ -203,17 +250,32 @@ class ErrorInfo:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class ApiError(ToolkitError):
+def _restore(cls: type[ApiError], args: tuple[Any, ...], state: dict[str, Any]) -> ApiError:
+    """Rebuild a pickled ApiError without calling its constructor."""
+    err = cls.__new__(cls)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
+
+class ApiError(ToolkitError, HttpResponseError):
     """The service answered with an error status.
+
+    Also an azure-core ``HttpResponseError`` (and each subclass the matching azure-core class:
+    ``ResourceNotFoundError``, ``ClientAuthenticationError``, ``ResourceExistsError``), so code
+    written for the vendors' SDKs catches it; ``status_code``, ``reason`` and ``error`` (an
+    ``ODataV4Format`` with ``code``, ``message``, ``target``, ``details``) are set as azure-core
+    sets them, ``response`` is ``None`` (the answer is not kept).
 
     Attributes
     ----------
     status : int
-        HTTP status code.
+        HTTP status code (also ``status_code``).
     code : str or None
         The service's error code (``ResourceNotFound``, ``QueryFailure``...).
     message : str or None
-        The service's message.
+        The service's message (azure-core's ``message`` is the whole text; here it is the
+        service's own, ``str(err)`` gives the whole text).
     target, details, request_id, retry_after, retriable, operation
         As the error body and headers give them; ``operation`` is the toolkit's function name.
     """
@@ -233,7 +295,7 @@ class ApiError(ToolkitError):
         info = info or ErrorInfo()
         self.status = status
         self.code = redact(info.code) if info.code else info.code
-        self.message = redact(info.message) if info.message else info.message
+        self.message = redact(info.message) if info.message else info.message  # type: ignore[assignment]
         self.target = redact(info.target) if info.target else info.target
         self.details = redact_value(info.details)
         self.request_id = info.request_id
@@ -244,7 +306,23 @@ class ApiError(ToolkitError):
         self.retry_after = retry_after
         if hint is not None:
             self.hint = hint
-        super().__init__(self._text())
+        message = self.message
+        super().__init__(self._text())  # azure-core sets message, status_code, error... here
+        self.message = message
+        self.status_code = status
+        self.reason = _reason(status)
+        self.error = ODataV4Format({"error": {
+            "code": self.code, "message": self.message, "target": self.target,
+            "details": [d for d in self.details if isinstance(d, dict)]}}) \
+            if self.code or self.message else None
+        # what azure-core took from the exception being handled, if any: not the error's own
+        self.exc_type = type(self)
+        self.exc_value = self.exc_traceback = None
+        self.exc_msg = str(self)
+
+    def __reduce__(self) -> Any:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("response", "__traceback__")}
+        return (_restore, (type(self), self.args, state))
 
     def _lead(self) -> str:
         """What happened, before the service's code and message."""
@@ -273,7 +351,7 @@ class ServiceError(ApiError):
     hint = "The service failed; the request was retried. Try again later."
 
 
-class AuthenticationError(ApiError):
+class AuthenticationError(ApiError, ClientAuthenticationError):
     """401 or 403: the credential is missing, wrong, expired, for another audience, or lacks a
     permission."""
 
@@ -283,14 +361,14 @@ class AuthenticationError(ApiError):
     )
 
 
-class NotFoundError(ApiError):
+class NotFoundError(ApiError, ResourceNotFoundError):
     """404: the resource (subscription, resource group, gateway...) does not exist."""
 
     hint = ("Check the identifiers (subscription, resource group, name); when connected to the "
             "sandbox, toolkit.sandbox.catalog() lists what it holds.")
 
 
-class ConflictError(ApiError):
+class ConflictError(ApiError, ResourceExistsError):
     """409: the resource is in a state that does not allow the request (e.g. a change in
     progress)."""
 
@@ -375,6 +453,16 @@ class OperationWaitError(OperationTimeoutError):
 
 # --------------------------------------------------------------------------------------------
 # error body parsing
+
+
+def _reason(status: int) -> str | None:
+    """The HTTP reason phrase of a status (``Not Found``)."""
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return None
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -8,14 +8,16 @@ mixed types (stored as JSON text, read back as the same lists, dicts and scalars
 ``df.attrs`` travels in the file's metadata.
 
 Columns holding :class:`~toolkit._core.secrets.Secret` values are written as the mask unless the
-caller passes ``reveal=True``, the explicit step; a revealed column is read back as ``Secret``
-values again, so it is still masked on screen.
+caller passes ``reveal=True``, the explicit step; a revealed column is read back as a ``secret``
+column again, so it is still masked on screen (a masked one is read back as the mask, as text).
+A plain ``df.to_parquet()`` writes the mask too (:mod:`toolkit._core.secretarray`).
 
 Needs pyarrow (``pip install "cloudops-frames[parquet]"``).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from collections.abc import Mapping
@@ -26,8 +28,9 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from toolkit._core.errors import ValidationError
-from toolkit._core.secrets import MASK, Secret
+from toolkit._core.errors import RevealedSecretsWarning, ValidationError, warn_user
+from toolkit._core.secretarray import SecretDtype, secret_array
+from toolkit._core.secrets import MASK, Secret, open_private
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +67,9 @@ def _json_default(value: Any) -> Any:
 
 
 def _kind(series: pd.Series) -> str | None:
-    """``secret``, ``json`` or ``None`` (written as it is) for an object column."""
+    """``secret``, ``json`` or ``None`` (written as it is) for a column."""
+    if isinstance(series.dtype, SecretDtype):
+        return "secret"
     if series.dtype != object:
         return None
     values = [v for v in series if v is not None and not (isinstance(v, float) and v != v)]
@@ -104,7 +109,8 @@ def to_parquet(df: pd.DataFrame, path: str | os.PathLike[str], *, reveal: bool =
         The file to write (replaced if it exists).
     reveal : bool
         ``False`` (the default) writes secret columns as the mask ``••••••••``; ``True`` writes
-        the revealed values (the file then holds credentials: keep it as you keep them).
+        the revealed values: the file then holds credentials, is made readable by its owner
+        only (mode 0600) and a :class:`~toolkit.RevealedSecretsWarning` says so.
 
     Raises
     ------
@@ -138,18 +144,27 @@ def to_parquet(df: pd.DataFrame, path: str | os.PathLike[str], *, reveal: bool =
     out.attrs = {}
     target = os.fspath(path)
     if _is_geo(out):
-        # geopandas writes the GeoParquet metadata (every geometry column); ours is added after
-        out.to_parquet(target, index=None)
-        table = pq.read_table(target)
+        # geopandas makes the GeoParquet metadata (every geometry column); ours is added after
+        buffer = io.BytesIO()
+        out.to_parquet(buffer, index=None)
+        table = pq.read_table(pa.BufferReader(buffer.getvalue()))
     else:
         table = pa.Table.from_pandas(out, preserve_index=None)
     metadata = dict(table.schema.metadata or {})
     metadata[_META_KEY] = orjson.dumps(meta, default=_json_default,
                                        option=orjson.OPT_SERIALIZE_NUMPY)
-    pq.write_table(table.replace_schema_metadata(metadata), target)
+    table = table.replace_schema_metadata(metadata)
+    if meta["revealed"]:  # credentials in clear: readable by the owner only, as a kubeconfig
+        with open_private(target) as handle:
+            pq.write_table(table, handle)
+    else:
+        pq.write_table(table, target)
     if meta["revealed"]:
-        logger.warning("to_parquet: %s holds revealed secret values (%s)", os.fspath(path),
-                       ", ".join(k for k, v in kinds.items() if v == "secret"))
+        columns = ", ".join(k for k, v in kinds.items() if v == "secret")
+        logger.info("to_parquet: %s holds revealed secret values (%s)", target, columns)
+        warn_user(f"to_parquet: {target} holds secret values in clear ({columns}); it was "
+                  "written readable by its owner only: keep it as you keep those credentials",
+                  RevealedSecretsWarning)
 
 
 def _is_geo(df: pd.DataFrame) -> bool:
@@ -188,10 +203,11 @@ def read_parquet(path: str | os.PathLike[str]) -> pd.DataFrame:
         if kind == "json":
             df[name] = pd.Series([orjson.loads(v) if isinstance(v, str) else None
                                   for v in df[name]], index=df.index, dtype=object)
-        elif kind == "secret":
-            revealed = bool(meta.get("revealed"))
-            df[name] = pd.Series([(Secret(v, name) if revealed else v)
-                                  if isinstance(v, str) else None for v in df[name]],
+        elif kind == "secret" and meta.get("revealed"):
+            df[name] = pd.Series(secret_array([v if isinstance(v, str) else None
+                                               for v in df[name]], name), index=df.index)
+        elif kind == "secret":  # the mask, as text: nothing to reveal
+            df[name] = pd.Series([v if isinstance(v, str) else None for v in df[name]],
                                  index=df.index, dtype=object)
     for name, spec in (meta.get("categories") or {}).items():
         # every category and the order, also for categories no row uses (and empty frames)

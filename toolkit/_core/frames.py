@@ -19,7 +19,7 @@ import pandas as pd
 
 from toolkit._core.provenance import provenance_of
 from toolkit._core.schemas import Col, Schema
-from toolkit._core.secrets import Secret
+from toolkit._core.secretarray import secret_array
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -151,10 +151,8 @@ def convert_column(values: Sequence[Any], col: Col) -> pd.api.extensions.Extensi
         seconds = seconds.where(seconds.abs() < 9.2e9)  # beyond ~290 years: missing
         return pd.to_timedelta(seconds, unit="s").astype("timedelta64[ns]").array
     if kind == "secret":
-        arr = np.empty(len(values), dtype=object)
-        arr[:] = [Secret(v, col.secret_label) if isinstance(v, str | bytes) and v else None
-                  for v in values]
-        return arr
+        return secret_array([v if isinstance(v, str | bytes) else None for v in values],
+                            col.secret_label)
     if kind in ("object", "list"):
         arr = np.empty(len(values), dtype=object)
         if kind == "list":

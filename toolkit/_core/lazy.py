@@ -72,6 +72,9 @@ def attach(package: str, init_file: str, submodules: Iterable[str] = ()
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(vars(sys.modules[package])) | set(exports_of(init_file)) | subs)
+        # the public names only: the exports, the subpackages and the module's dunders
+        # (not the helpers its source imports, such as TYPE_CHECKING or attach)
+        dunders = {n for n in vars(sys.modules[package]) if n.startswith("__")}
+        return sorted(dunders | set(exports_of(init_file)) | subs)
 
     return __getattr__, __dir__

@@ -81,10 +81,11 @@ def read_chains(
     bar = progress_bar(connection, desc=operation, unit="page")
     results: list[tuple[list[str], str | None] | None] = [None] * len(chains)
     builders: list[Builder | None] = [None] * len(chains)
+    seen: list[list[str]] = [[] for _ in chains]  # request ids of every page read, per chain
 
     def run(i: int) -> None:
         builder = builders[i] = new_builder()
-        ids: list[str] = []
+        ids = seen[i]
         endpoint = None
         pages = chains[i]()
         try:
@@ -116,7 +117,8 @@ def read_chains(
             for f in futures:
                 f.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
-            raise _with_partial(failed[0], results, builders, operation, api_version)
+            raise _with_partial(failed[0], results, builders, operation, api_version,
+                                [i for ids in seen for i in ids])
     except BaseException:
         stop.set()
         for f in futures:
@@ -143,7 +145,8 @@ def _joined(builders: Sequence[Builder | None]) -> Builder | None:
 
 
 def _with_partial(err: BaseException, results: Sequence[Any], builders: Sequence[Any],
-                  operation: str, api_version: str | None) -> BaseException:
+                  operation: str, api_version: str | None,
+                  request_ids: Sequence[str]) -> BaseException:
     """The failure, given every record the chains read before it (``err.partial``: the parts
     that finished and what the others had read, in part order), once every chain has stopped."""
     if not isinstance(err, ToolkitError):
@@ -153,7 +156,7 @@ def _with_partial(err: BaseException, results: Sequence[Any], builders: Sequence
     err.next_link = None
     whole = _joined(builders)
     if whole is not None:
-        partial = whole.build(provenance(operation, api_version, None, []))
+        partial = whole.build(provenance(operation, api_version, None, request_ids))
         err.keep_partial(
             partial, f"\n{len(partial)} records were read before the failure (err.partial): "
                      f"{finished} of the query's {len(results)} parts whole, the others cut "

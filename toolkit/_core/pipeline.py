@@ -47,6 +47,7 @@ from azure.core.pipeline.policies import (
     BearerTokenCredentialPolicy,
     HeadersPolicy,
     HttpLoggingPolicy,
+    ProxyPolicy,
     RetryPolicy,
     SansIOHTTPPolicy,
     UserAgentPolicy,
@@ -64,13 +65,18 @@ from toolkit._core.errors import (
     ErrorInfo,
     ProtocolError,
     ResponseLimitError,
+    RetryWaitWarning,
+    ToolkitError,
     TransportError,
     UntrustedOriginError,
     ValidationError,
     error_from_response,
+    warn_user,
 )
+from toolkit._core.provenance import note_sandbox_answer
 from toolkit._core.secrets import Secret, install_log_redaction, redact
 from toolkit._spec.arm import READ_BUCKET, WRITE_BUCKET
+from toolkit._spec.common import SANDBOX_HEADER
 
 logger = logging.getLogger(__name__)
 
@@ -602,8 +608,10 @@ class _RetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
             return False
         retry_after = self.get_retry_after(response)
         if retry_after is not None and retry_after > self.max_retry_wait:
-            logger.warning("%s asked to wait %.0f s, more than max_retry_wait=%.0f s: not waiting",
-                           _short(response.http_request.url), retry_after, self.max_retry_wait)
+            warn_user(f"{_short(response.http_request.url)} asked to wait {retry_after:.0f} s "
+                      f"before asking again, more than max_retry_wait="
+                      f"{self.max_retry_wait:.0f} s: not waiting (raise max_retry_wait in "
+                      "toolkit.connect() to let the toolkit wait)", RetryWaitWarning)
             return False
         if retry_after is None and status == 429:
             logger.info("HTTP 429 without Retry-After from %s: backing off %.1f s on our own",
@@ -896,6 +904,8 @@ class Pipeline:
             *auth,
             logging_policy,
         ]
+        if config.proxies:
+            policies.insert(0, ProxyPolicy(proxies=dict(config.proxies)))
         self._client: PipelineClient[HttpRequest, HttpResponse] = PipelineClient(
             self.base_url, policies=policies, transport=self._transport)
         # ``enforce_https`` is an option of the bearer-token policy only: never hand it to a
@@ -1122,6 +1132,8 @@ class Pipeline:
         except ResponseLimitError as err:
             raise ResponseLimitError(f"{operation or method}: {err}", limit=err.limit,
                                      url=_short(url), status=err.status) from None
+        except ToolkitError:  # already the toolkit's own (its ApiErrors are AzureErrors too)
+            raise
         except ClientAuthenticationError as err:
             raise AuthenticationError(
                 401, ErrorInfo(code="CredentialUnavailable", message=redact(str(err.message))),
@@ -1141,6 +1153,8 @@ class Pipeline:
             raise TransportError(f"{operation or method}: {redact(str(err))[:300]}") from err
         response = Response(raw.status_code, raw.headers, raw.content, url, method, operation,
                             self.header_prefix)
+        if self.config.sandbox or raw.headers.get(SANDBOX_HEADER) == "true":
+            note_sandbox_answer(response.request_id)
         if raw.status_code not in expected:
             hint = None
             if not idempotent and raw.status_code >= 500:

@@ -1,13 +1,21 @@
-"""Progress bars (tqdm, notebook-aware) for work that takes many requests."""
+"""Progress bars (tqdm, notebook-aware) for work that takes many requests.
+
+Where the bar goes decides its kind: in a notebook, tqdm's widget bar when ipywidgets is
+installed, else its text bar (never tqdm's warning that ``IProgress`` is missing); on a terminal,
+the text bar; anywhere else (a log file, CI), one plain line when the work starts and one when
+it ends, without escape sequences or carriage returns.
+"""
 
 from __future__ import annotations
 
+import sys
+import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from tqdm.std import tqdm
 
-__all__ = ["ProgressBar", "progress_bar"]
+__all__ = ["ProgressBar", "bar_kind", "progress_bar"]
 
 
 class ProgressBar(Protocol):
@@ -16,6 +24,60 @@ class ProgressBar(Protocol):
     def update(self, n: int = 1) -> None: ...
 
     def close(self) -> None: ...
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (without importing IPython)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def bar_kind() -> str:
+    """``notebook``, ``terminal`` or ``plain`` (stderr is a file or a pipe)."""
+    if _in_notebook():
+        return "notebook"
+    return "terminal" if _is_terminal(sys.stderr) else "plain"
+
+
+def _tqdm_class(kind: str) -> Any:
+    if kind == "notebook":
+        try:
+            import ipywidgets  # noqa: F401  # tqdm's widget bar needs it
+        except ImportError:
+            pass
+        else:
+            from tqdm.notebook import tqdm as notebook_tqdm
+
+            return notebook_tqdm
+    from tqdm.std import tqdm as text_tqdm
+
+    return text_tqdm
+
+
+class _Lines:
+    """Progress as two plain lines on stderr: when the work starts and when it ends."""
+
+    def __init__(self, desc: str, total: int | None, unit: str, initial: int) -> None:
+        self.desc, self.total, self.unit, self.n = desc, total, unit, initial
+        self._started = time.monotonic()
+        of = f" ({total} {unit}s)" if total is not None else ""
+        sys.stderr.write(f"{desc}: started{of}\n")
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def close(self) -> None:
+        sys.stderr.write(f"{self.desc}: {self.n} {self.unit}s done in "
+                         f"{time.monotonic() - self._started:.1f} s\n")
+        sys.stderr.flush()
 
 
 class _Bar:
@@ -27,15 +89,18 @@ class _Bar:
         self._unit = unit
         self._minimum = minimum
         self._count = 0
-        self._bar: tqdm[Any] | None = None
+        self._bar: tqdm[Any] | _Lines | None = None
 
     def update(self, n: int = 1) -> None:
         self._count += n
         if self._bar is None and self._count >= self._minimum:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(initial=self._count - n, desc=self._desc, total=self._total,
-                             unit=self._unit, leave=False, dynamic_ncols=True)
+            kind = bar_kind()
+            if kind == "plain":
+                self._bar = _Lines(self._desc, self._total, self._unit, self._count - n)
+            else:
+                self._bar = _tqdm_class(kind)(
+                    initial=self._count - n, desc=self._desc, total=self._total,
+                    unit=self._unit, leave=False, dynamic_ncols=True)
         if self._bar is not None:
             self._bar.update(n)
 

@@ -1,11 +1,23 @@
 """Provenance recorded in ``df.attrs``: operation, api-version, endpoint, request ids (and which
-of them were answered from the response cache), time."""
+of them were answered from the response cache), time, and whether the data is the sandbox's.
+
+``df.attrs["sandbox"]`` is ``True`` on every frame built from an answer of a sandbox (invented
+data) and ``False`` on every other frame; frames the toolkit derives from one
+(:func:`provenance_of`) keep it. The pipeline reports each answer that came from a sandbox
+(:func:`note_sandbox_answer`): one the connection knows is a sandbox (it started it or was given
+it), or one carrying the sandbox's header (:data:`~toolkit._spec.common.SANDBOX_HEADER`, sent by
+a sandbox started apart with ``python -m toolkit.sandbox``). That header can only mark a frame as
+the sandbox's; nothing an answer says can mark sandbox data as real.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from functools import wraps
+from typing import TYPE_CHECKING, Any, ParamSpec
 from urllib.parse import urlsplit
 
 from toolkit._core.accessor import register as register_accessor
@@ -14,7 +26,35 @@ from toolkit._core.cache import served_from_cache
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["provenance", "provenance_of"]
+__all__ = ["SANDBOX_MARK", "answered_by_sandbox", "from_sandbox", "keeps_sandbox_flag",
+           "note_sandbox_answer", "provenance", "provenance_of"]
+
+#: What plots and maps of the sandbox's frames say on their face.
+SANDBOX_MARK = "sandbox data (invented)"
+
+_P = ParamSpec("_P")
+
+#: How many sandbox request ids are remembered (the oldest are forgotten first).
+_SANDBOX_IDS_MAX = 200_000
+_sandbox_ids: OrderedDict[str, None] = OrderedDict()
+_sandbox_lock = threading.Lock()
+
+
+def note_sandbox_answer(request_id: str | None) -> None:
+    """Remember that the answer with this request id came from a sandbox."""
+    if not request_id:
+        return
+    with _sandbox_lock:
+        _sandbox_ids[request_id] = None
+        _sandbox_ids.move_to_end(request_id)
+        while len(_sandbox_ids) > _SANDBOX_IDS_MAX:
+            _sandbox_ids.popitem(last=False)
+
+
+def answered_by_sandbox(request_ids: Iterable[str]) -> bool:
+    """Whether any of these answers came from a sandbox."""
+    with _sandbox_lock:
+        return any(rid in _sandbox_ids for rid in request_ids)
 
 
 def provenance(operation: str, api_version: str | None, url: str | None,
@@ -34,9 +74,30 @@ def provenance(operation: str, api_version: str | None, url: str | None,
         # one flag per request id: whether that answer came from the response cache
         "from_cache": served_from_cache(ids),
         "retrieved_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sandbox": answered_by_sandbox(ids),
     }
 
 
 def provenance_of(df: pd.DataFrame) -> dict[str, Any]:
     """A copy of a frame's ``attrs``, to carry into a frame derived from it."""
     return {str(key): value for key, value in df.attrs.items()}
+
+
+def keeps_sandbox_flag(derive: Callable[_P, pd.DataFrame]) -> Callable[_P, pd.DataFrame]:
+    """Decorate a helper that derives a frame from the frame it is given first: the result
+    says whether its source was the sandbox's (``attrs["sandbox"]``), like its source."""
+
+    @wraps(derive)
+    def derived(*args: _P.args, **kwargs: _P.kwargs) -> pd.DataFrame:
+        out = derive(*args, **kwargs)
+        source = args[0] if args else next(iter(kwargs.values()), None)
+        out.attrs["sandbox"] = bool(getattr(source, "attrs", {}).get("sandbox", False))
+        return out
+
+    return derived
+
+
+def from_sandbox(*values: Any) -> bool:
+    """Whether any of the values is a frame the sandbox answered (``attrs["sandbox"]``)."""
+    return any(getattr(v, "attrs", None) is not None and isinstance(v.attrs, dict)
+               and v.attrs.get("sandbox") is True for v in values)

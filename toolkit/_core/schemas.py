@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 from pandas.api.extensions import ExtensionDtype
 
+from toolkit._core.secretarray import SecretDtype
 from toolkit._spec.arm import COMPLIANCE_STATES, HEALTH_STATES
 from toolkit._spec.clouds import NEUTRAL_WORDS, REAL_WORDS
 from toolkit._spec.fabric import ITEM_TYPES, PRINCIPAL_TYPES
@@ -84,6 +85,7 @@ class Col:
             "float": "float64",
             "boolean": pd.BooleanDtype(),
             "timedelta": "timedelta64[ns]",
+            "secret": SecretDtype(),
         }
         return dtypes.get(self.kind, "object")
 
@@ -433,6 +435,7 @@ STRENGTH_AUDIT = Schema(
         Col("state", "category", categories=CA_POLICY_STATES),
         Col("grantControls.controls", "list"),
         Col("blocks_mfa_weakening", "boolean"),
+        Col("error", "string"),
     ),
 )
 

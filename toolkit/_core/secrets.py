@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
+import stat
 import threading
 import weakref
-from typing import Any
+from typing import IO, Any
 
 __all__ = ["MASK", "RedactingFilter", "RedactingHandler", "Secret", "install_log_redaction",
-           "redact", "redact_value", "reveal"]
+           "open_private", "redact", "redact_value", "reveal"]
 
 MASK = "••••••••"
 
@@ -215,3 +217,22 @@ def install_log_redaction(*names: str) -> None:
             log = logging.getLogger(name)
             if not any(isinstance(h, RedactingHandler) for h in log.handlers):
                 log.handlers.insert(0, RedactingHandler())
+
+
+def open_private(path: str | os.PathLike[str], *, overwrite: bool = True) -> IO[bytes]:
+    """Open a file for writing secrets: created readable and writable by its owner only (mode
+    0600, also when it existed with a wider mode), so no other user can read it at any moment.
+
+    Raises
+    ------
+    FileExistsError
+        The file exists and ``overwrite`` is False.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 __all__ = ["CLOUDS", "DEFAULT_CLOUD", "FAMILIES", "NEUTRAL", "NEUTRAL_WORDS", "PUBLIC",
            "REAL_WORDS", "Cloud", "Vocabulary", "get_cloud"]
@@ -153,6 +154,13 @@ class Cloud:
     environment : str
         The cloud's environment name as sign-in helpers know it (``kubelogin --environment``
         in managed-cluster kubeconfigs).
+    authority_host : str or None
+        The sign-in host azure-identity credentials are given (``authority=``), as
+        ``azure.identity.AzureAuthorityHosts`` names it; ``None`` in the neutral cloud, whose
+        authority is the specification's invented one (azure-identity's default is used).
+    aliases : tuple of str
+        Other names of the cloud: the Azure CLI's (``az cloud list``: ``AzureCloud``,
+        ``AzureUSGovernment``, ``AzureChinaCloud``), accepted wherever a cloud is named.
     """
 
     name: str
@@ -165,6 +173,13 @@ class Cloud:
     k8s_suffix: str
     unavailable: frozenset[str] = field(default_factory=frozenset)
     environment: str = ""
+    authority_host: str | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def real(self) -> bool:
+        """Whether this is a real cloud (not the specification's neutral one)."""
+        return self.authority_host is not None
 
     def host(self, family: str) -> str | None:
         """The base URL of a family in this cloud (``None`` where not offered)."""
@@ -178,7 +193,8 @@ class Cloud:
 def _cloud(name: str, words: Vocabulary, hosts: Mapping[str, str | None],
            extra_audiences: Mapping[str, tuple[str, ...]], authority: str, vault_suffix: str,
            k8s_suffix: str, environment: str,
-           unavailable: frozenset[str] = frozenset()) -> Cloud:
+           unavailable: frozenset[str] = frozenset(), aliases: tuple[str, ...] = (),
+           real: bool = True) -> Cloud:
     scopes = {fam: (f"{host}/.default" if host else None) for fam, host in hosts.items()}
     audiences: dict[str, tuple[str, ...]] = {}
     for fam, host in hosts.items():
@@ -187,7 +203,9 @@ def _cloud(name: str, words: Vocabulary, hosts: Mapping[str, str | None],
     return Cloud(name=name, words=words, hosts=_frozen(hosts), scopes=_frozen(scopes),
                  audiences=_frozen(audiences),
                  authority=authority, vault_suffix=vault_suffix, k8s_suffix=k8s_suffix,
-                 unavailable=unavailable, environment=environment)
+                 unavailable=unavailable, environment=environment,
+                 authority_host=urlsplit(authority).hostname if real else None,
+                 aliases=aliases)
 
 
 NEUTRAL = _cloud(
@@ -197,7 +215,7 @@ NEUTRAL = _cloud(
     {"arm": ("https://management.core.windows.net", "https://management.core.windows.net/"),
      "fabric": ("https://analysis.windows.net/powerbi/api",)},
     authority="https://login.vendor.com", vault_suffix="vault.vendor.net",
-    k8s_suffix="vendork8s.io", environment="VendorPublicCloud",
+    k8s_suffix="vendork8s.io", environment="VendorPublicCloud", real=False,
 )
 
 PUBLIC = _cloud(
@@ -207,7 +225,7 @@ PUBLIC = _cloud(
     {"arm": ("https://management.core.windows.net", "https://management.core.windows.net/"),
      "fabric": ("https://analysis.windows.net/powerbi/api",)},
     authority="https://login.microsoftonline.com", vault_suffix="vault.azure.net",
-    k8s_suffix="azmk8s.io", environment="AzurePublicCloud",
+    k8s_suffix="azmk8s.io", environment="AzurePublicCloud", aliases=("AzureCloud",),
 )
 
 USGOV = _cloud(
@@ -218,6 +236,7 @@ USGOV = _cloud(
              "https://management.core.usgovcloudapi.net/")},
     authority="https://login.microsoftonline.us", vault_suffix="vault.usgovcloudapi.net",
     k8s_suffix="cx.aks.containerservice.azure.us", environment="AzureUSGovernmentCloud",
+    aliases=("AzureUSGovernment",),
 )
 
 CHINA = _cloud(
@@ -228,7 +247,7 @@ CHINA = _cloud(
              "https://management.core.chinacloudapi.cn/")},
     authority="https://login.chinacloudapi.cn", vault_suffix="vault.azure.cn",
     k8s_suffix="cx.prod.service.azk8s.cn", environment="AzureChinaCloud",
-    unavailable=frozenset({"authentication_strength_usage"}),
+    unavailable=frozenset({"authentication_strength_usage"}), aliases=("AzureChinaCloud",),
 )
 
 #: Every cloud by name.
@@ -239,12 +258,18 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType(
 DEFAULT_CLOUD = "public"
 
 
+#: Every name a cloud answers to, lower-cased: its own and the Azure CLI's.
+_BY_NAME: Mapping[str, Cloud] = MappingProxyType(
+    {n.lower(): c for c in CLOUDS.values() for n in (c.name, *c.aliases)})
+
+
 def get_cloud(name: str) -> Cloud:
-    """The cloud of that name (``neutral``, ``public``, ``usgov``, ``china``).
+    """The cloud of that name (``neutral``, ``public``, ``usgov``, ``china``), or of the Azure
+    CLI's name for it (``AzureCloud``, ``AzureUSGovernment``, ``AzureChinaCloud``), in any case.
 
     Raises
     ------
     KeyError
         For any other name (callers turn it into their own ValidationError).
     """
-    return CLOUDS[name.strip().lower()]
+    return _BY_NAME[name.strip().lower()]

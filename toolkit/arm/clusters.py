@@ -13,7 +13,6 @@ import binascii
 import logging
 import os
 import re
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ from toolkit._core.frames import as_dict, as_list, build_frame
 from toolkit._core.pipeline import segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
-from toolkit._core.secrets import Secret
+from toolkit._core.secrets import Secret, open_private
 from toolkit._core.validate import (
     check_api_version,
     check_name,
@@ -330,18 +329,11 @@ def write_kubeconfig(row_or_frame: Any, path: str | os.PathLike[str], *,
         raise ValidationError("overwrite", overwrite, "must be True or False")
     data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
     target = Path(path)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
     try:
-        fd = os.open(target, flags, 0o600)
+        handle = open_private(target, overwrite=overwrite)
     except FileExistsError:
         raise FileExistsError(f"{target} exists; pass overwrite=True to replace it") from None
-    try:
-        os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
-        with os.fdopen(fd, "wb") as handle:
-            fd = -1
-            handle.write(data)
-    finally:
-        if fd != -1:
-            os.close(fd)
+    with handle:
+        handle.write(data)
     logger.info("kubeconfig written to %s (mode 0600)", target)
     return target

@@ -17,7 +17,7 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import build_frame
-from toolkit._core.provenance import provenance_of
+from toolkit._core.provenance import keeps_sandbox_flag, provenance_of
 from toolkit._core.schemas import EVALUATED_EXPRESSIONS
 from toolkit._core.validate import check_frame
 from toolkit._spec.arm import COMPLIANCE_STATES
@@ -87,6 +87,7 @@ def _rollup(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return worst.reset_index()
 
 
+@keeps_sandbox_flag
 def compliance_summary(df: pd.DataFrame, by: str | Sequence[str] = "policyAssignmentName"
                        ) -> pd.DataFrame:
     """Resources compliant, non-compliant and other per group, as a compliance dashboard shows.
@@ -134,6 +135,7 @@ def compliance_summary(df: pd.DataFrame, by: str | Sequence[str] = "policyAssign
     return out.reset_index(drop=True)
 
 
+@keeps_sandbox_flag
 def compliance_trend(df: pd.DataFrame, by: str | Sequence[str] | None = None, *,
                      freq: str = "D") -> pd.DataFrame:
     """Compliance per day (or another period) from the records of a ``default`` query.

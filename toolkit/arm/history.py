@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -23,7 +22,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError
+from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError, warn_user
 from toolkit._core.schemas import POLICY_STATES
 from toolkit._core.validate import check_choice
 from toolkit.arm.policy import _check_time
@@ -42,6 +41,9 @@ PART = "part-0.parquet"
 _LEFT_OUT = ("components", "policyEvaluationDetails")
 _STORED = [c for c in POLICY_STATES.columns if c.name not in _LEFT_OUT]
 
+
+#: Parquet metadata key of a stored day: ``true`` when its records are the sandbox's.
+_SANDBOX_KEY = b"toolkit.sandbox"
 
 def _imports() -> tuple[Any, Any, Any, Any]:
     try:
@@ -220,6 +222,10 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
         df = df.compute()
     _, _, _, pq = _imports()
     table = _arrow_table(df)
+    # whether the day's records are the sandbox's invented data travels with the file
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           _SANDBOX_KEY: b"true" if df.attrs.get("sandbox")
+                                           else b"false"})
     folder = _partition(root, where.template.replace("{ns}", "Microsoft"), when)
     fs.makedirs(folder, exist_ok=True)
     final = f"{folder}/{PART}"
@@ -233,14 +239,17 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
             fs.rm(leftover)
     logger.info("policy history: %d records of %s on %s written", len(df), scope, when)
     if len(df) == 0:
-        warnings.warn(EmptySnapshotWarning(
-            f"snapshot_policy_states: no policy state records for {scope} on {when.isoformat()} "
-            "(UTC); the partition written is empty. Is the day inside the service's window, "
-            "and does the scope have evaluations?"), stacklevel=2)
-    return pd.DataFrame({"scope": pd.array([scope], dtype="string"),
-                         "day": pd.array([when.isoformat()], dtype="string"),
-                         "records": pd.array([len(df)], dtype="Int64"),
-                         "path": pd.array([final], dtype="string")})
+        warn_user(f"snapshot_policy_states: no policy state records for {scope} on "
+                  f"{when.isoformat()} (UTC); the partition written is empty. Is the day inside "
+                  "the service's window, and does the scope have evaluations?",
+                  EmptySnapshotWarning)
+    out = pd.DataFrame({"scope": pd.array([scope], dtype="string"),
+                        "day": pd.array([when.isoformat()], dtype="string"),
+                        "records": pd.array([len(df)], dtype="Int64"),
+                        "path": pd.array([final], dtype="string")})
+    out.attrs.update({"operation": "snapshot_policy_states",
+                      "sandbox": bool(df.attrs.get("sandbox"))})
+    return out
 
 
 def _scope_of(scope: Any) -> Any:
@@ -317,13 +326,15 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
 
     dataset = ds.dataset(root, format="parquet", partitioning=partitioning, schema=_schema(),
                          filesystem=PyFileSystem(FSSpecHandler(fs)))
-    attrs = {"operation": "read_policy_history", "store": store}
+    attrs: dict[str, Any] = {"operation": "read_policy_history", "store": store}
     if engine == "dask":
         from toolkit.arm.engine import history_dask
 
         files = [f.path for f in dataset.get_fragments(filter=expr)]
         return history_dask(store, files, wanted, expr, storage_options)
     table = dataset.to_table(columns=[*wanted, "scope", "day"], filter=expr)
+    attrs["sandbox"] = any((f.physical_schema.metadata or {}).get(_SANDBOX_KEY) == b"true"
+                           for f in dataset.get_fragments(filter=expr))
     return _frame(table, attrs)
 
 

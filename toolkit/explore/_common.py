@@ -22,6 +22,7 @@ import orjson
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
 from toolkit._core.validate import check_frame
 from toolkit._data.andorra import ATTRIBUTION
 
@@ -164,6 +165,9 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
     pad_x, pad_y = max((e - w) * 0.05, 0.002), max((n - s) * 0.05, 0.002)
     m.fit_bounds([[s - pad_y, w - pad_x], [n + pad_y, e + pad_x]])
     m.toolkit_offline = offline
+    if from_sandbox(*frames):
+        _control(f"<b>{html.escape(SANDBOX_MARK)}</b>", "topleft", "toolkit-sandbox-mark",
+                 "color:#b71c1c").add_to(m)
     return m
 
 
@@ -307,27 +311,29 @@ def finish(m: Any, *, legend: Sequence[tuple[str, str]] = (), title: str | None 
             f'background:{html.escape(colour)};margin-right:6px;border-radius:2px"></span>'
             f"{html.escape(label)}</div>" for label, colour in legend)
         head = f"<b>{html.escape(title)}</b>" if title else ""
-        _legend(f"{head}{items}").add_to(m)
+        _control(f"{head}{items}", "bottomleft", "toolkit-legend").add_to(m)
     return m
 
 
-def _legend(content: str) -> Any:
+def _control(content: str, position: str, css_class: str, style: str = "") -> Any:
+    """A Leaflet control in a corner of the map holding ``content`` (HTML): the legend, the
+    sandbox mark."""
     import json
 
     from branca.element import MacroElement
     from jinja2 import Template
 
     class Legend(MacroElement):
-        """A Leaflet control holding the legend."""
+        """A Leaflet control holding some HTML."""
 
         _template = Template("""
             {% macro script(this, kwargs) %}
             (function() {
-                var legend = L.control({position: "bottomleft"});
+                var legend = L.control({position: {{ this.position }}});
                 legend.onAdd = function() {
-                    var div = L.DomUtil.create("div", "toolkit-legend");
+                    var div = L.DomUtil.create("div", {{ this.css_class }});
                     div.style.cssText = "background:rgba(255,255,255,.9);padding:6px 8px;"
-                        + "font:12px sans-serif;border-radius:4px";
+                        + "font:12px sans-serif;border-radius:4px;" + {{ this.style }};
                     div.innerHTML = {{ this.content }};
                     return div;
                 };
@@ -338,8 +344,11 @@ def _legend(content: str) -> Any:
 
         def __init__(self, text: str) -> None:
             super().__init__()
-            self._name = "Legend"
+            self._name = "Legend" if css_class == "toolkit-legend" else "Control"
             self.content = json.dumps(text)
+            self.position = json.dumps(position)
+            self.css_class = json.dumps(css_class)
+            self.style = json.dumps(style)
 
     return Legend(content)
 

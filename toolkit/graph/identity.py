@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.concurrency import FAMILY_RATES, Outcome, settle
-from toolkit._core.errors import ToolkitError, ValidationError
+from toolkit._core.errors import ToolkitError, ToolkitWarning, ValidationError, warn_user
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.paging import PagingStyle, collect_frame, iter_pages
 from toolkit._core.pipeline import Response, segment
@@ -96,8 +96,9 @@ def usage_rows(body: Any, policy_id: str | None = None) -> list[dict[str, Any]]:
         if isinstance(items, dict | str):
             items = [items]
         if not isinstance(items, list):
-            logger.warning("usage: %r is a %s, not a list of policies; skipped", requirement,
-                           type(items).__name__)
+            warn_user(f"authentication_strength_usage: the service sent {requirement!r} as a "
+                      f"{type(items).__name__}, not a list of policies; those rows are missing",
+                      ToolkitWarning)
             continue
         for item in items:
             if isinstance(item, str):
@@ -263,8 +264,10 @@ def authentication_strength_audit(policy_ids: str | Sequence[str] | None = None,
         ``builtIn``/``custom``), ``requirement`` (category ``mfa``/``none``), ``displayName``,
         ``id`` (strings, the conditional-access policy), ``state`` (category),
         ``grantControls.controls`` (list), ``blocks_mfa_weakening`` (boolean: true for the
-        ``mfa`` collection). Strength policies nobody references have no rows; a strength
-        policy whose usage query failed is skipped with a warning in the log.
+        ``mfa`` collection), ``error`` (string). Strength policies nobody references have no
+        rows; a strength policy whose usage query failed is one row with its ``error`` (the
+        other usage columns and ``blocks_mfa_weakening`` missing), as in
+        :func:`authentication_strength_usage`.
     """
     wanted: list[str] | None = None
     if policy_ids is not None:
@@ -276,22 +279,25 @@ def authentication_strength_audit(policy_ids: str | Sequence[str] | None = None,
     conn.check_offered("authentication_strength_usage")
     policies = authentication_strength_policies(api_version=api_version, connection=conn)
     ids = wanted if wanted is not None else [str(i) for i in policies["id"].dropna()]
+    usage = (authentication_strength_usage(ids if len(ids) > 1 else ids[0],
+                                           api_version=api_version, connection=conn)
+             if ids else None)
     attrs = provenance("authentication_strength_audit", api_version,
                        conn.pipeline("graph").url(
-                           f"/{api_version}/policies/authenticationStrengthPolicies"))
-    if not ids:
+                           f"/{api_version}/policies/authenticationStrengthPolicies"),
+                       [*policies.attrs.get("request_ids", []),
+                        *([] if usage is None else usage.attrs.get("request_ids", []))])
+    if usage is None:
         return build_frame([], STRENGTH_AUDIT, attrs)
-    usage = authentication_strength_usage(ids if len(ids) > 1 else ids[0],
-                                          api_version=api_version, connection=conn)
-    for failed in usage.loc[usage["error"].notna(), ["policy_id", "error"]].itertuples():
-        logger.warning("authentication_strength_audit: usage of %s failed: %s",
-                       failed.policy_id, failed.error)
-    usage = usage[usage["error"].isna()]
     info = policies.set_index("id")
     records = []
     for row in usage.to_dict("records"):
         pid = row["policy_id"]
         meta = info.loc[pid] if pid in info.index else None
+        failed = _none(row["error"]) is not None
+        if failed:
+            logger.info("authentication_strength_audit: usage of %s failed: %s", pid,
+                        row["error"])
         records.append({
             "policy_id": pid,
             "policy_name": None if meta is None else _none(meta.get("displayName")),
@@ -301,9 +307,10 @@ def authentication_strength_audit(policy_ids: str | Sequence[str] | None = None,
             "id": _none(row["id"]),
             "state": _none(row["state"]),
             "grantControls.controls": row["grantControls.controls"],
-            "blocks_mfa_weakening": row["requirement"] == "mfa",
+            # unknown when the lookup failed: the row says so in ``error``
+            "blocks_mfa_weakening": None if failed else row["requirement"] == "mfa",
+            "error": _none(row["error"]),
         })
-    attrs["request_ids"] = list(usage.attrs.get("request_ids", []))
     return build_frame(records, STRENGTH_AUDIT, attrs, flat=True)
 
 

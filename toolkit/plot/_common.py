@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from functools import wraps
+from typing import Any, ParamSpec
 
 import pandas as pd
 
+from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
 from toolkit._core.validate import check_frame
 
-__all__ = ["HEALTH_COLORS", "new_axes", "require_columns"]
+__all__ = ["HEALTH_COLORS", "mark_sandbox", "marks_sandbox", "new_axes", "require_columns"]
+
+_P = ParamSpec("_P")
+
+#: The ``gid`` of the mark, so a figure carries it once however many helpers drew on it.
+_MARK_GID = "toolkit-sandbox-mark"
 
 #: Backend health colours (status-page conventions).
 HEALTH_COLORS = {
@@ -36,3 +43,27 @@ def new_axes(ax: Any = None, *, figsize: tuple[float, float] = (8, 4)) -> Any:
         raise ImportError("plots need matplotlib: pip install 'cloudops-frames[plot]'") from err
     _, ax = plt.subplots(figsize=figsize)
     return ax
+
+
+def mark_sandbox(figure: Any) -> None:
+    """Write :data:`~toolkit._core.provenance.SANDBOX_MARK` in the figure's lower left corner
+    (once per figure)."""
+    if any(t.get_gid() == _MARK_GID for t in figure.texts):
+        return
+    figure.text(0.005, 0.005, SANDBOX_MARK, ha="left", va="bottom", fontsize=8,
+                color="#b71c1c", fontweight="bold", gid=_MARK_GID,
+                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
+
+
+def marks_sandbox(helper: Callable[_P, Any]) -> Callable[_P, Any]:
+    """Decorate a plot helper: when any frame it is given is the sandbox's
+    (``df.attrs["sandbox"]``), the figure of the Axes it returns says so visibly."""
+
+    @wraps(helper)
+    def plotted(*args: _P.args, **kwargs: _P.kwargs) -> Any:
+        ax = helper(*args, **kwargs)
+        if from_sandbox(*args, *kwargs.values()):
+            mark_sandbox(ax.figure)
+        return ax
+
+    return plotted

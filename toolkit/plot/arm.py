@@ -7,11 +7,12 @@ from typing import Any
 import pandas as pd
 
 from toolkit._core.schemas import HEALTH_ORDER, SERVER_KEY_TYPES
-from toolkit.plot._common import HEALTH_COLORS, new_axes, require_columns
+from toolkit.plot._common import HEALTH_COLORS, marks_sandbox, new_axes, require_columns
 
 __all__ = ["backend_health"]
 
 
+@marks_sandbox
 def backend_health(df: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
     """Backend servers by pool, as stacked bars coloured by health.
 
@@ -94,6 +95,7 @@ def encryption_posture_of(df: pd.DataFrame) -> pd.Series:
                      name="posture")
 
 
+@marks_sandbox
 def encryption_posture(df: pd.DataFrame, *, by: str = "resource_group", ax: Any = None,
                        title: str | None = None) -> Any:
     """Servers by encryption posture: stacked bars per resource group (or another column).

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit.plot._common import new_axes, require_columns
+from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 
 __all__ = ["REQUIREMENT_COLORS", "authentication_strength_usage"]
 
@@ -15,6 +15,7 @@ REQUIREMENT_COLORS = {"mfa": "#1565c0", "none": "#f9a825"}
 _LABELS = {"mfa": "requires MFA (locked)", "none": "MFA or another control"}
 
 
+@marks_sandbox
 def authentication_strength_usage(df: pd.DataFrame, *, ax: Any = None,
                                   title: str | None = None) -> Any:
     """Conditional-access policies per strength policy, stacked by multi-factor requirement.

@@ -19,7 +19,7 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._data.andorra import ATTRIBUTION
-from toolkit.plot._common import new_axes, require_columns
+from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 
 __all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "SEVERITY_SIZES", "draw_background", "incidents",
            "routes", "snapped_trace", "stamp_credit"]
@@ -141,6 +141,7 @@ def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
     return w, s, e, n
 
 
+@marks_sandbox
 def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None = None,
            background: Any = True, labels: bool = True, title: str | None = None) -> Any:
     """Routes on the road network: main routes bold, alternatives dashed.
@@ -208,6 +209,7 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
     return ax
 
 
+@marks_sandbox
 def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background: Any = True,
                   cmap: str = "viridis", title: str | None = None) -> Any:
     """A GPS trace before (grey) and after snapping (coloured by speed limit).
@@ -285,6 +287,7 @@ def _draw_incidents(ax: Any, df: pd.DataFrame, handles: list[Any]) -> None:
                               markeredgecolor="black", label=kind))
 
 
+@marks_sandbox
 def incidents(df: pd.DataFrame, *, ax: Any = None, background: Any = True,
               bbox: Any = None, title: str | None = None) -> Any:
     """Traffic incidents by type (colour) and severity (size); a line to where each ends, an X

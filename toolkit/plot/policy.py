@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit.plot._common import new_axes, require_columns
+from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 
 __all__ = ["COMPLIANCE_COLORS", "compliance_by", "compliance_trend", "noncompliance_heatmap"]
 
@@ -35,6 +35,7 @@ def _summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
     return compliance_summary(df, by=by)
 
 
+@marks_sandbox
 def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any = None,
                   title: str | None = None, limit: int | None = 25) -> Any:
     """Resources per group as stacked bars in compliance colours, worst compliance on top.
@@ -86,6 +87,7 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
     return ax
 
 
+@marks_sandbox
 def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = None,
                      title: str | None = None, events: Sequence[tuple[Any, str]] = ()) -> Any:
     """Compliance percentage over time (one line per group with ``by``), with non-compliant
@@ -144,6 +146,7 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = No
     return ax
 
 
+@marks_sandbox
 def noncompliance_heatmap(df: pd.DataFrame, *, rows: str = "resourceType",
                           columns: str = "resourceLocation", ax: Any = None,
                           title: str | None = None) -> Any:

@@ -23,7 +23,7 @@ from toolkit._spec.maps import (
     ALERT_STATUSES,
     POLLUTANT_SHORT_NAMES,
 )
-from toolkit.plot._common import new_axes, require_columns
+from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 
 __all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
            "alert_timeline", "pollutants"]
@@ -111,6 +111,7 @@ def _category_legend(ax: Any, categories: Sequence[str], **kw: Any) -> None:
 # ------------------------------------------------------------------------------ forecast
 
 
+@marks_sandbox
 def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, labels: Any = None,
                          ax: Any = None, title: str | None = None) -> Any:
     """The daily forecast as bars in the category colours, with the band limits marked.
@@ -209,6 +210,7 @@ def _rect(x: float, y: float, colour: str) -> Any:
 # ------------------------------------------------------------------------------ pollutants
 
 
+@marks_sandbox
 def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
                title: str | None = None) -> Any:
     """The pollutant breakdown of one current reading: each pollutant's global index as a bar
@@ -272,6 +274,7 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
 # ------------------------------------------------------------------------------ map
 
 
+@marks_sandbox
 def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
                     background: Any = True, title: str | None = None) -> Any:
     """Current (or forecast) air quality at many places on a map: one dot per place in its
@@ -350,6 +353,7 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
 # ------------------------------------------------------------------------------ alerts
 
 
+@marks_sandbox
 def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Any = None,
                    title: str | None = None) -> Any:
     """Severe weather alerts as a timeline: one bar per alert area from its start to its end

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit._spec.clouds import CLOUDS, PUBLIC, Cloud, Vocabulary, get_cloud
+from toolkit._spec.common import SANDBOX_HEADER
 from toolkit.sandbox.auth import ALL_ROLES, SandboxCredential, TokenAuthority
 from toolkit.sandbox.faults import FaultPlan, FaultRule, parse_fault_header
 from toolkit.sandbox.http import (
@@ -537,6 +538,7 @@ class Sandbox:
         if reply.status >= 400 and body_fault is not None:
             body_fault = None
         reply.headers.setdefault(f"{self.header_prefix}request-id", request.request_id)
+        reply.headers[SANDBOX_HEADER] = "true"
         if request.family == "arm":
             reply.headers.setdefault(f"{self.header_prefix}correlation-request-id",
                                      request.headers.get(f"{self.header_prefix}client-request-id")
