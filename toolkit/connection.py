@@ -50,7 +50,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from toolkit._core.config import Credentials, FamilyConfig, Settings, check_verify
+from toolkit._core.config import (
+    Credentials,
+    FamilyConfig,
+    Settings,
+    check_plain_http,
+    check_verify,
+)
 from toolkit._core.errors import ValidationError
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
 from toolkit._core.secrets import RedactingHandler, Secret, install_log_redaction
@@ -143,6 +149,12 @@ class Connection:
     words: Vocabulary = NEUTRAL.words
 
     def __post_init__(self) -> None:
+        # the rules connect() applies hold for a connection built directly too
+        urls = {"arm": self.arm_url, "maps": self.maps_url, "graph": self.graph_url,
+                "fabric": self.fabric_url}
+        for family, url in urls.items():
+            check_plain_http(f"{family}_url", url)
+        self.verify = check_verify(self.verify, [u for u in urls.values() if u])
         self._pipelines: dict[str, Pipeline] = {}
         self._lock = threading.Lock()
         self._skipped = 0.0
@@ -299,7 +311,8 @@ def connect(
     base_url : str, optional
         One address for all four families (a gateway, or a sandbox started elsewhere).
     arm_url, maps_url, graph_url, fabric_url : str, optional
-        Per-family addresses; they win over ``base_url``.
+        Per-family addresses; they win over ``base_url``. Plain ``http://`` is accepted for
+        loopback addresses only (any other host: ValidationError naming the parameter).
     credential : object, optional
         Anything with azure-identity's ``get_token(*scopes)`` (``DefaultAzureCredential()``...).
     token : str, optional
@@ -429,6 +442,8 @@ def connect(
         if fam not in FAMILIES:
             raise ValidationError("scopes", fam, f"families are {', '.join(FAMILIES)}")
         token_scopes[fam] = scope
+    for fam in FAMILIES:
+        check_plain_http(f"{fam}_url" if urls[fam] else "base_url", resolved[fam])
     verify = check_verify(verify, [u for u in resolved.values() if u])
 
     conn = Connection(

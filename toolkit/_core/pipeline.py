@@ -9,8 +9,9 @@ with orjson.
 Trust and caps, for every request (first page, next link, operation URL alike):
 
 * a request goes only to the family's own origin (scheme, host, port) or a trusted host over
-  https; anything else is refused before it is sent (:class:`UntrustedOriginError`), so a
-  credential never reaches another origin. Redirects are never followed;
+  https, and over plain http only to loopback; anything else is refused before it is sent
+  (:class:`UntrustedOriginError`), so a credential never reaches another origin nor travels in
+  clear. Redirects are never followed;
 * the body is read within ``max_body_bytes`` (counted after decompression; gzip is asked for and
   decoded here) and within ``request_deadline`` however slowly it arrives
   (:class:`ResponseLimitError`);
@@ -57,7 +58,14 @@ from azure.core.rest import HttpRequest, HttpResponse
 from toolkit._core.cache import cache_path, cached_session, lifetime_header
 from toolkit._core.cancel import check_cancelled
 from toolkit._core.concurrency import ARM_WRITE_RATE, FAMILY_RATES, RateLimiter
-from toolkit._core.config import FamilyConfig, Origin, is_loopback
+from toolkit._core.config import (
+    PLAIN_HTTP_RULE,
+    FamilyConfig,
+    Origin,
+    check_plain_http,
+    check_verify,
+    is_loopback,
+)
 from toolkit._core.deadlines import deadlines
 from toolkit._core.errors import (
     AuthenticationError,
@@ -718,7 +726,9 @@ def _check_origin(config: FamilyConfig, url: str, operation: str | None) -> None
         raise UntrustedOriginError(
             f"{what}the service named a URL that is not an http(s) address ({url[:80]!r}); "
             "nothing was sent.", host="", url=None)
-    if origin.host == own.host and origin.port == own.port and origin.scheme != own.scheme:
+    if origin.scheme != "https" and not origin.loopback:
+        why = PLAIN_HTTP_RULE
+    elif origin.host == own.host and origin.port == own.port and origin.scheme != own.scheme:
         why = (f"it is {own.host} over {origin.scheme} instead of {own.scheme}; the credential "
                "is never sent over plain http")
     elif config.verify is False and not origin.loopback:
@@ -853,6 +863,9 @@ class Pipeline:
         settings = config.settings
         if Origin.of(config.base_url) is None:
             raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
+        # the rules connect() applies, held for a configuration made any other way
+        check_plain_http(f"{config.family}_url", config.base_url)
+        check_verify(config.verify, [config.base_url])
         install_log_redaction("azure", "urllib3")
         session = _session(config)
         self._cached = cache_path(settings.cache) is not None
