@@ -56,3 +56,61 @@ def _interrupt_a_fan_out(script: Any, names: list[str], release: threading.Event
     assert took < 10, took
     assert at_interrupt == 4  # what was running when Ctrl-C came
     assert after == 4  # no retry of those, nothing queued started
+
+
+class _HeldCredential:
+    """Hands out short-lived tokens (so every request asks for one). The ``interrupt_at``-th
+    ask sends Ctrl-C to the caller; from then on each ask waits until the test says the
+    interrupt has reached the caller, and its token is marked late: a request carrying a late
+    token was sent after the interrupt surfaced."""
+
+    def __init__(self, interrupt_at: int) -> None:
+        self.interrupt_at = interrupt_at
+        self.asks = 0
+        self.lock = threading.Lock()
+        self.interrupted = threading.Event()
+        self.surfaced = threading.Event()
+        self.main = threading.main_thread().ident
+
+    def get_token(self, *scopes: str, **kw: Any) -> Any:
+        from azure.core.credentials import AccessToken
+
+        with self.lock:
+            self.asks += 1
+            first_late = self.asks == self.interrupt_at
+        if first_late:
+            self.interrupted.set()
+            assert self.main is not None
+            signal.pthread_kill(self.main, signal.SIGINT)
+        if self.interrupted.is_set():
+            self.surfaced.wait(10)
+            return AccessToken(f"late-{self.asks}", int(time.time()) + 60)
+        return AccessToken(f"early-{self.asks}", int(time.time()) + 60)
+
+
+def test_no_request_leaves_after_the_interrupt_reaches_the_caller() -> None:
+    credential = _HeldCredential(interrupt_at=9)
+
+    def script(seen: Seen, server: Hostile) -> Answer:
+        return json_answer({"error": {"code": "InvalidName", "message": "no"}}, 400)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with Hostile(script) as service:
+            conn = toolkit.connect(base_url=service.url, credential=credential,
+                                   progress=False, max_concurrency=4)
+            with pytest.raises(KeyboardInterrupt):
+                toolkit.check_server_names(SUB, [f"sql-name-{i}" for i in range(200)],
+                                           connection=conn)
+            credential.surfaced.set()  # the workers held before their send go on now
+            for thread in threading.enumerate():
+                if thread.name.startswith("toolkit_"):  # the fan-out's workers
+                    thread.join(10)
+            sent = [s.headers.get("Authorization", "") for s in service.seen]
+    finally:
+        credential.surfaced.set()
+        signal.signal(signal.SIGINT, previous)
+    assert credential.interrupted.is_set() and credential.asks >= 9
+    late = [token for token in sent if "late-" in token]
+    assert late == []  # nothing held before its send went out once the caller had the interrupt
+    assert 1 <= len(sent) < 9

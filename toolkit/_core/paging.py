@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import orjson
 import pandas as pd
 
+from toolkit._core.cancel import Cancellation, cancellable, check_cancelled, current
 from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWarning
 from toolkit._core.pipeline import PAGES_IN_FLIGHT, Pipeline, Response
 from toolkit._core.progress import progress_bar
@@ -320,7 +321,8 @@ class _Fetcher:
         self._operation = operation
         self._headers = headers
         self._slots: queue.Queue[_Slot] = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
+        # the fetching threads run under the caller's cancellation, and stop with the fetcher
+        self._stop = Cancellation(current())
         self._lock = threading.Lock()
         self._seen: set[str] = set()
         self._threads: list[threading.Thread] = []
@@ -354,14 +356,18 @@ class _Fetcher:
                 self._slots.put_nowait(slot)
             except queue.Full:
                 return False
-        thread = threading.Thread(target=self._fetch, args=(slot, method, url, params, json,
-                                                            first),
+        thread = threading.Thread(target=self._fetch_cancellable,
+                                  args=(slot, method, url, params, json, first),
                                   name="toolkit-pages", daemon=True)
         with self._lock:
             self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)
         thread.start()
         return True
+
+    def _fetch_cancellable(self, *args: Any) -> None:
+        with cancellable(self._stop):
+            self._fetch(*args)
 
     def _fetch(self, slot: _Slot, method: str, url: str, params: Mapping[str, Any] | None,
                json: Any, first: Response | None) -> None:
@@ -428,6 +434,7 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
         while True:
             kind, response, ahead = fetcher.get()
             if kind == "stopped":  # closed under us (only this generator closes it)
+                check_cancelled()  # or the caller's work was cancelled: not a short result
                 return
             if kind == "error":
                 if chain.number and isinstance(response, ToolkitError):

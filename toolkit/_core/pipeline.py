@@ -56,7 +56,7 @@ from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest, HttpResponse
 
 from toolkit._core.cache import cache_path, cached_session, lifetime_header
-from toolkit._core.cancel import check_cancelled
+from toolkit._core.cancel import check_cancelled, sending
 from toolkit._core.concurrency import ARM_WRITE_RATE, FAMILY_RATES, RateLimiter
 from toolkit._core.config import (
     PLAIN_HTTP_RULE,
@@ -213,11 +213,21 @@ _head_watch = threading.local()
 
 
 def _headers_deadline_guard(conn_cls: type) -> type:
-    """A urllib3 connection class whose wait for the status line and headers ends at the
-    attempt's deadline, however slowly the server drips them (each read alone is bounded only by
-    ``read_timeout``): at the deadline the socket is shut down and ResponseLimitError raised."""
+    """A urllib3 connection class whose request is written only when the work it belongs to is
+    not cancelled (:func:`~toolkit._core.cancel.sending`), and whose wait for the status line
+    and headers ends at the attempt's deadline, however slowly the server drips them (each read
+    alone is bounded only by ``read_timeout``): at the deadline the socket is shut down and
+    ResponseLimitError raised."""
 
     class Guarded(conn_cls):
+        def request(self, *args: Any, **kw: Any) -> Any:
+            # connecting sends nothing of the request: its bytes are written only past the
+            # last check of the work's cancellation, which then waits for them
+            if getattr(self, "sock", None) is None:
+                self.connect()
+            with sending():
+                return super().request(*args, **kw)
+
         def getresponse(self, *args: Any, **kw: Any) -> Any:
             end = getattr(_attempt_end, "value", None)
             if end is None:
