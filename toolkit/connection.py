@@ -349,7 +349,7 @@ def connect(
         Any :class:`Settings` field (``max_retries``, ``max_retry_wait``, ``max_concurrency``,
         ``read_timeout``, ``request_deadline``, ``max_body_bytes``, ``poll_interval``,
         ``min_poll_wait``, ``trusted_hosts``, ``progress``...). ``cache=True`` (or a file path)
-        keeps read answers in an on-disk cache keyed by the caller's identity
+        keeps read answers in an on-disk cache keyed by the credential that asked
         (:mod:`toolkit._core.cache`); ``toolkit.cache_clear()`` empties it.
 
     Returns

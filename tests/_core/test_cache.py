@@ -26,6 +26,18 @@ def _connect(sandbox, tmp_path: Path, waits, *, object_id: str | None = None, **
     return conn
 
 
+def _second_read(sandbox, conn) -> list:
+    """The requests the second of two identical reads sent (none when the first answer was
+    kept); the connection is closed."""
+    try:
+        toolkit.support_services(connection=conn)
+        with sandbox.recording() as log:
+            toolkit.support_services(connection=conn)
+    finally:
+        conn.close()
+    return log
+
+
 def test_second_identical_read_sends_no_request_and_gives_an_equal_frame(
         sandbox, tmp_path, waits) -> None:
     conn = _connect(sandbox, tmp_path, waits)
@@ -151,13 +163,7 @@ def test_cache_clear_empties_the_file(sandbox, tmp_path, waits) -> None:
 def test_environment_variable_turns_the_cache_on(sandbox, tmp_path, waits, monkeypatch) -> None:
     monkeypatch.setenv("TOOLKIT_CACHE", str(tmp_path / "env-cache"))
     conn = toolkit.connect(sandbox=sandbox, progress=False)
-    try:
-        toolkit.support_services(connection=conn)
-        with sandbox.recording() as log:
-            toolkit.support_services(connection=conn)
-    finally:
-        conn.close()
-    assert log == []
+    assert _second_read(sandbox, conn) == []
     assert (tmp_path / "env-cache.sqlite").exists()
 
 
@@ -280,13 +286,7 @@ def test_a_folder_means_a_cache_file_inside_it(sandbox, tmp_path, waits, trailin
         folder.mkdir()
     conn = toolkit.connect(sandbox=sandbox, progress=False, cache=f"{folder}{trailing}")
     conn.sleep = waits
-    try:
-        toolkit.support_services(connection=conn)
-        with sandbox.recording() as log:
-            toolkit.support_services(connection=conn)
-    finally:
-        conn.close()
-    assert log == []
+    assert _second_read(sandbox, conn) == []
     assert (folder / "responses.sqlite").is_file()
     assert not (tmp_path / "answers.sqlite").exists()
 

@@ -74,7 +74,8 @@ class Settings:
         Progress bars for work of many requests.
     cache : bool, str or path, optional
         The on-disk response cache of read answers: ``True`` the default file, a path that
-        file, ``None``/``False`` none (see :mod:`toolkit._core.cache`).
+        file, a folder ``responses.sqlite`` in it, ``None``/``False`` none (see
+        :mod:`toolkit._core.cache`).
     """
 
     max_retries: int = 5
