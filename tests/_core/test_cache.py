@@ -204,17 +204,19 @@ class _Planted:
         return (open, (str(self.marker), "w"))
 
 
-def test_a_planted_pickle_row_runs_nothing_and_is_a_miss(sandbox, tmp_path, waits) -> None:
+@pytest.mark.parametrize("planted", ["pickle", b'{"foo": 1}', b"[]", b"null",
+                                     b'{"status_code": "x"}', b'{"status_code": 200}'])
+def test_a_planted_row_runs_nothing_and_is_a_miss(sandbox, tmp_path, waits, planted) -> None:
     import pickle
     import sqlite3
 
     conn = _connect(sandbox, tmp_path, waits)
     marker = tmp_path / "ran"
+    row = pickle.dumps(_Planted(marker)) if planted == "pickle" else planted
     try:
         first = toolkit.support_services(connection=conn)
         with sqlite3.connect(tmp_path / "c.sqlite") as db:
-            rows = db.execute("UPDATE responses SET value = ?",
-                              (pickle.dumps(_Planted(marker)),)).rowcount
+            rows = db.execute("UPDATE responses SET value = ?", (row,)).rowcount
         assert rows >= 1
         with sandbox.recording() as log:
             again = toolkit.support_services(connection=conn)

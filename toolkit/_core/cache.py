@@ -218,13 +218,38 @@ def _json_object(response: Any) -> bool:
         return False
 
 
+def _serializer() -> Any:
+    """requests-cache's orjson serializer (data only: JSON structured into a response by
+    cattrs, never pickle), whose reading turns a row that is not an answer the toolkit stored
+    (bad JSON, another shape, another status, no expiry) into a ValueError: requests-cache
+    counts that row as a miss."""
+    from requests_cache.models.response import CachedResponse
+    from requests_cache.serializers import SerializerPipeline, orjson_serializer
+
+    class Checked(SerializerPipeline):
+        def copy(self) -> Checked:  # requests-cache works on a copy of what it is given
+            return Checked([stage.copy() for stage in self.stages], name=self.name,
+                           is_binary=self.is_binary)
+
+        def loads(self, value: Any) -> CachedResponse:
+            try:
+                answer = super().loads(value)
+            except Exception as err:  # cattrs raises groups of its own: all are a bad row
+                raise ValueError(f"a cache entry that does not read back ({err!r:.80})") from None
+            if not isinstance(answer, CachedResponse) or answer.status_code != 200 \
+                    or answer.expires is None:
+                raise ValueError("a cache entry that is not an answer the toolkit stored")
+            return answer
+
+    return Checked(orjson_serializer.stages, name="toolkit-json", is_binary=True)
+
+
 def _backend(path: Path) -> Any:
     """The SQLite backend over a checked private file, storing JSON (never pickle)."""
     from requests_cache.backends.sqlite import SQLiteCache
-    from requests_cache.serializers import orjson_serializer
 
     _private_file(path)
-    return SQLiteCache(str(path), serializer=orjson_serializer)
+    return SQLiteCache(str(path), serializer=_serializer())
 
 
 # ------------------------------------------------------------------------------ the session
