@@ -374,6 +374,8 @@ def connect(
         "graph": graph_url or env.get("TOOLKIT_GRAPH_URL"),
         "fabric": fabric_url or env.get("TOOLKIT_FABRIC_URL"),
     }
+    for name, url in (("base_url", base_url), *((f"{f}_url", u) for f, u in urls.items())):
+        check_plain_http(name, url or "")  # before anything starts or is sent
     if credential is None and env.get("TOOLKIT_CREDENTIAL", "").lower() == "default":
         try:
             from azure.identity import DefaultAzureCredential
@@ -442,8 +444,6 @@ def connect(
         if fam not in FAMILIES:
             raise ValidationError("scopes", fam, f"families are {', '.join(FAMILIES)}")
         token_scopes[fam] = scope
-    for fam in FAMILIES:
-        check_plain_http(f"{fam}_url" if urls[fam] else "base_url", resolved[fam])
     verify = check_verify(verify, [u for u in resolved.values() if u])
 
     conn = Connection(
