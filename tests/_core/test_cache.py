@@ -3,6 +3,7 @@ secret is written."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -246,7 +247,16 @@ def _planted_loose_journal(path: Path) -> None:
     journal.chmod(0o666)
 
 
-@pytest.mark.parametrize("plant", [_planted_loose, _planted_link, _planted_loose_journal])
+def _planted_by_another_user(path: Path) -> None:
+    if not hasattr(os, "getuid") or os.getuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    path.write_bytes(b"")
+    path.chmod(0o600)
+    os.chown(path, 65534, 65534)
+
+
+@pytest.mark.parametrize("plant", [_planted_loose, _planted_link, _planted_loose_journal,
+                                   _planted_by_another_user])
 def test_a_cache_file_others_can_write_or_a_symlink_is_refused(
         sandbox, tmp_path, waits, plant) -> None:
     path = tmp_path / "c.sqlite"
