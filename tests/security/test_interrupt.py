@@ -13,6 +13,7 @@ import pytest
 import toolkit
 from tests.security.conftest import connect_to
 from tests.security.hostile import Answer, Hostile, Seen, json_answer
+from toolkit._core.cancel import current
 
 SUB = "00000000-0000-0000-0000-000000000001"
 
@@ -83,9 +84,44 @@ class _HeldCredential:
             assert self.main is not None
             signal.pthread_kill(self.main, signal.SIGINT)
         if self.interrupted.is_set():
-            self.surfaced.wait(10)
+            # held until the caller has the interrupt, or until the work this ask is part of
+            # is cancelled (a pager stopping its fetches while the interrupt unwinds)
+            work = current()
+            for _ in range(100):
+                if self.surfaced.wait(0.1) or (work is not None and work.is_set()):
+                    break
             return AccessToken(f"late-{self.asks}", int(time.time()) + 60)
         return AccessToken(f"early-{self.asks}", int(time.time()) + 60)
+
+
+def test_a_paged_read_sends_nothing_once_interrupted() -> None:
+    # the pages are fetched ahead in threads of their own; a fetch held up (here, getting its
+    # token) when Ctrl-C comes is never sent, neither while the read stops nor after
+    credential = _HeldCredential(interrupt_at=4)
+
+    def script(seen: Seen, server: Hostile) -> Answer:
+        page = server.count()
+        return json_answer({"value": [],
+                            "@odata.nextLink": f"{server.url}/next?page={page + 1}"})
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with Hostile(script) as service:
+            conn = toolkit.connect(base_url=service.url, credential=credential,
+                                   progress=False, max_partitions=1)
+            with pytest.raises(KeyboardInterrupt):
+                toolkit.policy_states(SUB, "rg", connection=conn)
+            credential.surfaced.set()
+            for thread in threading.enumerate():
+                if thread.name == "toolkit-pages":
+                    thread.join(10)
+            sent = [s.headers.get("Authorization", "") for s in service.seen]
+    finally:
+        credential.surfaced.set()
+        signal.signal(signal.SIGINT, previous)
+    assert credential.interrupted.is_set()
+    assert [token for token in sent if "late-" in token] == []
+    assert 1 <= len(sent) < 4
 
 
 def test_no_request_leaves_after_the_interrupt_reaches_the_caller() -> None:

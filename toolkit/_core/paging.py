@@ -309,20 +309,22 @@ class _Fetcher:
     body still streams (when the envelope names the link before the items, see
     :func:`envelope_next_link`), otherwise once page k has arrived. Pages are handed over in
     order through slots; at most ``depth`` slots wait for the consumer, so at most
-    ``depth + 1`` pages are held or in flight. :meth:`close` stops the fetching.
+    ``depth + 1`` pages are held or in flight. :meth:`close` (or ``parent``, the cancellation
+    of the read, once set) stops the fetching.
     """
 
     def __init__(self, pipeline: Pipeline, method: str, url: str, *, style: PagingStyle,
                  params: Mapping[str, Any] | None, json: Any, operation: str | None,
                  headers: Mapping[str, str] | None, depth: int = PAGES_IN_FLIGHT - 1,
-                 first: Response | None = None) -> None:
+                 first: Response | None = None, parent: threading.Event | None = None) -> None:
         self._pipeline = pipeline
         self._style = style
         self._operation = operation
         self._headers = headers
         self._slots: queue.Queue[_Slot] = queue.Queue(maxsize=depth)
-        # the fetching threads run under the caller's cancellation, and stop with the fetcher
-        self._stop = Cancellation(current())
+        # the fetching threads run under the read's cancellation (by default the caller's),
+        # and stop with the fetcher
+        self._stop = Cancellation(parent if parent is not None else current())
         self._lock = threading.Lock()
         self._seen: set[str] = set()
         self._threads: list[threading.Thread] = []
@@ -427,10 +429,13 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
                 headers: Mapping[str, str] | None, first: Response | None,
                 decode: Decoder | None) -> Iterator[Page]:
     """:func:`iter_pages` with the pages fetched in background threads (:class:`_Fetcher`)."""
-    fetcher = _Fetcher(pipeline, method, path, style=style, params=params, json=json,
-                       operation=operation, headers=headers, first=first)
+    # every fetcher of this read stops with it, one still being made when it ends included
+    read = Cancellation(current())
+    fetcher: _Fetcher | None = None
     chain = _Chain(style, operation, decode)
     try:
+        fetcher = _Fetcher(pipeline, method, path, style=style, params=params, json=json,
+                           operation=operation, headers=headers, first=first, parent=read)
         while True:
             kind, response, ahead = fetcher.get()
             if kind == "stopped":  # closed under us (only this generator closes it)
@@ -450,9 +455,12 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
             if next_link != ahead:  # the head did not say (or said otherwise): go on from here
                 fetcher.close()
                 fetcher = _Fetcher(pipeline, style.next_method, next_link, style=style,
-                                   params=None, json=None, operation=operation, headers=headers)
+                                   params=None, json=None, operation=operation, headers=headers,
+                                   parent=read)
     finally:
-        fetcher.close()
+        read.set()
+        if fetcher is not None:
+            fetcher.close()
 
 
 def _unreadable(response: Response) -> bool:
