@@ -154,7 +154,7 @@ def _refused(path: Path, why: str) -> ValidationError:
     return ValidationError(
         "cache", str(path),
         f"the cache file {path} {why}, so others could read or change the answers kept in it; "
-        f"remove it (or chmod 600 it, if it is yours and you trust its content), or choose "
+        "remove it (or chmod 600 it, if it is yours and you trust its content), or choose "
         "another file with cache= (TOOLKIT_CACHE)")
 
 
