@@ -94,6 +94,28 @@ class _HeldCredential:
         return AccessToken(f"early-{self.asks}", int(time.time()) + 60)
 
 
+def _sent_when_interrupted(credential: _HeldCredential, script: Any, read: Any,
+                          workers: str) -> list[str]:
+    """``read(connection)`` against a server answering ``script``, until Ctrl-C reaches the
+    caller; then the held workers go on, and once the threads named ``workers...`` have ended,
+    the ``Authorization`` headers the server received."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with Hostile(script) as service:
+            conn = toolkit.connect(base_url=service.url, credential=credential,
+                                   progress=False, max_concurrency=4, max_partitions=1)
+            with pytest.raises(KeyboardInterrupt):
+                read(conn)
+            credential.surfaced.set()  # the workers held before their send go on now
+            for thread in threading.enumerate():
+                if thread.name.startswith(workers):
+                    thread.join(10)
+            return [s.headers.get("Authorization", "") for s in service.seen]
+    finally:
+        credential.surfaced.set()
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_a_paged_read_sends_nothing_once_interrupted() -> None:
     # the pages are fetched ahead in threads of their own; a fetch held up (here, getting its
     # token) when Ctrl-C comes is never sent, neither while the read stops nor after
@@ -104,21 +126,9 @@ def test_a_paged_read_sends_nothing_once_interrupted() -> None:
         return json_answer({"value": [],
                             "@odata.nextLink": f"{server.url}/next?page={page + 1}"})
 
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with Hostile(script) as service:
-            conn = toolkit.connect(base_url=service.url, credential=credential,
-                                   progress=False, max_partitions=1)
-            with pytest.raises(KeyboardInterrupt):
-                toolkit.policy_states(SUB, "rg", connection=conn)
-            credential.surfaced.set()
-            for thread in threading.enumerate():
-                if thread.name == "toolkit-pages":
-                    thread.join(10)
-            sent = [s.headers.get("Authorization", "") for s in service.seen]
-    finally:
-        credential.surfaced.set()
-        signal.signal(signal.SIGINT, previous)
+    sent = _sent_when_interrupted(
+        credential, script, lambda conn: toolkit.policy_states(SUB, "rg", connection=conn),
+        "toolkit-pages")
     assert credential.interrupted.is_set()
     assert [token for token in sent if "late-" in token] == []
     assert 1 <= len(sent) < 4
@@ -130,22 +140,11 @@ def test_no_request_leaves_after_the_interrupt_reaches_the_caller() -> None:
     def script(seen: Seen, server: Hostile) -> Answer:
         return json_answer({"error": {"code": "InvalidName", "message": "no"}}, 400)
 
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with Hostile(script) as service:
-            conn = toolkit.connect(base_url=service.url, credential=credential,
-                                   progress=False, max_concurrency=4)
-            with pytest.raises(KeyboardInterrupt):
-                toolkit.check_server_names(SUB, [f"sql-name-{i}" for i in range(200)],
-                                           connection=conn)
-            credential.surfaced.set()  # the workers held before their send go on now
-            for thread in threading.enumerate():
-                if thread.name.startswith("toolkit_"):  # the fan-out's workers
-                    thread.join(10)
-            sent = [s.headers.get("Authorization", "") for s in service.seen]
-    finally:
-        credential.surfaced.set()
-        signal.signal(signal.SIGINT, previous)
+    names = [f"sql-name-{i}" for i in range(200)]
+    sent = _sent_when_interrupted(
+        credential, script,
+        lambda conn: toolkit.check_server_names(SUB, names, connection=conn),
+        "toolkit_")  # the fan-out's workers
     assert credential.interrupted.is_set() and credential.asks >= 9
     late = [token for token in sent if "late-" in token]
     assert late == []  # nothing held before its send went out once the caller had the interrupt
