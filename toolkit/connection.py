@@ -56,7 +56,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from toolkit._core.config import Credentials, FamilyConfig, Settings, check_verify
+from toolkit._core.config import (
+    Credentials,
+    FamilyConfig,
+    Settings,
+    check_plain_http,
+    check_verify,
+)
 from toolkit._core.credentials import credential_for, credential_word, default_credential
 from toolkit._core.errors import SandboxWarning, ValidationError, warn_user
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
@@ -153,6 +159,12 @@ class Connection:
     proxies: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
+        # the rules connect() applies hold for a connection built directly too
+        urls = {"arm": self.arm_url, "maps": self.maps_url, "graph": self.graph_url,
+                "fabric": self.fabric_url}
+        for family, url in urls.items():
+            check_plain_http(f"{family}_url", url)
+        self.verify = check_verify(self.verify, [u for u in urls.values() if u])
         self._pipelines: dict[str, Pipeline] = {}
         self._lock = threading.Lock()
         self._skipped = 0.0
@@ -334,7 +346,8 @@ def connect(
     base_url : str, optional
         One address for all four families (a gateway, or a sandbox started elsewhere).
     arm_url, maps_url, graph_url, fabric_url : str, optional
-        Per-family addresses; they win over ``base_url``.
+        Per-family addresses; they win over ``base_url``. Plain ``http://`` is accepted for
+        loopback addresses only (any other host: ValidationError naming the parameter).
     credential : object or str, optional
         Anything with azure-identity's ``get_token(*scopes)`` (``DefaultAzureCredential()``...),
         or a shortcut word built with azure-identity and given the cloud's sign-in authority:
@@ -386,7 +399,7 @@ def connect(
         Any :class:`Settings` field (``max_retries``, ``max_retry_wait``, ``max_concurrency``,
         ``read_timeout``, ``request_deadline``, ``max_body_bytes``, ``poll_interval``,
         ``min_poll_wait``, ``trusted_hosts``, ``progress``...). ``cache=True`` (or a file path)
-        keeps read answers in an on-disk cache keyed by the caller's identity
+        keeps read answers in an on-disk cache keyed by the credential that asked
         (:mod:`toolkit._core.cache`); ``toolkit.cache_clear()`` empties it.
 
     Returns
@@ -411,6 +424,8 @@ def connect(
         "graph": graph_url or env.get("TOOLKIT_GRAPH_URL"),
         "fabric": fabric_url or env.get("TOOLKIT_FABRIC_URL"),
     }
+    for name, url in (("base_url", base_url), *((f"{f}_url", u) for f, u in urls.items())):
+        check_plain_http(name, url or "")  # before anything starts or is sent
     # a shortcut word is built into its azure-identity credential once the cloud is known
     word: tuple[str, str] | None = None
     if isinstance(credential, str):

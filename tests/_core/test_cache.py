@@ -3,6 +3,7 @@ secret is written."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +25,18 @@ def _connect(sandbox, tmp_path: Path, waits, *, object_id: str | None = None, **
                                progress=False, cache=str(tmp_path / "c.sqlite"), **kw)
     conn.sleep = waits
     return conn
+
+
+def _second_read(sandbox, conn) -> list:
+    """The requests the second of two identical reads sent (none when the first answer was
+    kept); the connection is closed."""
+    try:
+        toolkit.support_services(connection=conn)
+        with sandbox.recording() as log:
+            toolkit.support_services(connection=conn)
+    finally:
+        conn.close()
+    return log
 
 
 def test_second_identical_read_sends_no_request_and_gives_an_equal_frame(
@@ -151,13 +164,7 @@ def test_cache_clear_empties_the_file(sandbox, tmp_path, waits) -> None:
 def test_environment_variable_turns_the_cache_on(sandbox, tmp_path, waits, monkeypatch) -> None:
     monkeypatch.setenv("TOOLKIT_CACHE", str(tmp_path / "env-cache"))
     conn = toolkit.connect(sandbox=sandbox, progress=False)
-    try:
-        toolkit.support_services(connection=conn)
-        with sandbox.recording() as log:
-            toolkit.support_services(connection=conn)
-    finally:
-        conn.close()
-    assert log == []
+    assert _second_read(sandbox, conn) == []
     assert (tmp_path / "env-cache.sqlite").exists()
 
 
@@ -166,23 +173,176 @@ def test_cache_setting_is_checked() -> None:
         toolkit.connect("http://127.0.0.1:9", token="t", cache=3)
 
 
-def test_identity_comes_from_claims_never_the_token() -> None:
+def test_identity_is_a_keyed_digest_of_the_credential_never_its_claims() -> None:
     import base64
     import json
 
-    def jwt(claims: dict) -> str:
+    def jwt(claims: dict, signature: str = "c2ln") -> str:
         body = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
-        return f"e30.{body}.c2ln"
+        return f"e30.{body}.{signature}"
 
+    key = b"k" * 32
     a = jwt({"tid": "t1", "oid": "o1", "exp": 1})
-    a_later = jwt({"tid": "t1", "oid": "o1", "exp": 2})
-    other_tenant = jwt({"tid": "t2", "oid": "o1"})
-    ident = caller_identity({"Authorization": f"Bearer {a}"})
-    assert ident == "bearer:t1/o1"
-    assert caller_identity({"Authorization": f"Bearer {a_later}"}) == ident  # refreshed token
-    assert caller_identity({"Authorization": f"Bearer {other_tenant}"}) != ident
-    opaque = caller_identity({"Authorization": "Bearer not-a-jwt"})
-    assert "not-a-jwt" not in opaque
-    assert caller_identity({"subscription-key": "k1"}) != caller_identity(
-        {"subscription-key": "k2"})
-    assert "k1" not in caller_identity({"subscription-key": "k1"})
+    ident = caller_identity({"Authorization": f"Bearer {a}"}, key)
+    forged = jwt({"tid": "t1", "oid": "o1", "exp": 1}, signature="Zm9yZ2Vk")
+    assert caller_identity({"Authorization": f"Bearer {forged}"}, key) != ident
+    refreshed = jwt({"tid": "t1", "oid": "o1", "exp": 2})
+    assert caller_identity({"Authorization": f"Bearer {refreshed}"}, key) != ident
+    assert caller_identity({"Authorization": f"Bearer {a}"}, b"x" * 32) != ident  # per file
+    assert a not in ident and "t1" not in ident and "o1" not in ident
+    assert caller_identity({"subscription-key": "k1"}, key) != caller_identity(
+        {"subscription-key": "k2"}, key)
+    assert "k1" not in caller_identity({"subscription-key": "k1"}, key)
+
+
+class _Planted:
+    """A pickle payload: unpickling it creates the file ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+@pytest.mark.parametrize("planted", ["pickle", b'{"foo": 1}', b"[]", b"null",
+                                     b'{"status_code": "x"}', b'{"status_code": 200}'])
+def test_a_planted_row_runs_nothing_and_is_a_miss(sandbox, tmp_path, waits, planted) -> None:
+    import pickle
+    import sqlite3
+
+    conn = _connect(sandbox, tmp_path, waits)
+    marker = tmp_path / "ran"
+    row = pickle.dumps(_Planted(marker)) if planted == "pickle" else planted
+    try:
+        first = toolkit.support_services(connection=conn)
+        with sqlite3.connect(tmp_path / "c.sqlite") as db:
+            rows = db.execute("UPDATE responses SET value = ?", (row,)).rowcount
+        assert rows >= 1
+        with sandbox.recording() as log:
+            again = toolkit.support_services(connection=conn)
+    finally:
+        conn.close()
+    assert not marker.exists()
+    assert len(log) >= 1 and not any(again.attrs["from_cache"])  # a miss, not a crash
+    pd.testing.assert_frame_equal(first.reset_index(drop=True), again.reset_index(drop=True),
+                                  check_like=True)
+
+
+def _planted_loose(path: Path) -> None:
+    path.write_bytes(b"")
+    path.chmod(0o666)
+
+
+def _planted_link(path: Path) -> None:
+    target = path.parent / "elsewhere.sqlite"
+    target.write_bytes(b"")
+    target.chmod(0o600)
+    path.symlink_to(target)
+
+
+def _planted_loose_journal(path: Path) -> None:
+    journal = Path(f"{path}-wal")
+    journal.write_bytes(b"")
+    journal.chmod(0o666)
+
+
+def _planted_by_another_user(path: Path) -> None:
+    if not hasattr(os, "getuid") or os.getuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    path.write_bytes(b"")
+    path.chmod(0o600)
+    os.chown(path, 65534, 65534)
+
+
+@pytest.mark.parametrize("plant", [_planted_loose, _planted_link, _planted_loose_journal,
+                                   _planted_by_another_user])
+def test_a_cache_file_others_can_write_or_a_symlink_is_refused(
+        sandbox, tmp_path, waits, plant) -> None:
+    path = tmp_path / "c.sqlite"
+    plant(path)
+    conn = _connect(sandbox, tmp_path, waits)
+    try:
+        with sandbox.recording() as log, pytest.raises(toolkit.ValidationError) as caught:
+            toolkit.support_services(connection=conn)
+    finally:
+        conn.close()
+    assert log == []
+    message = str(caught.value)
+    assert caught.value.parameter == "cache" and str(path) in message
+    assert "chmod 600" in message and "remove it" in message
+
+
+def test_the_cache_files_and_the_folder_made_for_them_are_private(sandbox, tmp_path,
+                                                                  waits) -> None:
+    folder = tmp_path / "made" / "here"
+    conn = toolkit.connect(sandbox=sandbox, progress=False, cache=folder / "c.sqlite")
+    conn.sleep = waits
+    try:
+        toolkit.support_services(connection=conn)
+        toolkit.sql_operations(connection=conn)
+    finally:
+        conn.close()
+    for made in (folder, folder.parent):
+        assert made.stat().st_mode & 0o777 == 0o700, made
+    files = list(folder.iterdir())
+    assert files
+    for f in files:
+        assert f.stat().st_mode & 0o777 == 0o600, f.name
+
+
+@pytest.mark.parametrize("trailing", ["", "/"])
+def test_a_folder_means_a_cache_file_inside_it(sandbox, tmp_path, waits, trailing) -> None:
+    folder = tmp_path / "answers"
+    if not trailing:
+        folder.mkdir()
+    conn = toolkit.connect(sandbox=sandbox, progress=False, cache=f"{folder}{trailing}")
+    conn.sleep = waits
+    assert _second_read(sandbox, conn) == []
+    assert (folder / "responses.sqlite").is_file()
+    assert not (tmp_path / "answers.sqlite").exists()
+
+
+def test_a_forged_token_with_anothers_claims_reads_nothing_of_theirs(
+        sandbox, tmp_path, waits) -> None:
+    alice_id = "11111111-1111-4111-8111-111111111111"
+    alice = _connect(sandbox, tmp_path, waits, object_id=alice_id)
+    try:
+        toolkit.support_services(connection=alice)
+        real = alice.token.reveal()
+    finally:
+        alice.close()
+    header, claims, _ = real.split(".")
+    forged = f"{header}.{claims}.Zm9yZ2VkLXNpZ25hdHVyZQ"
+    mallory = toolkit.connect(sandbox.url, token=forged, maps_key=sandbox.maps_key,
+                              progress=False, cache=str(tmp_path / "c.sqlite"), max_retries=0)
+    mallory.sleep = waits
+    try:
+        with sandbox.recording() as log, pytest.raises(toolkit.AuthenticationError):
+            toolkit.support_services(connection=mallory)
+    finally:
+        mallory.close()
+    assert len(log) == 1  # asked the service, which refused the forged token
+
+
+def test_a_200_page_that_is_not_json_is_not_kept(tmp_path) -> None:
+    from tests.security.conftest import connect_to
+    from tests.security.hostile import Answer, Hostile, json_answer
+
+    def script(seen, server) -> Answer:
+        if server.count() == 1:  # a captive portal's page, once
+            return Answer(200, b"<html>Sign in to the hotel wifi</html>",
+                          {"Content-Type": "text/html"})
+        return json_answer({"value": []})
+
+    with Hostile(script) as service:
+        conn = connect_to(service, cache=tmp_path / "c.sqlite", max_retries=0)
+        try:
+            with pytest.raises(toolkit.ProtocolError):
+                toolkit.sql_operations(connection=conn)
+            df = toolkit.sql_operations(connection=conn)
+            toolkit.sql_operations(connection=conn)
+        finally:
+            conn.close()
+        assert service.count() == 2  # the second call reached the service, the third did not
+    assert df.empty

@@ -8,7 +8,13 @@ import threading
 
 import pytest
 
-from toolkit._core.cancel import CancelledError, cancellable, check_cancelled
+from toolkit._core.cancel import (
+    Cancellation,
+    CancelledError,
+    cancellable,
+    check_cancelled,
+    sending,
+)
 from toolkit._core.errors import ToolkitError
 
 
@@ -58,3 +64,41 @@ def test_the_event_follows_the_context_into_a_worker_thread() -> None:
     plain.start()
     plain.join()
     assert seen == ["cancelled", "sent"]
+
+
+def test_cancelling_waits_for_a_write_under_way_and_refuses_the_next() -> None:
+    cancel = Cancellation()
+    in_write, finish = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def write() -> None:
+        with cancellable(cancel), sending():
+            in_write.set()
+            finish.wait(10)
+            order.append("written")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert in_write.wait(10)
+    canceller = threading.Thread(target=lambda: (cancel.set(grace=30),
+                                                 order.append("cancelled")))
+    canceller.start()
+    assert cancel.wait(10)  # cancelled: set() now waits for the write under way
+    finish.set()
+    writer.join(10)
+    canceller.join(10)
+    assert order == ["written", "cancelled"]
+    with cancellable(cancel), pytest.raises(CancelledError), sending():
+        order.append("sent after")
+    assert "sent after" not in order
+
+
+def test_a_child_cancellation_is_cancelled_with_its_parent() -> None:
+    parent = Cancellation()
+    child = Cancellation(parent)
+    with cancellable(child):
+        check_cancelled()
+        parent.set()
+        with pytest.raises(CancelledError):
+            check_cancelled()
+    assert child.is_set() and not Cancellation(threading.Event()).is_set()

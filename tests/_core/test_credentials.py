@@ -76,7 +76,7 @@ def test_a_word_without_azure_identity_says_what_to_install(monkeypatch) -> None
     import sys
 
     monkeypatch.setitem(sys.modules, "azure.identity", None)
-    with pytest.raises(ValidationError, match=r"toolkit\[identity\]") as info:
+    with pytest.raises(ValidationError, match=r"cloudops-frames\[identity\]") as info:
         toolkit.connect(credential="cli", progress=False)
     assert info.value.parameter == "credential"
 

@@ -189,7 +189,7 @@ def test_a_real_cloud_without_azure_identity_says_what_to_configure(monkeypatch)
         toolkit.connect(cloud="public", progress=False)
     text = str(info.value)
     assert info.value.parameter == "credential"
-    assert "toolkit[identity]" in text and "credential=" in text and "token=" in text
+    assert "cloudops-frames[identity]" in text and "credential=" in text and "token=" in text
 
 
 def test_a_sandbox_in_a_real_clouds_words_is_started_only_when_asked() -> None:

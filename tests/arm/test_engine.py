@@ -93,6 +93,30 @@ def test_what_slices_cannot_answer_is_refused(conn, sandbox, world, kwargs) -> N
     assert log == []
 
 
+def test_local_scheduler_reads_with_the_connection_given_not_the_default(
+        sandbox, waits) -> None:
+    with Sandbox(seed=8) as other:  # another world: other subscriptions, other records
+        start, end = _window(other.world)
+        sub = other.world.subscriptions[0]
+        asked = toolkit.connect(sandbox=other, progress=False)
+        asked.sleep = waits
+        default = toolkit.connect(sandbox=sandbox, progress=False)  # the default from now on
+        try:
+            single = toolkit.policy_states(sub.id, resource="default", start=start, end=end,
+                                           connection=asked)
+            with sandbox.recording() as elsewhere, other.recording() as log:
+                ddf = toolkit.policy_states(sub.id, resource="default", start=start, end=end,
+                                            engine="dask", connection=asked)
+                got = ddf.compute()
+        finally:
+            asked.close()
+            default.close()
+    assert elsewhere == []
+    assert len(log) >= len(sub.resource_groups)
+    assert len(single) > 0
+    _same(single, got)
+
+
 @pytest.fixture(scope="module")
 def cluster(monkeypatch_module):
     monkeypatch_module.setenv("TOOLKIT_SANDBOX_SECRET", SECRET)

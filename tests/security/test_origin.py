@@ -259,3 +259,54 @@ def test_ambiguous_links_are_refused(foreign: Hostile, trick: str) -> None:
             toolkit.sql_operations(connection=conn)
         assert service.count() == 1
     assert foreign.count() == 0
+
+
+REMOTE_HTTP = "http://atlas.vendor.example"
+
+
+@pytest.mark.parametrize("how", ["maps_url", "base_url", "environment", "Connection"])
+def test_plain_http_to_a_remote_host_is_refused_before_any_request(
+        monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    with Hostile(lambda s, h: json_answer({})) as service:
+        with pytest.raises(ValidationError) as err:
+            if how == "maps_url":
+                toolkit.connect(base_url=service.url, maps_url=REMOTE_HTTP, token=TOKEN,
+                                maps_key=MAPS_KEY)
+            elif how == "base_url":
+                toolkit.connect(base_url=REMOTE_HTTP, token=TOKEN, maps_key=MAPS_KEY)
+            elif how == "environment":
+                monkeypatch.setenv("TOOLKIT_MAPS_URL", REMOTE_HTTP)
+                toolkit.connect(base_url=service.url, token=TOKEN, maps_key=MAPS_KEY)
+            else:
+                toolkit.Connection(arm_url=service.url, maps_url=REMOTE_HTTP,
+                                   graph_url=service.url, fabric_url=service.url,
+                                   maps_key=MAPS_KEY)
+        assert service.count() == 0
+    assert err.value.parameter == ("base_url" if how == "base_url" else "maps_url")
+    assert "loopback" in str(err.value) and "https" in str(err.value)
+    assert MAPS_KEY not in str(err.value) and TOKEN not in str(err.value)
+
+
+def test_the_own_origin_rule_refuses_plain_http_to_a_remote_host() -> None:
+    config = FamilyConfig(family="maps", base_url=REMOTE_HTTP, scope=None, settings=Settings(),
+                          credentials=Credentials(maps_key=toolkit.Secret(MAPS_KEY, "maps key")),
+                          stats=Stats())
+    assert not config.trusts(Origin("http", "atlas.vendor.example", 80))
+    with pytest.raises(ValidationError, match="maps_url"):
+        Pipeline(config)
+    # a remote https endpoint may not hand out a link to itself over http
+    secure = FamilyConfig(family="maps", base_url="https://atlas.vendor.example",
+                          settings=Settings(trusted_hosts=("atlas.vendor.example",)))
+    assert not secure.trusts(Origin("http", "atlas.vendor.example", 443))
+    assert not secure.trusts(Origin("http", "atlas.vendor.example", 80))
+
+
+def test_a_connection_built_directly_holds_the_verify_rule() -> None:
+    remote = "https://management.vendor.example"
+    with pytest.raises(ValidationError) as err:
+        toolkit.Connection(arm_url=remote, maps_url=remote, graph_url=remote, fabric_url=remote,
+                           token=toolkit.Secret(TOKEN, "token"), verify=False)
+    assert err.value.parameter == "verify" and "loopback" in str(err.value)
+    config = FamilyConfig(family="arm", base_url=remote, verify=False)
+    with pytest.raises(ValidationError, match="verify"):
+        Pipeline(config)

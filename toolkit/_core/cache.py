@@ -2,17 +2,25 @@
 
 ``connect(cache=True)`` (or ``TOOLKIT_CACHE=1``) keeps the answers of read operations in
 ``~/.cache/toolkit/responses.sqlite`` (``cache="path/to/file.sqlite"`` or ``TOOLKIT_CACHE=<path>``
-chooses the file), so re-running a notebook against a real tenant does not spend its rate limits
-again.
+chooses the file; a folder, or a path ending with a separator, means ``responses.sqlite`` in it),
+so re-running a notebook against a real tenant does not spend its rate limits again.
 
 * The key of an answer is the method, the URL, the body, the ``Accept``/``Accept-Language``
-  headers and the **identity of the caller**: the tenant and principal read from the bearer token's
-  claims (``tid``, ``oid`` or ``sub``), never the token itself; a maps shared key or an opaque token
-  counts by a one-way digest. One user's cached answers are never given to another.
+  headers and the **credential that asked**: a keyed digest (HMAC-SHA256) of the whole
+  ``Authorization`` header or maps key, with a random key kept in the cache file itself. Nothing
+  read from a token's claims counts (they are not verified here), so a forged token never reads
+  another caller's answers. A refreshed token is another credential: the first read after a
+  refresh misses and asks the service again.
 * Each read operation has its own lifetime (:data:`LIFETIMES`); anything not listed is never
   cached: credential operations, creations and updates, polls of long-running operations.
-  Only successful (200) answers are kept, never errors.
+  Only successful (200) answers that are JSON objects (a JSON content type and a body that
+  parses) are kept, never errors nor a proxy's or captive portal's page.
 * Credential headers (``Authorization``, ``subscription-key``) are removed from what is stored.
+* Entries are stored as JSON (requests-cache's orjson serializer), never pickle: nothing read
+  from the file can run code; a row that does not read back is a miss.
+* The file is used only when it is a regular file (not a symlink), owned by the current user and
+  not writable by group or others; it is created readable and writable by its owner only (SQLite
+  gives its journal the file's permissions), in a folder made ``0700`` when the toolkit makes it.
 * Answers served from the cache are remembered by their request id, so that
   :func:`~toolkit._core.provenance.provenance` can say in ``df.attrs["from_cache"]`` which pages
   came from the cache.
@@ -20,10 +28,14 @@ again.
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import hashlib
+import hmac
 import logging
 import os
+import secrets
+import sqlite3
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -31,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from toolkit._core.errors import ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +87,9 @@ _opened_lock = threading.Lock()
 
 def cache_path(setting: Any) -> Path | None:
     """The cache file a ``cache=`` setting names: ``None``/``False``/``"0"`` none, ``True``/``"1"``
-    the default file, anything else a path (``.sqlite`` added when it has no suffix)."""
+    the default file, a folder (an existing one, or a path ending with a separator)
+    ``responses.sqlite`` in it, anything else a file (``.sqlite`` added when it has no
+    suffix)."""
     if setting is None or setting is False:
         return None
     if setting is True:
@@ -84,6 +100,8 @@ def cache_path(setting: Any) -> Path | None:
     if text.lower() in ("1", "true", "yes", "on"):
         return _DEFAULT_FILE.expanduser()
     path = Path(text).expanduser()
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        return path / _DEFAULT_FILE.name
     return path if path.suffix else path.with_suffix(".sqlite")
 
 
@@ -97,35 +115,14 @@ def lifetime_header(operation: str | None, method: str) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------ caller identity
-def _jwt_claims(token: str) -> dict[str, Any] | None:
-    parts = token.split(".")
-    if len(parts) != 3 or len(parts[1]) > 16_384:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4))
-        claims = orjson.loads(raw)
-    except (ValueError, orjson.JSONDecodeError):
-        return None
-    return claims if isinstance(claims, dict) else None
-
-
-def caller_identity(headers: Mapping[str, str]) -> str:
-    """Who is asking, without the credential: ``tenant/principal`` from a token's claims, or a
-    one-way digest of a key or of a token that is not a JWT."""
-    auth = headers.get("Authorization") or ""
-    scheme, _, value = auth.partition(" ")
-    if value:
-        claims = _jwt_claims(value.strip())
-        if claims is not None:
-            tenant = str(claims.get("tid") or "")
-            principal = str(claims.get("oid") or claims.get("sub") or "")
-            if principal:
-                return f"{scheme.lower()}:{tenant}/{principal}"
-        return f"{scheme.lower()}-digest:" + hashlib.sha256(value.encode()).hexdigest()
-    key = headers.get("subscription-key")
-    if key:
-        return "key-digest:" + hashlib.sha256(key.encode()).hexdigest()
-    return "anonymous"
+def caller_identity(headers: Mapping[str, str], key: bytes) -> str:
+    """Who is asking, as the credential sent: an HMAC-SHA256 under ``key`` of the whole
+    ``Authorization`` header and maps key (never a claim read from a token, which nothing here
+    verifies). Another credential, a refreshed token included, is another caller."""
+    sent = "\n".join(headers.get(name) or "" for name in ("Authorization", "subscription-key"))
+    if not sent.strip():
+        return "anonymous"
+    return hmac.new(key, sent.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
 
 
 # ------------------------------------------------------------------------------ served answers
@@ -148,17 +145,133 @@ def served_from_cache(request_ids: Iterable[str]) -> list[bool]:
         return [rid in _served for rid in request_ids]
 
 
+# ------------------------------------------------------------------------------ the file
+#: Files SQLite keeps beside a database (rollback journal, write-ahead log, shared memory).
+_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+def _refused(path: Path, why: str) -> ValidationError:
+    return ValidationError(
+        "cache", str(path),
+        f"the cache file {path} {why}, so others could read or change the answers kept in it; "
+        "remove it (or chmod 600 it, if it is yours and you trust its content), or choose "
+        "another file with cache= (TOOLKIT_CACHE)")
+
+
+def _check_file(path: Path) -> None:
+    """Refuse an existing cache file (or side file) that is not a regular file of the current
+    user's, writable by nobody else; looked at without following a symbolic link."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise _refused(path, "is a symbolic link")
+    if not stat.S_ISREG(st.st_mode):
+        raise _refused(path, "is not a regular file")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise _refused(path, f"belongs to another user (uid {st.st_uid})")
+    if st.st_mode & 0o022:
+        raise _refused(path, f"is writable by group or others (mode {st.st_mode & 0o777:04o})")
+
+
+def _private_file(path: Path) -> None:
+    """Make sure ``path`` is a cache file only its owner can use: the folder made (``0700``)
+    and the file created (``0600``) when missing, an existing one checked
+    (:func:`_check_file`), its SQLite side files too."""
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+    for side in ("", *_SIDE_FILES):
+        _check_file(Path(f"{path}{side}"))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                     | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def _identity_key(path: Path) -> bytes:
+    """The random key the callers' identities are digested with, kept in the cache file (made
+    on first use)."""
+    with contextlib.closing(sqlite3.connect(path)) as con:
+        with con:
+            con.execute("CREATE TABLE IF NOT EXISTS toolkit_identity_key "
+                        "(id INTEGER PRIMARY KEY CHECK (id = 1), value BLOB NOT NULL)")
+            con.execute("INSERT OR IGNORE INTO toolkit_identity_key (id, value) VALUES (1, ?)",
+                        (secrets.token_bytes(32),))
+        row = con.execute("SELECT value FROM toolkit_identity_key WHERE id = 1").fetchone()
+    return bytes(row[0])
+
+
+def _json_object(response: Any) -> bool:
+    """Whether an answer is what every cached operation expects: a JSON object, said so by its
+    content type (a proxy's or captive portal's page with status 200 is not kept)."""
+    kind = (response.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if kind != "application/json" and not kind.endswith("+json"):
+        return False
+    try:
+        return isinstance(orjson.loads(response.content), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _serializer() -> Any:
+    """requests-cache's orjson serializer (data only: JSON structured into a response by
+    cattrs, never pickle), whose reading turns a row that is not an answer the toolkit stored
+    (bad JSON, another shape, another status, no expiry) into a ValueError: requests-cache
+    counts that row as a miss."""
+    from requests_cache.models.response import CachedResponse
+    from requests_cache.serializers import SerializerPipeline, orjson_serializer
+
+    class Checked(SerializerPipeline):
+        def copy(self) -> Checked:  # requests-cache works on a copy of what it is given
+            return Checked([stage.copy() for stage in self.stages], name=self.name,
+                           is_binary=self.is_binary)
+
+        def loads(self, value: Any) -> CachedResponse:
+            try:
+                answer = super().loads(value)
+            except Exception as err:  # cattrs raises groups of its own: all are a bad row
+                raise ValueError(f"a cache entry that does not read back ({err!r:.80})") from None
+            if not isinstance(answer, CachedResponse) or answer.status_code != 200 \
+                    or answer.expires is None:
+                raise ValueError("a cache entry that is not an answer the toolkit stored")
+            return answer
+
+    return Checked(orjson_serializer.stages, name="toolkit-json", is_binary=True)
+
+
+def _backend(path: Path) -> Any:
+    """The SQLite backend over a checked private file, storing JSON (never pickle)."""
+    from requests_cache.backends.sqlite import SQLiteCache
+
+    _private_file(path)
+    return SQLiteCache(str(path), serializer=_serializer())
+
+
 # ------------------------------------------------------------------------------ the session
 def cached_session(path: Path, header_prefix: str) -> Any:
-    """A ``requests`` session that answers reads from the SQLite file at ``path`` (created with
-    its folder, readable by the owner only)."""
+    """A ``requests`` session that answers reads from the SQLite file at ``path``.
+
+    Raises
+    ------
+    ValidationError
+        The file (or a side file of it) exists and is a symbolic link, not a regular file,
+        another user's, or writable by group or others.
+    """
     import requests
     from requests_cache import CachedSession
     from requests_cache.cache_keys import create_key
 
+    backend = _backend(path)
+    identity_key = _identity_key(path)
+
     def key_fn(request: Any, **kw: Any) -> str:
         base = create_key(request, **kw)
-        who = caller_identity(request.headers)
+        who = caller_identity(request.headers, identity_key)
         return hashlib.sha256(f"{base}|{who}".encode()).hexdigest()[:32]
 
     id_headers = (f"{header_prefix}request-id", "request-id", "requestid")
@@ -189,19 +302,15 @@ def cached_session(path: Path, header_prefix: str) -> Any:
             request.headers.pop("Cache-Control", None)
             return super()._send_and_cache(request, actions, cached_response, **kw)
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fresh = not path.exists()
     session = _Session(
-        str(path), backend="sqlite", allowable_methods=("GET", "POST"), allowable_codes=(200,),
+        backend=backend, allowable_methods=("GET", "POST"), allowable_codes=(200,),
         match_headers=["Accept", "Accept-Language"], ignored_parameters=_CREDENTIAL_HEADERS,
-        key_fn=key_fn, cache_control=False, stale_if_error=False,
+        key_fn=key_fn, cache_control=False, stale_if_error=False, filter_fn=_json_object,
     )
     # The key already holds what answers vary by (Accept, Accept-Language, the caller); the
     # service's Vary also names Accept-Encoding, which the transport decodes before anything is
     # stored, so requests-cache is not asked to key on it a second way.
     session.hooks["response"].append(_drop_vary)
-    if fresh and path.exists():
-        path.chmod(0o600)
     with _opened_lock:
         _opened.add(str(path))
     return session
@@ -225,8 +334,6 @@ def cache_clear(path: Any = None) -> int:
     int
         How many cache files were cleared.
     """
-    from requests_cache import CachedSession
-
     if path is not None:
         resolved = cache_path(path)
         targets = {str(resolved)} if resolved is not None else set()
@@ -238,11 +345,11 @@ def cache_clear(path: Any = None) -> int:
     for target in sorted(targets):
         if not Path(target).exists():
             continue
-        session = CachedSession(target, backend="sqlite")
+        backend = _backend(Path(target))
         try:
-            session.cache.clear()
+            backend.clear()
         finally:
-            session.close()
+            backend.close()
         cleared += 1
     with _served_lock:
         _served.clear()

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
-from toolkit._core.cancel import cancellable, check_cancelled
+from toolkit._core.cancel import Cancellation, cancellable, check_cancelled, current
 from toolkit._core.errors import ToolkitError
 from toolkit._core.progress import progress_bar
 
@@ -255,7 +255,8 @@ def fan_out(
     workers = min(max_workers or connection.settings.max_concurrency, len(items))
     bar = progress_bar(connection, desc=desc, total=len(items))
 
-    cancelled = threading.Event()
+    # a fan-out inside cancellable work (a pager's, another fan-out's) is cancelled with it
+    cancelled = Cancellation(current())
 
     def run(outcome: Outcome[T, R]) -> None:
         with cancellable(cancelled):

@@ -28,8 +28,8 @@ from toolkit import __version__
 from toolkit._core.errors import ValidationError
 from toolkit._core.secrets import Secret
 
-__all__ = ["Credentials", "FamilyConfig", "Origin", "Settings", "is_loopback",
-           "parse_trusted_host"]
+__all__ = ["Credentials", "FamilyConfig", "Origin", "Settings", "check_plain_http",
+           "check_verify", "is_loopback", "parse_trusted_host"]
 
 #: Default cap on one response body, after decompression (bytes). The biggest real pages (a
 #: policy-states page of 1000 records with evaluation details, a 100-query route batch with
@@ -74,7 +74,8 @@ class Settings:
         Progress bars for work of many requests.
     cache : bool, str or path, optional
         The on-disk response cache of read answers: ``True`` the default file, a path that
-        file, ``None``/``False`` none (see :mod:`toolkit._core.cache`).
+        file, a folder ``responses.sqlite`` in it, ``None``/``False`` none (see
+        :mod:`toolkit._core.cache`).
     """
 
     max_retries: int = 5
@@ -252,6 +253,25 @@ class Credentials:
         return f"Credentials({', '.join(given) or 'none'})"
 
 
+#: The rule a plain-http endpoint breaks, as errors state it.
+PLAIN_HTTP_RULE = ("plain http is allowed only to loopback addresses (127.0.0.0/8, ::1, "
+                   "localhost); anywhere else use https, so that no token, maps key or SAS "
+                   "token is ever sent in clear")
+
+
+def check_plain_http(parameter: str, url: str) -> None:
+    """Refuse an endpoint (named ``parameter``) that is plain http to a host other than this
+    machine; an empty one (a family not offered) passes.
+
+    Raises
+    ------
+    ValidationError
+        Naming ``parameter``, the URL and the rule.
+    """
+    if url and urlsplit(url).scheme.lower() == "http" and not is_loopback(url):
+        raise ValidationError(parameter, url, PLAIN_HTTP_RULE)
+
+
 def check_verify(verify: Any, urls: list[str]) -> bool | str:
     """``verify`` as the pipeline takes it: ``True``, a CA bundle path, or ``False`` when every
     URL is loopback; anything else raises ValidationError."""
@@ -330,11 +350,12 @@ class FamilyConfig:
 
     def trusts(self, origin: Origin) -> bool:
         """Whether requests (and the credential) may go to ``origin``: the family's own
-        scheme, host and port, or a trusted host over https (http only on loopback)."""
-        if origin == self.origin:
-            return True
+        scheme, host and port, or a trusted host over https; plain http only on loopback, even
+        to the family's own endpoint."""
         if origin.scheme != "https" and not origin.loopback:
             return False
+        if origin == self.origin:
+            return True
         if self.verify is False and not origin.loopback:
             return False
         for entry in self.settings.trusted_hosts:

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import orjson
 import pandas as pd
 
+from toolkit._core.cancel import Cancellation, cancellable, check_cancelled, current
 from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWarning
 from toolkit._core.pipeline import PAGES_IN_FLIGHT, Pipeline, Response
 from toolkit._core.progress import progress_bar
@@ -312,19 +313,22 @@ class _Fetcher:
     body still streams (when the envelope names the link before the items, see
     :func:`envelope_next_link`), otherwise once page k has arrived. Pages are handed over in
     order through slots; at most ``depth`` slots wait for the consumer, so at most
-    ``depth + 1`` pages are held or in flight. :meth:`close` stops the fetching.
+    ``depth + 1`` pages are held or in flight. :meth:`close` (or ``parent``, the cancellation
+    of the read, once set) stops the fetching.
     """
 
     def __init__(self, pipeline: Pipeline, method: str, url: str, *, style: PagingStyle,
                  params: Mapping[str, Any] | None, json: Any, operation: str | None,
                  headers: Mapping[str, str] | None, depth: int = PAGES_IN_FLIGHT - 1,
-                 first: Response | None = None) -> None:
+                 first: Response | None = None, parent: threading.Event | None = None) -> None:
         self._pipeline = pipeline
         self._style = style
         self._operation = operation
         self._headers = headers
         self._slots: queue.Queue[_Slot] = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
+        # the fetching threads run under the read's cancellation (by default the caller's),
+        # and stop with the fetcher
+        self._stop = Cancellation(parent if parent is not None else current())
         self._lock = threading.Lock()
         self._seen: set[str] = set()
         self._threads: list[threading.Thread] = []
@@ -358,14 +362,18 @@ class _Fetcher:
                 self._slots.put_nowait(slot)
             except queue.Full:
                 return False
-        thread = threading.Thread(target=self._fetch, args=(slot, method, url, params, json,
-                                                            first),
+        thread = threading.Thread(target=self._fetch_cancellable,
+                                  args=(slot, method, url, params, json, first),
                                   name="toolkit-pages", daemon=True)
         with self._lock:
             self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)
         thread.start()
         return True
+
+    def _fetch_cancellable(self, *args: Any) -> None:
+        with cancellable(self._stop):
+            self._fetch(*args)
 
     def _fetch(self, slot: _Slot, method: str, url: str, params: Mapping[str, Any] | None,
                json: Any, first: Response | None) -> None:
@@ -425,13 +433,17 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
                 headers: Mapping[str, str] | None, first: Response | None,
                 decode: Decoder | None) -> Iterator[Page]:
     """:func:`iter_pages` with the pages fetched in background threads (:class:`_Fetcher`)."""
-    fetcher = _Fetcher(pipeline, method, path, style=style, params=params, json=json,
-                       operation=operation, headers=headers, first=first)
+    # every fetcher of this read stops with it, one still being made when it ends included
+    read = Cancellation(current())
+    fetcher: _Fetcher | None = None
     chain = _Chain(style, operation, decode)
     try:
+        fetcher = _Fetcher(pipeline, method, path, style=style, params=params, json=json,
+                           operation=operation, headers=headers, first=first, parent=read)
         while True:
             kind, response, ahead = fetcher.get()
             if kind == "stopped":  # closed under us (only this generator closes it)
+                check_cancelled()  # or the caller's work was cancelled: not a short result
                 return
             if kind == "error":
                 if chain.number and isinstance(response, ToolkitError):
@@ -447,9 +459,12 @@ def _prefetched(pipeline: Pipeline, method: str, path: str, *, style: PagingStyl
             if next_link != ahead:  # the head did not say (or said otherwise): go on from here
                 fetcher.close()
                 fetcher = _Fetcher(pipeline, style.next_method, next_link, style=style,
-                                   params=None, json=None, operation=operation, headers=headers)
+                                   params=None, json=None, operation=operation, headers=headers,
+                                   parent=read)
     finally:
-        fetcher.close()
+        read.set()
+        if fetcher is not None:
+            fetcher.close()
 
 
 def _unreadable(response: Response) -> bool:

@@ -15,13 +15,13 @@ and joins what they read.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
 import pandas as pd
 
+from toolkit._core.cancel import Cancellation, cancellable, current
 from toolkit._core.errors import ToolkitError
 from toolkit._core.paging import FrameSink, Page
 from toolkit._core.progress import progress_bar
@@ -77,13 +77,18 @@ def read_chains(
     ToolkitError
         The first failure of any chain, after its retries; the other chains are stopped first.
     """
-    stop = threading.Event()
+    # the chains run under the caller's cancellation; stopping them cancels their requests
+    stop = Cancellation(current())
     bar = progress_bar(connection, desc=operation, unit="page")
     results: list[tuple[list[str], str | None] | None] = [None] * len(chains)
     builders: list[Builder | None] = [None] * len(chains)
     seen: list[list[str]] = [[] for _ in chains]  # request ids of every page read, per chain
 
     def run(i: int) -> None:
+        with cancellable(stop):
+            read(i)
+
+    def read(i: int) -> None:
         builder = builders[i] = new_builder()
         ids = seen[i]
         endpoint = None

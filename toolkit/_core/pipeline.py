@@ -9,8 +9,9 @@ with orjson.
 Trust and caps, for every request (first page, next link, operation URL alike):
 
 * a request goes only to the family's own origin (scheme, host, port) or a trusted host over
-  https; anything else is refused before it is sent (:class:`UntrustedOriginError`), so a
-  credential never reaches another origin. Redirects are never followed;
+  https, and over plain http only to loopback; anything else is refused before it is sent
+  (:class:`UntrustedOriginError`), so a credential never reaches another origin nor travels in
+  clear. Redirects are never followed;
 * the body is read within ``max_body_bytes`` (counted after decompression; gzip is asked for and
   decoded here) and within ``request_deadline`` however slowly it arrives
   (:class:`ResponseLimitError`);
@@ -56,9 +57,16 @@ from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest, HttpResponse
 
 from toolkit._core.cache import cache_path, cached_session, lifetime_header
-from toolkit._core.cancel import check_cancelled
+from toolkit._core.cancel import check_cancelled, sending
 from toolkit._core.concurrency import ARM_WRITE_RATE, FAMILY_RATES, RateLimiter
-from toolkit._core.config import FamilyConfig, Origin, is_loopback
+from toolkit._core.config import (
+    PLAIN_HTTP_RULE,
+    FamilyConfig,
+    Origin,
+    check_plain_http,
+    check_verify,
+    is_loopback,
+)
 from toolkit._core.deadlines import deadlines
 from toolkit._core.errors import (
     AuthenticationError,
@@ -211,11 +219,21 @@ _head_watch = threading.local()
 
 
 def _headers_deadline_guard(conn_cls: type) -> type:
-    """A urllib3 connection class whose wait for the status line and headers ends at the
-    attempt's deadline, however slowly the server drips them (each read alone is bounded only by
-    ``read_timeout``): at the deadline the socket is shut down and ResponseLimitError raised."""
+    """A urllib3 connection class whose request is written only when the work it belongs to is
+    not cancelled (:func:`~toolkit._core.cancel.sending`), and whose wait for the status line
+    and headers ends at the attempt's deadline, however slowly the server drips them (each read
+    alone is bounded only by ``read_timeout``): at the deadline the socket is shut down and
+    ResponseLimitError raised."""
 
     class Guarded(conn_cls):
+        def request(self, *args: Any, **kw: Any) -> Any:
+            # connecting sends nothing of the request: its bytes are written only past the
+            # last check of the work's cancellation, which then waits for them
+            if getattr(self, "sock", None) is None:
+                self.connect()
+            with sending():
+                return super().request(*args, **kw)
+
         def getresponse(self, *args: Any, **kw: Any) -> Any:
             end = getattr(_attempt_end, "value", None)
             if end is None:
@@ -726,7 +744,9 @@ def _check_origin(config: FamilyConfig, url: str, operation: str | None) -> None
         raise UntrustedOriginError(
             f"{what}the service named a URL that is not an http(s) address ({url[:80]!r}); "
             "nothing was sent.", host="", url=None)
-    if origin.host == own.host and origin.port == own.port and origin.scheme != own.scheme:
+    if origin.scheme != "https" and not origin.loopback:
+        why = PLAIN_HTTP_RULE
+    elif origin.host == own.host and origin.port == own.port and origin.scheme != own.scheme:
         why = (f"it is {own.host} over {origin.scheme} instead of {own.scheme}; the credential "
                "is never sent over plain http")
     elif config.verify is False and not origin.loopback:
@@ -861,6 +881,9 @@ class Pipeline:
         settings = config.settings
         if Origin.of(config.base_url) is None:
             raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
+        # the rules connect() applies, held for a configuration made any other way
+        check_plain_http(f"{config.family}_url", config.base_url)
+        check_verify(config.verify, [config.base_url])
         install_log_redaction("azure", "urllib3")
         session = _session(config)
         self._cached = cache_path(settings.cache) is not None

@@ -11,7 +11,9 @@ Workers never receive a secret. The task graph carries the connection's non-secr
 each worker process rebuilds a connection from them and its own credential source
 (:func:`worker_credential`): ``TOOLKIT_TOKEN``, ``TOOLKIT_CREDENTIAL=default`` (azure-identity's
 ``DefaultAzureCredential``: environment, workload or managed identity), or, against a sandbox on
-loopback, the sandbox's token authority derived from ``TOOLKIT_SANDBOX_SECRET``.
+loopback, the sandbox's token authority derived from ``TOOLKIT_SANDBOX_SECRET``. On dask's local
+scheduler the tasks run in this process and read with the very connection the call was given
+(found by the settings' ``handle``), never the default one.
 
 The frames of all slices have the dtypes of :func:`~toolkit.arm.policy_states`; category columns
 are unified across partitions (the union of the values every partition saw, documented values
@@ -29,6 +31,8 @@ import dataclasses
 import itertools
 import logging
 import threading
+import uuid
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -48,19 +52,25 @@ __all__ = ["WorkerSettings", "history_dask", "policy_states_dask", "worker_crede
 
 @dataclasses.dataclass(frozen=True)
 class WorkerSettings:
-    """What a worker needs to rebuild a connection: nothing secret."""
+    """What a worker needs to rebuild a connection: nothing secret.
+
+    ``handle`` names the connection in the process that made these settings (a random id, not
+    a secret): a task run in that process (dask's local scheduler) reads with that connection
+    itself; any other process rebuilds one from the rest.
+    """
 
     arm_url: str
     namespace: str
     header_prefix: str
     verify: bool | str
     settings: tuple[tuple[str, Any], ...]
+    handle: str = ""
 
     @classmethod
     def of(cls, conn: Connection) -> WorkerSettings:
         """The non-secret settings of a connection."""
         return cls(conn.arm_url, conn.namespace, conn.header_prefix, conn.verify,
-                   tuple(dataclasses.asdict(conn.settings).items()))
+                   tuple(dataclasses.asdict(conn.settings).items()), _handle(conn))
 
 
 def worker_credential(arm_url: str) -> Any:
@@ -71,11 +81,26 @@ def worker_credential(arm_url: str) -> Any:
 
 _CONNECTIONS: dict[WorkerSettings, Connection] = {}
 _LOCK = threading.Lock()
+#: the connections of this process that settings were made of, by handle (and back)
+_LIVE: weakref.WeakValueDictionary[str, Connection] = weakref.WeakValueDictionary()
+_HANDLES: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
+
+
+def _handle(conn: Connection) -> str:
+    """The random id naming ``conn`` in this process (made on first use)."""
+    with _LOCK:
+        handle = _HANDLES.get(conn)
+        if handle is None:
+            handle = _HANDLES[conn] = uuid.uuid4().hex
+            _LIVE[handle] = conn
+        return handle
 
 
 def _worker_connection(spec: WorkerSettings) -> Connection:
+    """The connection a task reads with: the one the settings were made of, when the task runs
+    in its process; otherwise one rebuilt from them and this process's own credential."""
     with _LOCK:
-        conn = _CONNECTIONS.get(spec)
+        conn = _LIVE.get(spec.handle) or _CONNECTIONS.get(spec)
         if conn is None:
             from toolkit._core.secrets import Secret
 
@@ -91,12 +116,12 @@ def _worker_connection(spec: WorkerSettings) -> Connection:
         return conn
 
 
-def _read_slice(spec: WorkerSettings | None, scope: str, options: Mapping[str, Any]
+def _read_slice(spec: WorkerSettings, scope: str, options: Mapping[str, Any]
                 ) -> pd.DataFrame:
     """One task: a slice of the scope, read with the worker's own connection."""
     from toolkit.arm.policy import policy_states
 
-    conn = _worker_connection(spec) if spec is not None else None
+    conn = _worker_connection(spec)
     frame: pd.DataFrame = policy_states(scope=scope, connection=conn, **options)
     return frame
 
@@ -260,7 +285,7 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     conn = get_connection(connection)
     client = _client()
     # in this process the connection itself serves; other processes rebuild their own
-    spec = WorkerSettings.of(conn) if client is not None else None
+    spec = WorkerSettings.of(conn)
     common = {"resource": resource, "select": select, "expand": expand,
               "api_version": api_version, "start": start, "end": end}
     tasks = []
