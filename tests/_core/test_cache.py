@@ -346,3 +346,25 @@ def test_a_200_page_that_is_not_json_is_not_kept(tmp_path) -> None:
             conn.close()
         assert service.count() == 2  # the second call reached the service, the third did not
     assert df.empty
+
+
+def test_an_answer_the_operation_cannot_read_is_removed_from_the_cache(tmp_path) -> None:
+    from tests.security.conftest import connect_to
+    from tests.security.hostile import Answer, Hostile, json_answer
+
+    def script(seen, server) -> Answer:
+        if server.count() == 1:  # a JSON object, but no list of operations
+            return json_answer({"value": "maintenance"})
+        return json_answer({"value": []})
+
+    with Hostile(script) as service:
+        conn = connect_to(service, cache=tmp_path / "c.sqlite", max_retries=0)
+        try:
+            with pytest.raises(toolkit.ProtocolError, match="'value' is not a list"):
+                toolkit.sql_operations(connection=conn)
+            df = toolkit.sql_operations(connection=conn)
+            toolkit.sql_operations(connection=conn)
+        finally:
+            conn.close()
+        assert service.count() == 2  # the refused answer was not given again from the cache
+    assert df.empty

@@ -14,7 +14,9 @@ so re-running a notebook against a real tenant does not spend its rate limits ag
 * Each read operation has its own lifetime (:data:`LIFETIMES`); anything not listed is never
   cached: credential operations, creations and updates, polls of long-running operations.
   Only successful (200) answers that are JSON objects (a JSON content type and a body that
-  parses) are kept, never errors nor a proxy's or captive portal's page.
+  parses) are kept, never errors nor a proxy's or captive portal's page; an answer the
+  operation then cannot read (``Response.refuse``: a list that is not a list, a missing
+  member) is removed again, so the next call asks the service.
 * Credential headers (``Authorization``, ``subscription-key``) are removed from what is stored.
 * Entries are stored as JSON (requests-cache's orjson serializer), never pickle: nothing read
   from the file can run code; a row that does not read back is a miss.
@@ -38,7 +40,7 @@ import sqlite3
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +50,8 @@ from toolkit._core.errors import ValidationError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LIFETIMES", "cache_clear", "cache_path", "cached_session", "lifetime_header",
-           "served_from_cache"]
+__all__ = ["LIFETIMES", "cache_clear", "cache_path", "cached_session", "forgetter",
+           "lifetime_header", "served_from_cache"]
 
 #: Seconds an answer of each read operation is kept. Operations not listed are never cached.
 LIFETIMES: Mapping[str, int] = {
@@ -314,6 +316,25 @@ def cached_session(path: Path, header_prefix: str) -> Any:
     with _opened_lock:
         _opened.add(str(path))
     return session
+
+
+def forgetter(session: Any, raw: Any) -> Callable[[], None] | None:
+    """What removes an answer from the cache of ``session`` (``None`` when the answer was not
+    stored: not cached, or not kept). ``raw`` is the transport's response."""
+    key = getattr(getattr(raw, "internal_response", None), "cache_key", None)
+    cache = getattr(session, "cache", None)
+    if not key or cache is None:
+        return None
+
+    def forget() -> None:
+        try:
+            cache.delete(key)
+        except Exception as err:  # the answer is wrong either way; the error says so
+            logger.warning("could not remove an unreadable answer from the cache: %r", err)
+        else:
+            logger.info("an answer the operation could not read was removed from the cache")
+
+    return forget
 
 
 def _drop_vary(response: Any, *args: Any, **kwargs: Any) -> Any:

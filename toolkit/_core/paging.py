@@ -163,22 +163,21 @@ class _Chain:
             body = response.json()
             items = None
         if not isinstance(body, dict):
-            raise ProtocolError(f"{operation}: expected a JSON object with {style.items_key!r}, "
-                                f"got {type(body).__name__}", url=response.url)
+            raise response.refuse(f"{operation}: expected a JSON object with "
+                                  f"{style.items_key!r}, got {type(body).__name__}")
         if typed is None:
             items = body.get(style.items_key)
         if items is None:
             items = []
         if not isinstance(items, list):
-            raise ProtocolError(f"{operation}: {style.items_key!r} is not a list",
-                                url=response.url)
+            raise response.refuse(f"{operation}: {style.items_key!r} is not a list")
         next_link = body.get(style.next_key)
         if next_link == "":
             next_link = None
         if next_link is not None and not isinstance(next_link, str):
-            raise ProtocolError(f"{operation}: the next link {style.next_key!r} is "
-                                f"{type(next_link).__name__}, not a URL string; the remaining "
-                                "pages cannot be read", url=response.url)
+            raise response.refuse(f"{operation}: the next link {style.next_key!r} is "
+                                  f"{type(next_link).__name__}, not a URL string; the remaining "
+                                  "pages cannot be read")
         page = Page(items, body, response, self.number, len(items))
         self.number += 1
         return page, next_link

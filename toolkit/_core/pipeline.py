@@ -56,7 +56,7 @@ from azure.core.pipeline.policies import (
 from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest, HttpResponse
 
-from toolkit._core.cache import cache_path, cached_session, lifetime_header
+from toolkit._core.cache import cache_path, cached_session, forgetter, lifetime_header
 from toolkit._core.cancel import check_cancelled, sending
 from toolkit._core.concurrency import ARM_WRITE_RATE, FAMILY_RATES, RateLimiter
 from toolkit._core.config import (
@@ -108,6 +108,8 @@ class Response:
     method: str
     operation: str | None = None
     header_prefix: str = "x-vendor-"
+    #: Removes the answer from the response cache when it was stored there (see :meth:`refuse`).
+    forget: Callable[[], None] | None = field(default=None, repr=False)
     _parsed: Any = field(default=None, repr=False)
     _has_parsed: bool = field(default=False, repr=False)
 
@@ -117,6 +119,14 @@ class Response:
         h = self.headers
         return (h.get(f"{self.header_prefix}request-id") or h.get("request-id")
                 or h.get("requestid"))
+
+    def refuse(self, message: str) -> ProtocolError:
+        """The error for an answer that is not what the operation expects, with the answer
+        removed from the response cache first: only answers the operation could read stay
+        there, so the next call asks the service again."""
+        if self.forget is not None:
+            self.forget()
+        return ProtocolError(message, url=self.url, status=self.status)
 
     def json(self) -> Any:
         """The body parsed with orjson; a body that is not JSON raises ProtocolError."""
@@ -129,11 +139,10 @@ class Response:
             self._has_parsed = True
             return self._parsed
         except orjson.JSONDecodeError as err:
-            raise ProtocolError(
+            raise self.refuse(
                 f"{self.operation or 'request'}: the service sent a body that is not valid JSON "
                 f"(HTTP {self.status}, {len(self.content)} bytes: {err}). This is usually a "
-                "broken connection or a proxy in the way; try again.",
-                url=self.url, status=self.status) from err
+                "broken connection or a proxy in the way; try again.") from err
 
     def json_object(self) -> dict[str, Any]:
         """The body, which must be a JSON object: an empty body, an array, a string or a number
@@ -142,10 +151,10 @@ class Response:
         if isinstance(body, dict):
             return body
         got = "an empty body" if body is None else f"a JSON {type(body).__name__}"
-        raise ProtocolError(
+        raise self.refuse(
             f"{self.operation or 'request'}: expected a JSON object, the service sent {got} "
             f"(HTTP {self.status}). Try again; if it persists, the endpoint is not the service "
-            "it should be.", url=self.url, status=self.status)
+            "it should be.")
 
 
 @dataclass
@@ -886,6 +895,7 @@ class Pipeline:
         check_verify(config.verify, [config.base_url])
         install_log_redaction("azure", "urllib3")
         session = _session(config)
+        self._session = session
         self._cached = cache_path(settings.cache) is not None
         widest = max(settings.max_concurrency, settings.max_partitions)
         adapter = _BoundedBodyAdapter(
@@ -1175,7 +1185,8 @@ class Pipeline:
         except AzureError as err:
             raise TransportError(f"{operation or method}: {redact(str(err))[:300]}") from err
         response = Response(raw.status_code, raw.headers, raw.content, url, method, operation,
-                            self.header_prefix)
+                            self.header_prefix,
+                            forget=forgetter(self._session, raw) if self._cached else None)
         if self.config.sandbox or raw.headers.get(SANDBOX_HEADER) == "true":
             note_sandbox_answer(response.request_id)
         if raw.status_code not in expected:

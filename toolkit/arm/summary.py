@@ -161,7 +161,7 @@ def policy_summary(
     body = response.json_object()
     values = body.get("value")
     if not isinstance(values, list):
-        raise ProtocolError(f"{OPERATION}: 'value' is not a list", url=response.url)
+        raise response.refuse(f"{OPERATION}: 'value' is not a list")
     rows = [r for v in values if isinstance(v, dict) for r in _rows(v)]
     attrs = provenance(OPERATION, api_version, response.url,
                        [response.request_id] if response.request_id else [])

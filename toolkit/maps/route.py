@@ -469,9 +469,9 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
         body = response.json() or {}
         answers = body.get("batchItems") if isinstance(body, dict) else None
         if not isinstance(answers, list) or len(answers) != len(chunk):
-            raise ProtocolError(f"route_directions: the service answered "
-                                f"{len(answers) if isinstance(answers, list) else 'no'} batch "
-                                f"items for {len(chunk)} queries", url=response.url)
+            raise response.refuse(f"route_directions: the service answered "
+                                  f"{len(answers) if isinstance(answers, list) else 'no'} batch "
+                                  f"items for {len(chunk)} queries")
         return answers
 
     outcomes = fan_out(send, chunks, connection=conn, desc="route_directions",
@@ -659,10 +659,10 @@ def snap_to_roads(points: PointsLike, *, include_speed_limit: bool = False,
         answer = response.json()
         features = answer.get("features") if isinstance(answer, dict) else None
         if not isinstance(answer, dict) or not isinstance(features, list | None):
-            raise ProtocolError(f"snap_to_roads: expected a JSON object with a 'features' list, "
-                                f"got {type(answer).__name__}"
-                                + (f" with 'features' a {type(features).__name__}"
-                                   if isinstance(answer, dict) else ""), url=response.url)
+            raise response.refuse(f"snap_to_roads: expected a JSON object with a 'features' "
+                                  f"list, got {type(answer).__name__}"
+                                  + (f" with 'features' a {type(features).__name__}"
+                                     if isinstance(answer, dict) else ""))
         return stitch(features or [], lo, own_lo, own_hi)
 
     windows = plan_windows(gaps)
