@@ -43,10 +43,40 @@ def test_plots_draw_from_the_frames(conn, sandbox, latest_frame) -> None:
     assert len(ax.get_yticklabels()) == nc["resourceType"].nunique()
     trend = toolkit.compliance_trend(full)
     ax = toolkit.plot.compliance_trend(trend, events=[(full["timestamp"].min(), "start")])
-    assert ax.get_ylim() == (0, 100)
+    bottom, top = ax.get_ylim()
+    assert bottom == 0 and 100 <= top <= 105
     pd.testing.assert_frame_equal(full, before)  # inputs untouched
     plt.close("all")
     with pytest.raises(ValidationError, match="complianceState"):
         toolkit.plot.compliance_by(full[["resourceId", "resourceType"]], by="resourceType")
     with pytest.raises(ValidationError, match="must differ"):
         toolkit.plot.noncompliance_heatmap(full, rows="resourceType", columns="resourceType")
+
+
+def test_trend_draws_partial_periods_apart_and_series_off_the_state_colours(latest_frame) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from toolkit.plot.policy import COMPLIANCE_COLORS
+
+    full, _ = latest_frame
+    trend = toolkit.compliance_trend(full, by="policyAssignmentName")
+    assert (~trend["complete"]).any()  # a window from one morning to the next: two partial days
+    ax = toolkit.plot.compliance_trend(trend, by="policyAssignmentName")
+    partial_days = set(pd.to_datetime(trend.loc[~trend["complete"], "day"]).dt.tz_convert(None))
+    import matplotlib.dates as mdates
+
+    for line in ax.get_lines():
+        days = {pd.Timestamp(mdates.num2date(x)).tz_convert(None) for x in
+                mdates.date2num(line.get_xdata())}
+        assert not days & partial_days  # no line joins a partial period
+        assert to_hex(line.get_color()) not in {to_hex(c) for c in COMPLIANCE_COLORS.values()}
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("partial period" in t for t in legend)
+    styles = {(to_hex(line.get_color()), line.get_marker(), line.get_linestyle())
+              for line in ax.get_lines()}
+    assert len(styles) == len(ax.get_lines())  # every series tells itself apart
+    plt.close("all")

@@ -237,7 +237,8 @@ def _complete(day: pd.Series, freq: str, lo: pd.Timestamp | None,
     ok = pd.Series(True, index=day.index)
     ok &= starts >= lo if lo is not None else starts > first
     ok &= ends <= hi if hi is not None else starts < last
-    return ok.astype("boolean")
+    flags: pd.Series = ok.astype("boolean")
+    return flags
 
 
 def evaluated_expressions(df: pd.DataFrame) -> pd.DataFrame:
