@@ -64,6 +64,8 @@ def frames() -> Any:
             "requirement": ["mfa", "mfa", "mfa", "mfa", "mfa", "none", "none", "none"]})
         sub = next(s for s in world.subscriptions if s.name == "retail-prod")
         end = pd.Timestamp(world.epoch)
+        out["summary"] = toolkit.policy_summary(sub.id, start=end - pd.Timedelta(days=1),
+                                                end=end, connection=conn)
         out["latest"] = toolkit.policy_states(sub.id, "rg-web-weu", start=end - pd.Timedelta(
             days=1), end=end, connection=conn)
         history = toolkit.policy_states(sub.id, "rg-data-weu", resource="default",
@@ -105,6 +107,7 @@ PICTURES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "authentication_strength_usage":
         lambda f: toolkit.plot.authentication_strength_usage(f["usage"]),
     "compliance_by": lambda f: toolkit.plot.compliance_by(f["latest"], by="resourceType"),
+    "compliance_by__summary": lambda f: toolkit.plot.compliance_by(f["summary"]),
     "noncompliance_heatmap": lambda f: toolkit.plot.noncompliance_heatmap(f["latest"]),
     "compliance_trend": lambda f: toolkit.plot.compliance_trend(
         f["trend"], events=[(f["end"] - pd.Timedelta(days=10), "campaign")]),

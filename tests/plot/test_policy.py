@@ -80,3 +80,31 @@ def test_trend_draws_partial_periods_apart_and_series_off_the_state_colours(late
               for line in ax.get_lines()}
     assert len(styles) == len(ax.get_lines())  # every series tells itself apart
     plt.close("all")
+
+
+def test_compliance_by_draws_the_services_own_summary(conn, sandbox, latest_frame) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    world = sandbox.world
+    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
+    _, (start, end) = latest_frame
+    summary = toolkit.policy_summary(sub.id, start=start, end=end, connection=conn)
+    before = summary.copy()
+    ax = toolkit.plot.compliance_by(summary, by="policyAssignmentName")
+    rows = summary[summary["level"] == "assignment"]
+    states = [c for c in rows.columns if c.startswith("resources_")]
+    expected = dict(zip(rows["policyAssignmentName"].astype(str),
+                        rows[states].fillna(0).sum(axis=1), strict=True))
+    drawn: dict[str, float] = {}
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    for patch in ax.patches:
+        name = labels[round(patch.get_y() + patch.get_height() / 2)]
+        drawn[name] = drawn.get(name, 0) + patch.get_width()
+    assert drawn == {k: v for k, v in expected.items() if v}
+    pd.testing.assert_frame_equal(summary, before)
+    with pytest.raises(ValidationError, match="by"):
+        toolkit.plot.compliance_by(summary, by="resourceType")
+    plt.close("all")

@@ -6,11 +6,12 @@ makes is report-ready (100 dpi, text of at least 8 pt, DejaVu Sans) while the us
 
 Colours carry meaning in these pictures (compliance states, backend health, incident types,
 alert statuses, the air-quality bands): those palettes live beside the helpers that use them
-and are never used for series. Series (one line per assignment, one route among many...) take
-:data:`SERIES_COLORS`, the Okabe–Ito colour-blind-safe palette without its green and
-vermillion, which would read as *compliant* and *non-compliant*; lines also differ by marker
-and line style (:data:`SERIES_MARKERS`, :data:`SERIES_LINESTYLES`), so two series drawn on top
-of each other both stay visible.
+and are never used for series. Series (one line per assignment...) take :data:`SERIES_COLORS`:
+colour-blind-safe colours (Paul Tol's indigo, teal and cyan, ColorBrewer's ochre and magenta,
+black) chosen away from every colour of a state, so no series reads as *compliant*,
+*non-compliant*, *conflict* or an air-quality band. Lines also differ by marker and line style
+(:data:`SERIES_MARKERS`, :data:`SERIES_LINESTYLES`), so a reader who cannot tell two colours
+apart, and two series drawn on top of each other, still can.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ __all__ = ["MIN_FONT_SIZE", "NEUTRAL", "PARTIAL", "REPORT_RC", "SERIES_COLORS",
 #: No text in a helper's figure is smaller than this (points).
 MIN_FONT_SIZE = 8.0
 
-#: Series colours: Okabe–Ito (Wong, *Nature Methods* 8, 441, 2011) without bluish green
-#: (#009E73) and vermillion (#D55E00), kept away from the compliant / non-compliant meaning.
-SERIES_COLORS = ("#0072B2", "#E69F00", "#56B4E9", "#CC79A7", "#000000", "#8C6D1F")
+#: Series colours: colour-blind-safe, and none close to a colour that means a state.
+SERIES_COLORS = ("#332288", "#44AA99", "#000000", "#A6761D", "#88CCEE", "#E7298A")
 SERIES_MARKERS = ("o", "s", "^", "D", "v", "P")
 SERIES_LINESTYLES = ("-", "--", "-.", ":")
 

@@ -39,7 +39,7 @@ INCIDENT_COLORS = {
 SEVERITY_SIZES = {"LowImpact": 40, "Minor": 70, "Moderate": 110, "Serious": 160}
 #: One colour per meaning on a route map, whatever the number of routes: main routes,
 #: alternatives, and the start, stops and end markers.
-ROUTE_COLORS = {"main": "#0072B2", "alternative": "#CC79A7", "start": "#000000",
+ROUTE_COLORS = {"main": "#332288", "alternative": "#000000", "start": "#000000",
                 "stop": "#9E9E9E", "end": "#FFFFFF"}
 _ROAD_STYLE = {  # class -> (width, colour)
     "primary": (1.6, "#b0b0b0"), "primary_link": (1.2, "#b0b0b0"),
@@ -220,7 +220,7 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
     # alternatives under the main routes, each kind in one colour however many routes there are
     if other_lines:
         ax.add_collection(LineCollection(other_lines, colors=ROUTE_COLORS["alternative"],
-                                         linewidths=1.6, linestyles=(0, (4, 2)), zorder=2,
+                                         linewidths=1.4, linestyles=(0, (4, 2)), zorder=2,
                                          gid="route-alternative"))
     if main_lines:
         ax.add_collection(LineCollection(main_lines, colors=ROUTE_COLORS["main"],
@@ -228,7 +228,7 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
                                          gid="route-main"))
     handles = [Line2D([], [], color=ROUTE_COLORS["main"], lw=2.4, label="main route")]
     if other_lines:
-        handles.append(Line2D([], [], color=ROUTE_COLORS["alternative"], lw=1.6,
+        handles.append(Line2D([], [], color=ROUTE_COLORS["alternative"], lw=1.4,
                               ls=(0, (4, 2)), label="alternative"))
     if labels:
         marks = (("start", dict.fromkeys(starts), "s", ROUTE_COLORS["start"], 40),

@@ -27,7 +27,39 @@ _LABELS = {"compliant": "Compliant", "non_compliant": "NonCompliant", "conflict"
            "exempt": "Exempt", "unknown": "Unknown"}
 
 
+#: The level of a :func:`toolkit.policy_summary` row each grouping column is read from.
+_SUMMARY_LEVELS = {"policyAssignmentName": "assignment", "policyAssignmentId": "assignment",
+                   "policyDefinitionId": "definition",
+                   "policyDefinitionReferenceId": "definition", "policyGroupName": "group"}
+
+
+def _from_policy_summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The rows of one level of a :func:`toolkit.policy_summary` frame, counted the way
+    :func:`toolkit.compliance_summary` counts (the service's own resource counts)."""
+    if by not in _SUMMARY_LEVELS:
+        raise ValidationError("by", by, "with a policy_summary frame must be one of "
+                              f"{sorted(_SUMMARY_LEVELS)}")
+    require_columns(df, ["level", by, *(f"resources_{s}" for s in _SUMMARY_STATES)],
+                    "plot.compliance_by")
+    rows = df[df["level"].astype("string") == _SUMMARY_LEVELS[by]]
+    out = pd.DataFrame({by: rows[by].astype("string").to_numpy()})
+    for key, state in zip(COMPLIANCE_COLORS, _SUMMARY_STATES, strict=True):
+        out[key] = rows[f"resources_{state}"].astype("Int64").fillna(0).to_numpy()
+    out["resources"] = out[list(COMPLIANCE_COLORS)].sum(axis=1)
+    counted = out["compliant"] + out["exempt"] + out["unknown"]
+    out["compliance_pct"] = (100.0 * counted / out["resources"].where(out["resources"] > 0)
+                             ).astype("float64").round(1)
+    return out.sort_values(["compliance_pct", "non_compliant"], ascending=[True, False],
+                           kind="stable").reset_index(drop=True)
+
+
+_SUMMARY_STATES = ("compliant", "noncompliant", "conflict", "exempt", "unknown")
+
+
 def _summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
+    if isinstance(df, pd.DataFrame) and "level" in df.columns and \
+            "resources_compliant" in df.columns:
+        return _from_policy_summary(df, by)
     if "resources" in df.columns and "compliant" in df.columns:
         return require_columns(df, [by, *COMPLIANCE_COLORS], "plot.compliance_by")
     from toolkit.arm.compliance import compliance_summary
@@ -44,8 +76,11 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
     Parameters
     ----------
     df : pandas.DataFrame
-        Records from :func:`toolkit.policy_states`, or the frame
-        :func:`toolkit.compliance_summary` returned for ``by``.
+        Records from :func:`toolkit.policy_states`, the frame
+        :func:`toolkit.compliance_summary` returned for ``by``, or the service's own summary
+        from :func:`toolkit.policy_summary` (its assignment rows for ``policyAssignmentName``,
+        its definition rows for ``policyDefinitionReferenceId``, its group rows for
+        ``policyGroupName``).
     by : str
         The grouping column (``policyAssignmentName``, ``policyDefinitionName``,
         ``resourceType``...).
@@ -75,7 +110,8 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
                 linewidth=0.5)
         left = left + values
     for y, (total, pct) in enumerate(zip(left, summary["compliance_pct"], strict=True)):
-        ax.text(total, y, f"  {pct:.0f}%", va="center", fontsize=8, color="#333333")
+        if pd.notna(pct):
+            ax.text(total, y, f"  {pct:.0f}%", va="center", fontsize=8, color="#333333")
     ax.set_xlabel("resources (count, each at its worst state)")
     ax.set_ylabel(axis_label(by))
     ax.set_xlim(0, max(left.max() if len(left) else 1, 1) * 1.12)
