@@ -231,6 +231,9 @@ def policy_states(
         above) and the aggregate aliases (``$count`` aliases ``Int64``). An empty result is an
         empty frame with the same columns. With ``engine="dask"``, a ``dask.dataframe``
         DataFrame with the same columns and dtypes, one partition per slice.
+        ``attrs["window"]`` holds the window asked, ``(start, end)`` as ISO 8601 strings
+        (``None`` for an end the service chose), which :func:`compliance_trend` reads to tell
+        the periods only partly inside it.
 
     Raises
     ------

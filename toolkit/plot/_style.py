@@ -96,8 +96,15 @@ def series_style(k: int) -> dict[str, Any]:
 def report_style() -> Iterator[None]:
     """Draw with :data:`REPORT_RC` and the series palette, restoring the user's settings after."""
     import matplotlib as mpl
+    import matplotlib.pyplot as plt
     from cycler import cycler
 
+    # Load the backend first: loading it can set rcParams of its own (IPython's inline backend
+    # turns interactive mode on, so figures show at the end of a cell), which must outlive
+    # this context.
+    load_backend = getattr(plt, "_get_backend_mod", None)
+    if load_backend is not None:
+        load_backend()
     rc = {**REPORT_RC, "axes.prop_cycle": cycler(color=list(SERIES_COLORS))}
     with mpl.rc_context(rc):  # type: ignore[arg-type]
         yield
