@@ -108,3 +108,22 @@ def test_compliance_by_draws_the_services_own_summary(conn, sandbox, latest_fram
     with pytest.raises(ValidationError, match="by"):
         toolkit.plot.compliance_by(summary, by="resourceType")
     plt.close("all")
+
+
+def test_a_series_drawn_under_another_with_the_same_values_stays_visible() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    days = pd.date_range("2026-11-01", periods=4, freq="D", tz="UTC")
+    trend = pd.DataFrame({"day": list(days) * 3, "a": ["one"] * 4 + ["two"] * 4 + ["three"] * 4,
+                          "compliance_pct": [100.0] * 8 + [50.0, 60, 70, 80],
+                          "non_compliant": [0] * 8 + [2, 2, 1, 1], "complete": True})
+    ax = toolkit.plot.compliance_trend(trend, by="a")
+    one, three, two = ax.get_lines()  # drawn in sorted order: "two" over "one"
+    assert one.get_zorder() < two.get_zorder()
+    assert one.get_markersize() > two.get_markersize()  # "one" lies under "two": drawn larger
+    assert one.get_linewidth() > two.get_linewidth()
+    assert three.get_markersize() == two.get_markersize()  # nothing covers "three"
+    plt.close("all")

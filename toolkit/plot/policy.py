@@ -121,6 +121,23 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
     return ax
 
 
+def _covered(parts: list[tuple[Any, pd.DataFrame]], day: pd.Series) -> list[int]:
+    """For each series, how many of the series drawn after it (at most 2) cover it: the same
+    value (within half a point) on most of the days both have."""
+    values = [pd.Series(part["compliance_pct"].to_numpy(dtype=float),
+                        index=day[part.index].to_numpy()).groupby(level=0).mean()
+              for _, part in parts]
+    out = []
+    for k, mine in enumerate(values):
+        count = 0
+        for later in values[k + 1:]:
+            both = mine.index.intersection(later.index)
+            if len(both) and ((mine[both] - later[both]).abs() < 0.5).mean() > 0.5:
+                count += 1
+        out.append(min(count, 2))
+    return out
+
+
 @marks_sandbox
 def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = None,
                      title: str | None = None, events: Sequence[tuple[Any, str]] = ()) -> Any:
@@ -186,12 +203,12 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = No
     else:
         groups = []
         parts = list(trend.groupby(by, observed=True, sort=True))
+        under = _covered(parts, day)
         for k, (name, part) in enumerate(parts):
             style = series_style(k)
-            # the earlier series a little larger, so one drawn on top of another (the same
-            # values) leaves it showing round its edges
-            under = min(len(parts) - 1 - k, 5)
-            ms, lw = 3.5 + 1.3 * under, 1.2 + 0.35 * under
+            # a series that a later one draws over (the same values) is drawn larger, so it
+            # shows round the edges of the one on top
+            ms, lw = 4 + 2.4 * under[k], 1.4 + 1.1 * under[k]
             whole = part[complete[part.index]]
             ax.plot(day[whole.index], whole["compliance_pct"], color=style["color"],
                     ls=style["ls"], marker=style["marker"], zorder=3 + 0.01 * k, ms=ms, lw=lw)
