@@ -96,6 +96,11 @@ def frames() -> Any:
         towns = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
         out["forecast"] = toolkit.air_quality_forecast(towns, duration=7, connection=conn)
         out["alerts"] = toolkit.severe_weather_alerts(towns, connection=conn)
+        drive_to = out["two_ways"].geometry.iloc[0].geoms[0]
+        points = [drive_to.interpolate(f, normalized=True) for f in (0, 0.25, 0.5, 0.75, 1)]
+        along = toolkit.air_quality_forecast([(p.x, p.y) for p in points], duration=3,
+                                             connection=conn)
+        out["along"] = along.assign(km=along["location_index"].astype(float) * 5.0)
         conn.close()
         yield out
 
@@ -124,6 +129,7 @@ PICTURES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "air_quality_forecast": lambda f: toolkit.plot.air_quality_forecast(f["forecast"],
                                                                         location=0),
     "air_quality_forecast__grid": lambda f: toolkit.plot.air_quality_forecast(f["forecast"]),
+    "forecast_along": lambda f: toolkit.plot.forecast_along(f["along"], "km"),
     "alert_timeline": lambda f: toolkit.plot.alert_timeline(f["alerts"]),
 }
 

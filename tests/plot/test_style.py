@@ -35,8 +35,8 @@ def test_series_colours_are_not_the_colours_of_states(palette) -> None:
 
 
 def test_series_are_told_apart_by_more_than_colour() -> None:
-    styles = [series_style(k) for k in range(12)]
-    assert len({(s["color"], s["marker"], s["ls"]) for s in styles}) == 12
+    styles = [series_style(k) for k in range(30)]
+    assert len({(s["color"], s["marker"]) for s in styles}) == 30
     assert len({(s["marker"], s["ls"]) for s in styles[:4]}) == 4
 
 

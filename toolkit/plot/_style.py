@@ -87,8 +87,9 @@ def axis_label(column: str) -> str:
 
 def series_style(k: int) -> dict[str, Any]:
     """The colour, marker and line style of the ``k``-th series."""
+    shift = k // len(SERIES_COLORS)  # past the last colour, the markers move on by one
     return {"color": SERIES_COLORS[k % len(SERIES_COLORS)],
-            "marker": SERIES_MARKERS[k % len(SERIES_MARKERS)],
+            "marker": SERIES_MARKERS[(k + shift) % len(SERIES_MARKERS)],
             "ls": SERIES_LINESTYLES[k % len(SERIES_LINESTYLES)]}
 
 

@@ -24,10 +24,10 @@ from toolkit._spec.maps import (
     POLLUTANT_SHORT_NAMES,
 )
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
-from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL
+from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL, series_style
 
 __all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
-           "alert_timeline", "pollutants"]
+           "alert_timeline", "forecast_along", "pollutants"]
 
 #: Alert status colours: fresh (New) in red, changes in warm tones, winding down in greys.
 STATUS_COLORS = {
@@ -199,6 +199,56 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
     _category_legend(ax, sorted(seen), loc="upper left", bbox_to_anchor=(1.01, 1.0),
                      frameon=False)
     ax.set_title(title or "Daily air-quality forecast (global index)")
+    return ax
+
+
+@marks_sandbox
+def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Any = None,
+                   xlabel: str = "distance along the route (km)",
+                   title: str | None = None) -> Any:
+    """The daily forecast at points along a route: one line per forecast day (the global index
+    against the distance), with the band limits marked.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The frame :func:`toolkit.air_quality_forecast` returned for points along a route
+        (``location_index``, ``dateTime``, ``globalIndex``), with a column of each point's
+        distance from the start.
+    distance : str
+        That column.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    xlabel : str
+        The distance axis' title, in words with its unit.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["location_index", "dateTime", "globalIndex", distance],
+                    "plot.forecast_along")
+    data = df.dropna(subset=["globalIndex", "dateTime", distance])
+    if data.empty:
+        raise ValidationError("df", "no forecast rows", "plot.forecast_along needs at least "
+                              "one answered forecast day")
+    ax = new_axes(ax, figsize=(10, 4.5))
+    for k, (when, day) in enumerate(data.sort_values(distance).groupby("dateTime", sort=True)):
+        style = series_style(k)
+        ax.plot(day[distance].astype(float), day["globalIndex"].astype(float),
+                color=style["color"], ls=style["ls"], marker=style["marker"], ms=4, lw=1.5,
+                label=_day_label(when).replace("\n", " "))
+    top = max(60.0, float(data["globalIndex"].max()) * 1.1)
+    ax.set_ylim(0, top)
+    _band_lines(ax, top)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("global air-quality index")
+    ax.legend(title="forecast day", loc="upper left", bbox_to_anchor=(1.12, 1.0),
+              frameon=False)
+    ax.set_title(title or "Daily air-quality forecast along the route")
+    ax.spines[["top", "right"]].set_visible(False)
     return ax
 
 
