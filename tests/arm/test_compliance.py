@@ -77,8 +77,8 @@ def test_trend_marks_periods_the_window_only_partly_covers() -> None:
     times = ["2026-11-17T10:00Z", "2026-11-17T20:00Z", "2026-11-18T03:00Z", "2026-11-18T15:00Z",
              "2026-11-19T12:00Z", "2026-11-20T08:00Z"]
     # the window policy_states records: 09:00 to 09:00, so the 17th and the 20th are partial
-    trend = toolkit.compliance_trend(_records(times, ("2026-11-17T09:00:00Z",
-                                                       "2026-11-20T09:00:00Z")))
+    trend = toolkit.compliance_trend(_records(times, ["2026-11-17T09:00:00Z",
+                                                       "2026-11-20T09:00:00Z"]))
     assert str(trend["complete"].dtype) == "boolean"
     assert dict(zip(trend["day"].dt.day, trend["complete"], strict=True)) == {
         17: False, 18: True, 19: True, 20: False}
@@ -105,8 +105,8 @@ def test_policy_states_records_the_window_asked(conn, sandbox) -> None:
                                  start=end - timedelta(days=3), end=end,
                                  filter="policyAssignmentName eq 'monitoring-baseline'",
                                  connection=conn)
-    assert hist.attrs["window"] == ((end - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                                    end.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert hist.attrs["window"] == [(end - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                    end.strftime("%Y-%m-%dT%H:%M:%SZ")]
     trend = toolkit.compliance_trend(hist)
     partial = trend[~trend["complete"]]
     # the sandbox's epoch is not midnight: the window's first and last days are partial

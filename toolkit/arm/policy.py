@@ -231,7 +231,7 @@ def policy_states(
         above) and the aggregate aliases (``$count`` aliases ``Int64``). An empty result is an
         empty frame with the same columns. With ``engine="dask"``, a ``dask.dataframe``
         DataFrame with the same columns and dtypes, one partition per slice.
-        ``attrs["window"]`` holds the window asked, ``(start, end)`` as ISO 8601 strings
+        ``attrs["window"]`` holds the window asked, ``[start, end]`` as ISO 8601 strings
         (``None`` for an end the service chose), which :func:`compliance_trend` reads to tell
         the periods only partly inside it.
 
@@ -353,9 +353,10 @@ def policy_states(
 def _with_window(df: pd.DataFrame, start: pd.Timestamp | None,
                  end: pd.Timestamp | None) -> pd.DataFrame:
     """Record the window asked (``attrs["window"]``: ISO 8601 start and end, ``None`` for an
-    end the service chose from its own clock), so periods only partly inside it can be told."""
-    df.attrs["window"] = (_iso(start) if start is not None else None,
-                          _iso(end) if end is not None else None)
+    end the service chose from its own clock; a list, as a JSON round trip gives it back), so
+    periods only partly inside it can be told."""
+    df.attrs["window"] = [_iso(start) if start is not None else None,
+                          _iso(end) if end is not None else None]
     return df
 
 
