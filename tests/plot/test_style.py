@@ -286,6 +286,22 @@ def outside_texts(fig: Any) -> list[str]:
     return out
 
 
+def legends_on_data(fig: Any) -> list[str]:
+    """Legends drawn over an axes' data area (rather than beside it)."""
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        box, area = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
+        dx = min(box.x1, area.x1) - max(box.x0, area.x0)
+        dy = min(box.y1, area.y1) - max(box.y0, area.y0)
+        if dx > 1 and dy > 1:
+            out.append(legend.get_title().get_text() or "legend")
+    return out
+
+
 @pytest.mark.parametrize("name", sorted(PICTURES))
 def test_picture_reads_cleanly(frames, name) -> None:
     before = dict(matplotlib.rcParams)
@@ -297,6 +313,7 @@ def test_picture_reads_cleanly(frames, name) -> None:
         assert small_texts(fig) == []
         assert overlapping_texts(fig) == []
         assert outside_texts(fig) == []
+        assert legends_on_data(fig) == []
     finally:
         plt.close(fig)
 
