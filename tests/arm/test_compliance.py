@@ -59,3 +59,56 @@ def test_the_story_remediation_new_assignment_exemptions_conflicts(conn, sandbox
     assert (sandbox_rg["complianceState"] == "Exempt").any()
     assert (sandbox_rg["complianceState"] == "Unknown").any() or \
         not (sandbox_rg["resourceType"] == "/Vendor.KeyVault/vaults").any()
+
+
+def _records(times: list[str], attrs_window: object = None) -> pd.DataFrame:
+    df = pd.DataFrame({
+        "timestamp": pd.to_datetime(times, utc=True),
+        "resourceId": [f"/r/{i % 3}" for i in range(len(times))],
+        "policyAssignmentId": "/a/1", "policyDefinitionId": "/d/1",
+        "complianceState": ["Compliant", "NonCompliant"] * (len(times) // 2) +
+                           ["Compliant"] * (len(times) % 2)})
+    if attrs_window is not None:
+        df.attrs["window"] = attrs_window
+    return df
+
+
+def test_trend_marks_periods_the_window_only_partly_covers() -> None:
+    times = ["2026-11-17T10:00Z", "2026-11-17T20:00Z", "2026-11-18T03:00Z", "2026-11-18T15:00Z",
+             "2026-11-19T12:00Z", "2026-11-20T08:00Z"]
+    # the window policy_states records: 09:00 to 09:00, so the 17th and the 20th are partial
+    trend = toolkit.compliance_trend(_records(times, ["2026-11-17T09:00:00Z",
+                                                       "2026-11-20T09:00:00Z"]))
+    assert str(trend["complete"].dtype) == "boolean"
+    assert dict(zip(trend["day"].dt.day, trend["complete"], strict=True)) == {
+        17: False, 18: True, 19: True, 20: False}
+    # a window on day boundaries covers every day whole
+    whole = toolkit.compliance_trend(_records(times), window=("2026-11-17", "2026-11-21"))
+    assert whole["complete"].all()
+    # weeks: one window of four days covers no week whole
+    weeks = toolkit.compliance_trend(_records(times), freq="W", window=("2026-11-17",
+                                                                        "2026-11-21"))
+    assert not weeks["complete"].any()
+    # no window known: the first and last periods may be cut, the rest are whole
+    unknown = toolkit.compliance_trend(_records(times))
+    assert unknown["complete"].tolist() == [False, True, True, False]
+    assert toolkit.compliance_trend(_records(times).iloc[:0])["complete"].dtype == "boolean"
+    with pytest.raises(ValidationError, match="window"):
+        toolkit.compliance_trend(_records(times), window="2026-11-17")
+
+
+def test_policy_states_records_the_window_asked(conn, sandbox) -> None:
+    world = sandbox.world
+    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
+    end = pd.Timestamp(world.epoch)
+    hist = toolkit.policy_states(sub.id, "rg-data-weu", resource="default",
+                                 start=end - timedelta(days=3), end=end,
+                                 filter="policyAssignmentName eq 'monitoring-baseline'",
+                                 connection=conn)
+    assert hist.attrs["window"] == [(end - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                    end.strftime("%Y-%m-%dT%H:%M:%SZ")]
+    trend = toolkit.compliance_trend(hist)
+    partial = trend[~trend["complete"]]
+    # the sandbox's epoch is not midnight: the window's first and last days are partial
+    assert end != end.normalize()
+    assert list(partial["day"]) == [(end - timedelta(days=3)).normalize(), end.normalize()]

@@ -38,11 +38,19 @@ def test_routes_picture(planned) -> None:
     before = routes.copy()
     ax = toolkit.plot.routes(routes, incidents=incidents)
     assert ATTRIBUTION in _texts(ax)
-    widths = sorted({round(line.get_linewidth(), 1) for line in ax.get_lines()})
-    assert 3.0 in widths and 1.6 in widths  # main and alternative
+    from matplotlib.colors import to_hex
+
+    drawn = {c.get_gid(): c for c in ax.collections if (c.get_gid() or "").startswith("route")}
+    main, alternative = drawn["route-main"], drawn["route-alternative"]
+    assert len(main.get_segments()) >= 1  # the main route (the other query fails)
+    assert main.get_linewidth()[0] > alternative.get_linewidth()[0]
+    # one colour per meaning, the alternatives' not the main routes'
+    assert {to_hex(c) for c in main.get_colors()} != {to_hex(c) for c in
+                                                         alternative.get_colors()}
     assert len(ax.collections) >= 3  # road background and incident markers
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert {"main route", "alternative"} <= set(labels)
+    assert {"main route", "alternative", "start"} <= set(labels)
+    assert any(label.startswith("end") for label in labels)
     assert routes.equals(before)  # the input is never changed
     plt.close(ax.figure)
 
@@ -88,6 +96,11 @@ def _texts(ax) -> list[str]:
     return [t.get_text() for t in ax.texts]
 
 
+def _background(ax) -> list:
+    """The collections of the background (not the routes drawn over it)."""
+    return [c for c in ax.collections if not (c.get_gid() or "").startswith("route")]
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     import matplotlib.pyplot as plt
@@ -99,20 +112,20 @@ def _close_figures():
 def test_bundled_roads_are_drawn_and_credited_where_they_cover_the_data() -> None:
     ax = toolkit.plot.routes(IN_ANDORRA, labels=False)
     assert ATTRIBUTION in _texts(ax)
-    drawn = sum(len(c.get_segments()) for c in ax.collections)
+    drawn = sum(len(c.get_segments()) for c in _background(ax))
     assert drawn == len(roads())
 
 
 def test_elsewhere_the_bundled_roads_are_not_drawn_nor_credited() -> None:
     ax = toolkit.plot.routes(IN_PARIS, labels=False)
     assert ATTRIBUTION not in _texts(ax)
-    assert not ax.collections
+    assert not _background(ax)
 
 
 def test_no_background_no_credit() -> None:
     ax = toolkit.plot.routes(IN_ANDORRA, background=None, labels=False)
     assert ATTRIBUTION not in _texts(ax)
-    assert not ax.collections
+    assert not _background(ax)
 
 
 def test_a_background_of_ones_own_with_its_credit() -> None:
@@ -124,7 +137,7 @@ def test_a_background_of_ones_own_with_its_credit() -> None:
     ax = toolkit.plot.routes(IN_PARIS, background=own, labels=False)
     assert "Paris roads, city open data" in _texts(ax)
     assert ATTRIBUTION not in _texts(ax)
-    assert sum(len(c.get_segments()) for c in ax.collections) == 3
+    assert sum(len(c.get_segments()) for c in _background(ax)) == 3
     own.attrs.clear()
     ax = toolkit.plot.routes(IN_PARIS, background=own, labels=False)
     assert not any("roads" in t for t in _texts(ax))

@@ -114,3 +114,24 @@ def test_plot_alert_timeline_one_bar_per_area_coloured_by_status(frames) -> None
     plt.close("all")
     with pytest.raises(ValidationError):
         toolkit.plot.alert_timeline(al.iloc[0:0])
+
+
+def test_forecast_along_a_route_one_line_per_day(frames) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    week = frames["forecast"].assign(km=lambda d: d["location_index"].astype(float) * 2)
+    before = week.copy()
+    ax = toolkit.plot.forecast_along(week, "km")
+    answered = week.dropna(subset=["globalIndex"])
+    days = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert len(days) == answered["dateTime"].nunique()  # the band limits are not days
+    for line in days:
+        assert list(line.get_xdata()) == sorted(line.get_xdata())  # drawn along the route
+    assert len({(line.get_color(), line.get_marker()) for line in days}) == len(days)
+    assert week.equals(before)
+    plt.close("all")
+    with pytest.raises(ValidationError, match="km"):
+        toolkit.plot.forecast_along(week.drop(columns="km"))

@@ -137,7 +137,7 @@ def compliance_summary(df: pd.DataFrame, by: str | Sequence[str] = "policyAssign
 
 @keeps_sandbox_flag
 def compliance_trend(df: pd.DataFrame, by: str | Sequence[str] | None = None, *,
-                     freq: str = "D") -> pd.DataFrame:
+                     freq: str = "D", window: Any = None) -> pd.DataFrame:
     """Compliance per day (or another period) from the records of a ``default`` query.
 
     Each period counts the (resource, policy) pairs evaluated in it at their last evaluation of
@@ -152,13 +152,22 @@ def compliance_trend(df: pd.DataFrame, by: str | Sequence[str] | None = None, *,
         Extra grouping columns (e.g. ``"policyAssignmentName"``).
     freq : str
         The period, as pandas spells it (``"D"`` days, ``"W"`` weeks...).
+    window : (start, end), optional
+        The window the records were asked for (datetimes or ISO 8601 strings; naive times are
+        UTC). By default the window :func:`policy_states` recorded in ``df.attrs["window"]``.
 
     Returns
     -------
     pandas.DataFrame
         One row per period (and group): ``day`` (datetime UTC, start of the period), the ``by``
         columns, ``resources``, ``compliant``, ``non_compliant``, ``conflict``, ``exempt``,
-        ``unknown``, ``other`` (``Int64``) and ``compliance_pct`` (float).
+        ``unknown``, ``other`` (``Int64``), ``compliance_pct`` (float) and ``complete``
+        (``boolean``): whether the whole period lies inside the window. The first and last
+        periods of a window usually do not (a window from 09:00 to 09:00 holds 15 hours of its
+        first day and 9 of its last), so they count fewer evaluations and are no change of
+        compliance; :func:`toolkit.plot.compliance_trend` draws them apart. An end of the window
+        the service chose itself (``start``/``end`` not given) is unknown: the first (or last)
+        period then counts as incomplete.
     """
     check_frame(df, ["timestamp", "resourceId", "complianceState"], "compliance_trend",
                 "policy_states")
@@ -171,6 +180,7 @@ def compliance_trend(df: pd.DataFrame, by: str | Sequence[str] | None = None, *,
         raise ValidationError("freq", freq, "must be a pandas frequency such as 'D' or 'W'") \
             from err
     day = day.dt.tz_localize("UTC") if day.dt.tz is None else day
+    lo, hi = _window(df if window is None else None, window)
     frame = df.assign(day=day.to_numpy())
     latest = _newest(frame, extra=["day"])
     if latest.empty:
@@ -181,14 +191,54 @@ def compliance_trend(df: pd.DataFrame, by: str | Sequence[str] | None = None, *,
                   "other"):
             out[c] = pd.array([], dtype="Int64")
         out["compliance_pct"] = np.array([], dtype="float64")
+        out["complete"] = pd.array([], dtype="boolean")
         return out
     rolled = _rollup(latest, ["day", *keys])
     out = _counts(rolled, ["day", *keys]).reset_index()
     out["day"] = pd.to_datetime(out["day"], utc=True)
+    out["complete"] = _complete(out["day"], freq, lo, hi)
     for k in keys:
         if isinstance(df[k].dtype, pd.CategoricalDtype):
             out[k] = out[k].astype(df[k].dtype)
     return out.sort_values(["day", *keys], kind="stable").reset_index(drop=True)
+
+
+def _timestamp(value: Any, parameter: str) -> pd.Timestamp | None:
+    if value is None or (not isinstance(value, str | pd.Timestamp) and pd.isna(value)):
+        return None
+    try:
+        ts = pd.Timestamp(value)
+    except (TypeError, ValueError) as err:
+        raise ValidationError(parameter, value, "must be a datetime or an ISO 8601 string") \
+            from err
+    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+
+
+def _window(df: pd.DataFrame | None, window: Any) -> tuple[pd.Timestamp | None,
+                                                             pd.Timestamp | None]:
+    """The window's start and end (UTC): given, or recorded by :func:`policy_states`."""
+    if df is not None:
+        window = df.attrs.get("window")
+        if not isinstance(window, tuple | list) or len(window) != 2:
+            return None, None
+    elif not isinstance(window, tuple | list) or len(window) != 2:
+        raise ValidationError("window", window, "must be a pair (start, end)")
+    return _timestamp(window[0], "window"), _timestamp(window[1], "window")
+
+
+def _complete(day: pd.Series, freq: str, lo: pd.Timestamp | None,
+              hi: pd.Timestamp | None) -> pd.Series:
+    """Whether each period starting at ``day`` lies wholly inside ``[lo, hi]``; an unknown end
+    leaves the period at that end incomplete."""
+    periods = day.dt.tz_convert(None).dt.to_period(freq)
+    starts = periods.dt.start_time.dt.tz_localize("UTC")
+    ends = (periods + 1).dt.start_time.dt.tz_localize("UTC")
+    first, last = starts.min(), starts.max()
+    ok = pd.Series(True, index=day.index)
+    ok &= starts >= lo if lo is not None else starts > first
+    ok &= ends <= hi if hi is not None else starts < last
+    flags: pd.Series = ok.astype("boolean")
+    return flags
 
 
 def evaluated_expressions(df: pd.DataFrame) -> pd.DataFrame:

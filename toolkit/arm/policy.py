@@ -231,6 +231,9 @@ def policy_states(
         above) and the aggregate aliases (``$count`` aliases ``Int64``). An empty result is an
         empty frame with the same columns. With ``engine="dask"``, a ``dask.dataframe``
         DataFrame with the same columns and dtypes, one partition per slice.
+        ``attrs["window"]`` holds the window asked, ``[start, end]`` as ISO 8601 strings
+        (``None`` for an end the service chose), which :func:`compliance_trend` reads to tell
+        the periods only partly inside it.
 
     Raises
     ------
@@ -310,7 +313,7 @@ def policy_states(
         df = aggregate_frame(records, apply_,
                               provenance(OPERATION, api_version, endpoint, request_ids))
         df.attrs["truncated"] = truncated
-        return df
+        return _with_window(df, start_ts, end_ts)
     if select_ is not None:
         columns = []
         for name in dict.fromkeys(s.strip() for s in select_.split(",")):
@@ -334,16 +337,27 @@ def policy_states(
         if envelope_next_link(first.content, ODATA) is not None:
             slices = _time_slices(pipe, path, params, filter_, start_ts, end_ts, limit)
             if len(slices) > 1:
-                return _read_slices(pipe, path, params, filter_, slices, descending, new_builder,
-                                    limit, conn, api_version, decode)
+                return _with_window(
+                    _read_slices(pipe, path, params, filter_, slices, descending, new_builder,
+                                 limit, conn, api_version, decode), start_ts, end_ts)
     pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION,
                        prefetch=True, first=first, decode=decode)
     try:
-        return collect_frame(pages, new_builder(),
-                             operation=OPERATION, max_items=max_items, connection=conn,
-                             api_version=api_version)
+        return _with_window(collect_frame(pages, new_builder(), operation=OPERATION,
+                                          max_items=max_items, connection=conn,
+                                          api_version=api_version), start_ts, end_ts)
     finally:
         pages.close()
+
+
+def _with_window(df: pd.DataFrame, start: pd.Timestamp | None,
+                 end: pd.Timestamp | None) -> pd.DataFrame:
+    """Record the window asked (``attrs["window"]``: ISO 8601 start and end, ``None`` for an
+    end the service chose from its own clock; a list, as a JSON round trip gives it back), so
+    periods only partly inside it can be told."""
+    df.attrs["window"] = [_iso(start) if start is not None else None,
+                          _iso(end) if end is not None else None]
+    return df
 
 
 def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
         air_quality_forecast as air_quality_forecast,
         air_quality_map as air_quality_map,
         alert_timeline as alert_timeline,
+        forecast_along as forecast_along,
         pollutants as pollutants,
     )
 

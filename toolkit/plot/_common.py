@@ -10,6 +10,7 @@ import pandas as pd
 
 from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
 from toolkit._core.validate import check_frame
+from toolkit.plot._style import MIN_FONT_SIZE, finish_axes, report_style
 
 __all__ = ["HEALTH_COLORS", "mark_sandbox", "marks_sandbox", "new_axes", "require_columns"]
 
@@ -34,36 +35,48 @@ def require_columns(df: Any, columns: Iterable[str], helper: str) -> pd.DataFram
 
 
 def new_axes(ax: Any = None, *, figsize: tuple[float, float] = (8, 4)) -> Any:
-    """The given Axes, or a new figure's."""
+    """The given Axes, or a new figure's (with constrained layout, so legends and labels
+    outside the axes stay inside the figure)."""
     if ax is not None:
         return ax
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:  # pragma: no cover - depends on the install
         raise ImportError("plots need matplotlib: pip install 'cloudops-frames[plot]'") from err
-    _, ax = plt.subplots(figsize=figsize)
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
     return ax
 
 
 def mark_sandbox(figure: Any) -> None:
     """Write :data:`~toolkit._core.provenance.SANDBOX_MARK` in the figure's lower left corner
-    (once per figure)."""
+    (once per figure). A figure laid out by matplotlib (constrained or tight layout) keeps a
+    strip free for it along its bottom edge, so it covers no label."""
     if any(t.get_gid() == _MARK_GID for t in figure.texts):
         return
-    figure.text(0.005, 0.005, SANDBOX_MARK, ha="left", va="bottom", fontsize=8,
+    engine = figure.get_layout_engine()
+    if engine is not None and "rect" in engine.get():
+        strip = (MIN_FONT_SIZE + 6) / 72 / figure.get_size_inches()[1]
+        left, bottom, width, height = engine.get()["rect"]
+        if bottom < strip:
+            engine.set(rect=(left, strip, width, height - (strip - bottom)))
+    figure.text(0.005, 0.005, SANDBOX_MARK, ha="left", va="bottom", fontsize=MIN_FONT_SIZE,
                 color="#b71c1c", fontweight="bold", gid=_MARK_GID,
                 bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
 
 
 def marks_sandbox(helper: Callable[_P, Any]) -> Callable[_P, Any]:
-    """Decorate a plot helper: when any frame it is given is the sandbox's
-    (``df.attrs["sandbox"]``), the figure of the Axes it returns says so visibly."""
+    """Decorate a plot helper: it draws in the one style of the helpers
+    (:func:`~toolkit.plot._style.report_style`, the user's ``rcParams`` untouched), and when
+    any frame it is given is the sandbox's (``df.attrs["sandbox"]``), the figure of the Axes it
+    returns says so visibly."""
 
     @wraps(helper)
     def plotted(*args: _P.args, **kwargs: _P.kwargs) -> Any:
-        ax = helper(*args, **kwargs)
-        if from_sandbox(*args, *kwargs.values()):
-            mark_sandbox(ax.figure)
+        with report_style():
+            ax = helper(*args, **kwargs)
+            finish_axes(ax)
+            if from_sandbox(*args, *kwargs.values()):
+                mark_sandbox(ax.figure)
         return ax
 
     return plotted

@@ -56,9 +56,9 @@ def backend_health(df: pd.DataFrame, *, ax: Any = None, title: str | None = None
                 ax.text(x0 + v / 2, y, f"{int(v)}", ha="center", va="center", color="white",
                         fontsize=9, fontweight="bold")
         left = left + values
-    ax.set_xlabel("backend servers")
+    ax.set_xlabel("backend servers (count, each at its worst health)")
     ax.set_ylabel("backend pool")
-    ax.legend(title="health", loc="lower right", frameon=False)
+    ax.legend(title="health", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(title or "Backend health by pool")
     ax.spines[["top", "right"]].set_visible(False)
     return ax
@@ -139,10 +139,11 @@ def encryption_posture(df: pd.DataFrame, *, by: str = "resource_group", ax: Any 
         ax.barh(counts.index, values, left=left, color=ENCRYPTION_POSTURES[str(state)],
                 label=str(state), edgecolor="white")
         left = left + values
-    ax.set_xlabel("servers")
+    ax.set_xlabel("servers (count)")
     ax.set_ylabel(by.replace("_", " "))
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.legend(title="encryption protector", loc="lower right", frameon=False, fontsize=8)
+    ax.legend(title="encryption protector", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False)
     ax.set_title(title or "Encryption protector posture")
     ax.spines[["top", "right"]].set_visible(False)
     return ax

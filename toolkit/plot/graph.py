@@ -64,9 +64,10 @@ def authentication_strength_usage(df: pd.DataFrame, *, ax: Any = None,
                 ax.text(x0 + v / 2, y, f"{int(v)}", ha="center", va="center", color="white",
                         fontsize=9, fontweight="bold")
         left = left + values
-    ax.set_xlabel("conditional-access policies")
+    ax.set_xlabel("conditional-access policies (count)")
+    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_ylabel("authentication strength")
-    ax.legend(loc="lower right", frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(title or "Who relies on each authentication strength")
     ax.spines[["top", "right"]].set_visible(False)
     return ax

@@ -11,7 +11,9 @@ elsewhere in the world claims nothing it does not show.
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,9 +22,12 @@ import pandas as pd
 from toolkit._core.errors import ValidationError
 from toolkit._data.andorra import ATTRIBUTION
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
+from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL
 
-__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "SEVERITY_SIZES", "draw_background", "incidents",
-           "routes", "snapped_trace", "stamp_credit"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "ROUTE_COLORS", "SEVERITY_SIZES", "draw_background",
+           "incidents", "routes", "snapped_trace", "spread_labels", "stamp_credit"]
 
 #: One colour per incident type (warm for what blocks, cool for what slows).
 INCIDENT_COLORS = {
@@ -32,6 +37,10 @@ INCIDENT_COLORS = {
     "PlannedEvent": "#5e35b1", "Alert": "#d81b60",
 }
 SEVERITY_SIZES = {"LowImpact": 40, "Minor": 70, "Moderate": 110, "Serious": 160}
+#: One colour per meaning on a route map, whatever the number of routes: main routes,
+#: alternatives, and the start, stops and end markers.
+ROUTE_COLORS = {"main": "#332288", "alternative": "#000000", "start": "#000000",
+                "stop": "#9E9E9E", "end": "#FFFFFF"}
 _ROAD_STYLE = {  # class -> (width, colour)
     "primary": (1.6, "#b0b0b0"), "primary_link": (1.2, "#b0b0b0"),
     "secondary": (1.2, "#c4c4c4"), "secondary_link": (1.0, "#c4c4c4"),
@@ -47,8 +56,8 @@ def _finish(ax: Any, bounds: tuple[float, float, float, float] | None, title: st
         ax.set_xlim(w - dx, e + dx)
         ax.set_ylim(s - dy, n + dy)
         ax.set_aspect(1 / math.cos(math.radians((s + n) / 2)))
-    ax.set_xlabel("longitude")
-    ax.set_ylabel("latitude")
+    ax.set_xlabel("longitude (°)")
+    ax.set_ylabel("latitude (°)")
     ax.tick_params(labelsize=8)
     if title:
         ax.set_title(title)
@@ -59,8 +68,24 @@ def stamp_credit(ax: Any, credit: str | None) -> None:
     """Write a background's credit line in the lower right corner (nothing when ``None``)."""
     if credit:
         ax.text(0.995, 0.005, credit, transform=ax.transAxes, ha="right", va="bottom",
-                fontsize=7, color="#555555",
+                fontsize=MIN_FONT_SIZE, color=NEUTRAL,
                 bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
+
+
+def spread_labels(ax: Any, texts: Sequence[Any], xs: Any, ys: Any) -> None:
+    """Move map labels (``Text`` artists at their points) apart so none covers another or a
+    point, with a thin leader line to its point where it had to move (adjustText)."""
+    if not texts:
+        return
+    try:
+        from adjustText import adjust_text
+    except ImportError as err:  # pragma: no cover - depends on the install
+        raise ImportError("map labels need adjustText: pip install 'cloudops-frames[plot]'") \
+            from err
+    ax.figure.draw_without_rendering()  # the layout settles the axes' size first
+    adjust_text(list(texts), x=np.asarray(xs, dtype=float), y=np.asarray(ys, dtype=float),
+                ax=ax, expand=(1.15, 1.35), ensure_inside_axes=True, iter_lim=500,
+                arrowprops={"arrowstyle": "-", "color": NEUTRAL, "lw": 0.5})
 
 
 def _check_background(background: Any) -> Any:
@@ -144,7 +169,9 @@ def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
 @marks_sandbox
 def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None = None,
            background: Any = True, labels: bool = True, title: str | None = None) -> Any:
-    """Routes on the road network: main routes bold, alternatives dashed.
+    """Routes on the road network, one colour per meaning however many routes there are: main
+    routes bold, alternatives dashed in a colour of their own, the start, the stops (waypoints)
+    and the ends marked.
 
     Parameters
     ----------
@@ -159,7 +186,8 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
         Lines drawn underneath: a frame of your own, ``True`` for the bundled road network of
         Andorra where it overlaps the data, ``None`` for nothing (see :func:`draw_background`).
     labels : bool
-        Mark each main route's start and end.
+        Mark where the main routes start (once per place: a depot is one square), their stops
+        and where they end.
     title : str, optional
         Axes title.
 
@@ -168,34 +196,54 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
     matplotlib.axes.Axes
     """
     require_columns(df, ["query_index", "route_index", "geometry"], "plot.routes")
-    import matplotlib as mpl
+    from matplotlib.lines import Line2D
 
     ok = df[[g is not None and not g.is_empty for g in df.geometry]]
     bounds = _bounds(ok.geometry) if len(ok) else None
-    ax = new_axes(ax, figsize=(8, 7))
+    ax = new_axes(ax, figsize=(9, 7))
     credit = draw_background(ax, background, bounds)
-    palette = mpl.colormaps["tab10"]
-    queries = list(dict.fromkeys(ok["query_index"].tolist()))
-    for k, qi in enumerate(queries):
-        colour = palette(k % 10)
-        mine = ok[ok["query_index"] == qi].sort_values("route_index", ascending=False)
-        for _, row in mine.iterrows():
-            main = row["route_index"] == 0
-            for line in getattr(row.geometry, "geoms", [row.geometry]):
-                x, y = line.xy
-                ax.plot(x, y, color=colour, lw=3.0 if main else 1.6,
-                        ls="-" if main else (0, (4, 2)), alpha=0.95 if main else 0.8,
-                        zorder=3 if main else 2, solid_capstyle="round",
-                        label=None)
-        if labels and len(mine):
-            coords = np.asarray(mine[mine["route_index"] == 0].geometry.iloc[0].geoms[0].coords)
-            last = np.asarray(mine[mine["route_index"] == 0].geometry.iloc[0].geoms[-1].coords)
-            ax.scatter(*coords[0], s=40, color="white", edgecolor=colour, zorder=5, lw=2)
-            ax.scatter(*last[-1], s=40, color=colour, edgecolor="white", zorder=5, lw=1)
-    from matplotlib.lines import Line2D
+    main_lines: list[np.ndarray] = []
+    other_lines: list[np.ndarray] = []
+    starts: list[tuple[float, float]] = []
+    stops: list[tuple[float, float]] = []
+    ends: list[tuple[float, float]] = []
+    for row in ok.itertuples(index=False):
+        legs = list(getattr(row.geometry, "geoms", [row.geometry]))
+        coords = [np.asarray(leg.coords) for leg in legs]
+        (main_lines if row.route_index == 0 else other_lines).extend(coords)
+        if row.route_index == 0 and coords:
+            starts.append(tuple(coords[0][0]))
+            stops.extend(tuple(c[-1]) for c in coords[:-1])
+            ends.append(tuple(coords[-1][-1]))
+    from matplotlib.collections import LineCollection
 
-    handles = [Line2D([], [], color="#333333", lw=3, label="main route"),
-               Line2D([], [], color="#333333", lw=1.6, ls=(0, (4, 2)), label="alternative")]
+    # alternatives under the main routes, each kind in one colour however many routes there are
+    if other_lines:
+        ax.add_collection(LineCollection(other_lines, colors=ROUTE_COLORS["alternative"],
+                                         linewidths=1.4, linestyles=(0, (4, 2)), zorder=2,
+                                         gid="route-alternative"))
+    if main_lines:
+        ax.add_collection(LineCollection(main_lines, colors=ROUTE_COLORS["main"],
+                                         linewidths=2.4, zorder=3, capstyle="round",
+                                         gid="route-main"))
+    handles = [Line2D([], [], color=ROUTE_COLORS["main"], lw=2.4, label="main route")]
+    if other_lines:
+        handles.append(Line2D([], [], color=ROUTE_COLORS["alternative"], lw=1.4,
+                              ls=(0, (4, 2)), label="alternative"))
+    if labels:
+        marks = (("start", dict.fromkeys(starts), "s", ROUTE_COLORS["start"], 40),
+                 ("stop", dict.fromkeys(stops), "D", ROUTE_COLORS["stop"], 24),
+                 ("end", dict.fromkeys(ends), "o", ROUTE_COLORS["end"], 36))
+        for label, points, marker, colour, size in marks:
+            if not points:
+                continue
+            xy = np.asarray(list(points))
+            ax.scatter(xy[:, 0], xy[:, 1], s=size, marker=marker, color=colour,
+                       edgecolor="black", linewidths=0.8, zorder=7 if label == "start" else 6)
+            handles.append(Line2D([], [], ls="", marker=marker, color=colour,
+                                  markeredgecolor="black", markersize=math.sqrt(size),
+                                  label=f"{label} ({len(points)})" if len(points) > 1
+                                  else label))
     if incidents is not None and len(incidents):
         _draw_incidents(ax, incidents, handles)
         if bounds is not None:
@@ -203,9 +251,9 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
             if ib is not None:
                 bounds = (min(bounds[0], ib[0]), min(bounds[1], ib[1]),
                           max(bounds[2], ib[2]), max(bounds[3], ib[3]))
-    ax.legend(handles=handles, loc="upper left", fontsize=8, frameon=True)
-    _finish(ax, bounds, title or f"{len(queries)} route{'s' if len(queries) != 1 else ''}",
-            credit)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    queries = ok["query_index"].nunique()
+    _finish(ax, bounds, title or f"{queries} route{'s' if queries != 1 else ''}", credit)
     return ax
 
 
@@ -258,7 +306,8 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background
             bar.set_label("speed limit (km/h)")
         else:
             ax.scatter(xy[:, 0], xy[:, 1], s=9, color="#1565c0", zorder=4, label="snapped")
-    ax.legend(loc="upper left", fontsize=8, markerscale=2)
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.1), ncol=2, frameon=False,
+              markerscale=2)
     _finish(ax, bounds, title or f"{len(pts):,} recorded points, {len(snapped):,} on the road",
             credit)
     return ax
@@ -329,8 +378,8 @@ def incidents(df: pd.DataFrame, *, ax: Any = None, background: Any = True,
         handles.append(Line2D([], [], marker="o", ls="", color="white", markeredgecolor="black",
                               markersize=math.sqrt(size), label=label))
     if handles:
-        ax.legend(handles=handles, loc="upper left", fontsize=8, ncol=2, title="type / severity",
-                  title_fontsize=8)
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                  title="type / severity")
     _finish(ax, bounds, title or f"{len(df)} traffic incident{'s' if len(df) != 1 else ''}",
             credit)
     return ax

@@ -10,6 +10,7 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
+from toolkit.plot._style import NEUTRAL, PARTIAL, axis_label, series_style
 
 __all__ = ["COMPLIANCE_COLORS", "compliance_by", "compliance_trend", "noncompliance_heatmap"]
 
@@ -26,7 +27,39 @@ _LABELS = {"compliant": "Compliant", "non_compliant": "NonCompliant", "conflict"
            "exempt": "Exempt", "unknown": "Unknown"}
 
 
+#: The level of a :func:`toolkit.policy_summary` row each grouping column is read from.
+_SUMMARY_LEVELS = {"policyAssignmentName": "assignment", "policyAssignmentId": "assignment",
+                   "policyDefinitionId": "definition",
+                   "policyDefinitionReferenceId": "definition", "policyGroupName": "group"}
+
+
+def _from_policy_summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The rows of one level of a :func:`toolkit.policy_summary` frame, counted the way
+    :func:`toolkit.compliance_summary` counts (the service's own resource counts)."""
+    if by not in _SUMMARY_LEVELS:
+        raise ValidationError("by", by, "with a policy_summary frame must be one of "
+                              f"{sorted(_SUMMARY_LEVELS)}")
+    require_columns(df, ["level", by, *(f"resources_{s}" for s in _SUMMARY_STATES)],
+                    "plot.compliance_by")
+    rows = df[df["level"].astype("string") == _SUMMARY_LEVELS[by]]
+    out = pd.DataFrame({by: rows[by].astype("string").to_numpy()})
+    for key, state in zip(COMPLIANCE_COLORS, _SUMMARY_STATES, strict=True):
+        out[key] = rows[f"resources_{state}"].astype("Int64").fillna(0).to_numpy()
+    out["resources"] = out[list(COMPLIANCE_COLORS)].sum(axis=1)
+    counted = out["compliant"] + out["exempt"] + out["unknown"]
+    out["compliance_pct"] = (100.0 * counted / out["resources"].where(out["resources"] > 0)
+                             ).astype("float64").round(1)
+    return out.sort_values(["compliance_pct", "non_compliant"], ascending=[True, False],
+                           kind="stable").reset_index(drop=True)
+
+
+_SUMMARY_STATES = ("compliant", "noncompliant", "conflict", "exempt", "unknown")
+
+
 def _summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
+    if isinstance(df, pd.DataFrame) and "level" in df.columns and \
+            "resources_compliant" in df.columns:
+        return _from_policy_summary(df, by)
     if "resources" in df.columns and "compliant" in df.columns:
         return require_columns(df, [by, *COMPLIANCE_COLORS], "plot.compliance_by")
     from toolkit.arm.compliance import compliance_summary
@@ -43,8 +76,11 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
     Parameters
     ----------
     df : pandas.DataFrame
-        Records from :func:`toolkit.policy_states`, or the frame
-        :func:`toolkit.compliance_summary` returned for ``by``.
+        Records from :func:`toolkit.policy_states`, the frame
+        :func:`toolkit.compliance_summary` returned for ``by``, or the service's own summary
+        from :func:`toolkit.policy_summary` (its assignment rows for ``policyAssignmentName``,
+        its definition rows for ``policyDefinitionReferenceId``, its group rows for
+        ``policyGroupName``).
     by : str
         The grouping column (``policyAssignmentName``, ``policyDefinitionName``,
         ``resourceType``...).
@@ -64,7 +100,6 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
         summary = summary.head(limit)
     summary = summary.iloc[::-1]
     labels = summary[by].astype(str).tolist()
-    created = ax is None
     ax = new_axes(ax, figsize=(10, max(2.5, 0.38 * len(labels) + 1.4)))
     left = np.zeros(len(summary))
     for key, colour in COMPLIANCE_COLORS.items():
@@ -75,16 +110,32 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
                 linewidth=0.5)
         left = left + values
     for y, (total, pct) in enumerate(zip(left, summary["compliance_pct"], strict=True)):
-        ax.text(total, y, f"  {pct:.0f}%", va="center", fontsize=8, color="#333333")
-    ax.set_xlabel("resources")
-    ax.set_ylabel(by)
+        if pd.notna(pct):
+            ax.text(total, y, f"  {pct:.0f}%", va="center", fontsize=8, color="#333333")
+    ax.set_xlabel("resources (count, each at its worst state)")
+    ax.set_ylabel(axis_label(by))
     ax.set_xlim(0, max(left.max() if len(left) else 1, 1) * 1.12)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
-    ax.set_title(title or f"Compliance by {by}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="state")
+    ax.set_title(title or f"Compliance by {axis_label(by)}")
     ax.spines[["top", "right"]].set_visible(False)
-    if created:
-        ax.figure.tight_layout()
     return ax
+
+
+def _covered(parts: list[tuple[Any, pd.DataFrame]], day: pd.Series) -> list[int]:
+    """For each series, how many of the series drawn after it (at most 2) cover it: the same
+    value (within half a point) on most of the days both have."""
+    values = [pd.Series(part["compliance_pct"].to_numpy(dtype=float),
+                        index=day[part.index].to_numpy()).groupby(level=0).mean()
+              for _, part in parts]
+    out = []
+    for k, mine in enumerate(values):
+        count = 0
+        for later in values[k + 1:]:
+            both = mine.index.intersection(later.index)
+            if len(both) and ((mine[both] - later[both]).abs() < 0.5).mean() > 0.5:
+                count += 1
+        out.append(min(count, 2))
+    return out
 
 
 @marks_sandbox
@@ -93,11 +144,16 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = No
     """Compliance percentage over time (one line per group with ``by``), with non-compliant
     resources shaded when there is one line.
 
+    Periods only partly inside the window asked (``complete`` false: the first and last day of
+    a window that does not start and end at midnight) are not joined to the line: they are
+    drawn as hollow grey-edged markers, labelled in the legend, so their lower counts never
+    read as a change.
+
     Parameters
     ----------
     trend : pandas.DataFrame
         The frame :func:`toolkit.compliance_trend` returned (``day``, ``compliance_pct``,
-        ``non_compliant``, and the ``by`` column when given).
+        ``non_compliant``, ``complete`` when it has it, and the ``by`` column when given).
     by : str, optional
         The grouping column of ``trend``.
     ax : matplotlib Axes, optional
@@ -111,37 +167,84 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = No
     -------
     matplotlib.axes.Axes
     """
+    import matplotlib.dates as mdates
+    from matplotlib.lines import Line2D
+
     require_columns(trend, ["day", "compliance_pct", "non_compliant", *([by] if by else [])],
                     "plot.compliance_trend")
-    ax = new_axes(ax, figsize=(9, 4))
-    day = pd.to_datetime(trend["day"]).dt.tz_convert(None)
+    ax = new_axes(ax, figsize=(9, 4.2))
+    day = pd.Series(pd.to_datetime(trend["day"]).dt.tz_convert(None).to_numpy(),
+                    index=trend.index)
+    complete = (trend["complete"].fillna(False).astype(bool) if "complete" in trend.columns
+                else pd.Series(True, index=trend.index))
+    handles: list[Any] = []
     if by is None:
-        ax.plot(day, trend["compliance_pct"], color=COMPLIANCE_COLORS["compliant"], lw=2,
-                label="compliance %")
+        whole = trend[complete]
+        colour = COMPLIANCE_COLORS["compliant"]
         ax2 = ax.twinx()
-        ax2.fill_between(day, trend["non_compliant"].astype("float64"), step="mid",
-                         color=COMPLIANCE_COLORS["non_compliant"], alpha=0.15,
-                         label="non-compliant resources")
-        ax2.set_ylabel("non-compliant resources", color=COMPLIANCE_COLORS["non_compliant"])
+        ax2.fill_between(day[whole.index], whole["non_compliant"].astype("float64"),
+                         step="mid", color=COMPLIANCE_COLORS["non_compliant"], alpha=0.15,
+                         lw=0)
+        ax2.set_ylabel("non-compliant resources (count)",
+                       color=COMPLIANCE_COLORS["non_compliant"])
         ax2.set_ylim(bottom=0)
         ax2.spines[["top"]].set_visible(False)
+        ax2.tick_params(labelsize=8)
+        ax.set_zorder(ax2.get_zorder() + 1)
+        ax.patch.set_visible(False)
+        ax.plot(day[whole.index], whole["compliance_pct"], color=colour, lw=2, marker="o",
+                ms=3)
+        handles += [Line2D([], [], color=colour, lw=2, marker="o", ms=3,
+                           label="compliant resources (%)"),
+                    Line2D([], [], color=COMPLIANCE_COLORS["non_compliant"], alpha=0.3, lw=8,
+                           label="non-compliant resources (count)")]
+        groups: list[tuple[Any, pd.DataFrame, dict[str, Any]]] = [
+            (None, trend, {"color": colour, "marker": "o"})]
     else:
-        for name, part in trend.groupby(by, observed=True, sort=True):
-            ax.plot(day[part.index], part["compliance_pct"], lw=1.8, label=str(name))
-        ax.legend(frameon=False, fontsize=8, loc="lower left")
+        groups = []
+        parts = list(trend.groupby(by, observed=True, sort=True))
+        under = _covered(parts, day)
+        for k, (name, part) in enumerate(parts):
+            style = series_style(k)
+            # a series that a later one draws over (the same values) is drawn larger, so it
+            # shows round the edges of the one on top
+            ms, lw = 4 + 2.4 * under[k], 1.4 + 1.1 * under[k]
+            whole = part[complete[part.index]]
+            ax.plot(day[whole.index], whole["compliance_pct"], color=style["color"],
+                    ls=style["ls"], marker=style["marker"], zorder=3 + 0.01 * k, ms=ms, lw=lw)
+            handles.append(Line2D([], [], color=style["color"], ls=style["ls"],
+                                  marker=style["marker"], label=str(name), ms=ms, lw=lw))
+            groups.append((name, part, style))
+    partial_drawn = False
+    for _, part, style in groups:
+        cut = part[~complete[part.index]]
+        if len(cut):
+            ax.scatter(day[cut.index], cut["compliance_pct"], marker=style["marker"], s=30,
+                       facecolors="white", edgecolors=style["color"], linewidths=1.2,
+                       zorder=4)
+            partial_drawn = True
+    if partial_drawn:
+        handles.append(Line2D([], [], ls="", marker="o", ms=6, markerfacecolor="white",
+                              markeredgecolor=PARTIAL if by else COMPLIANCE_COLORS["compliant"],
+                              label="partial period (window edge),\nnot a change"))
     for when, label in events:
         at = pd.Timestamp(when)
         at = at.tz_convert(None) if at.tz is not None else at
-        ax.axvline(at, color="#555555", ls="--", lw=1)
-        ax.text(at, 101, label, rotation=0, fontsize=8, ha="center", va="bottom")
-    import matplotlib.dates as mdates
-
-    locator = mdates.AutoDateLocator(maxticks=8)
+        ax.axvline(at, color=NEUTRAL, ls="--", lw=1)
+        ax.annotate(label, (mdates.date2num(at), 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(0, 3), textcoords="offset points", fontsize=8, ha="center",
+                    va="bottom", color=NEUTRAL)
+    locator = mdates.AutoDateLocator(minticks=4, maxticks=8)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 104)  # a line at 100% drawn whole
+    ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("compliant resources (%)")
-    ax.set_title(title or "Compliance over time", pad=16 if events else None)
+    ax.set_xlabel("day (UTC)")
+    side = 1.12 if by is None else 1.01
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(side, 1.0), frameon=False,
+              title=axis_label(by) if by else None)
+    ax.set_title(title or "Compliance over time", pad=18 if events else None)
     ax.spines[["top"]].set_visible(False)
     return ax
 
@@ -177,7 +280,6 @@ def noncompliance_heatmap(df: pd.DataFrame, *, rows: str = "resourceType",
              .unstack(columns, fill_value=0))
     row_labels = [str(r).rsplit("/", 1)[-1] if rows == "resourceType" else str(r)
                   for r in table.index]
-    created = ax is None
     ax = new_axes(ax, figsize=(max(5, 1.1 * len(table.columns) + 3),
                                max(2.5, 0.42 * len(table.index) + 1.4)))
     values = table.to_numpy(dtype=float)
@@ -191,10 +293,8 @@ def noncompliance_heatmap(df: pd.DataFrame, *, rows: str = "resourceType",
         if v:
             ax.text(j, i, f"{int(v)}", ha="center", va="center", fontsize=8,
                     color="white" if v > top / 2 else "#333333")
-    ax.figure.colorbar(image, ax=ax, label="non-compliant resources")
-    ax.set_xlabel(columns)
-    ax.set_ylabel(rows)
+    ax.figure.colorbar(image, ax=ax, label="non-compliant resources (count)")
+    ax.set_xlabel(axis_label(columns))
+    ax.set_ylabel(axis_label(rows))
     ax.set_title(title or "Non-compliant resources")
-    if created:
-        ax.figure.tight_layout()
     return ax

@@ -24,9 +24,10 @@ from toolkit._spec.maps import (
     POLLUTANT_SHORT_NAMES,
 )
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
+from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL, series_style
 
 __all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
-           "alert_timeline", "pollutants"]
+           "alert_timeline", "forecast_along", "pollutants"]
 
 #: Alert status colours: fresh (New) in red, changes in warm tones, winding down in greys.
 STATUS_COLORS = {
@@ -57,18 +58,22 @@ def _colour(row: pd.Series) -> str:
 
 def _band_lines(ax: Any, top: float, *, vertical: bool = False) -> None:
     """Dashed lines at the band limits below ``top``, each labelled with the category it
-    closes."""
-    for limit, name in zip(AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES, strict=False):
+    closes, outside the axes (above them for vertical lines, staggered in two rows; right of
+    them for horizontal ones), so no label runs through a bar."""
+    for k, (limit, name) in enumerate(zip(AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES,
+                                          strict=False)):
         if limit > top:
             break
         if vertical:
-            ax.axvline(limit, color="#555555", lw=0.8, ls="--", zorder=0)
-            ax.text(limit, 1.0, f" {name} ≤ {limit:g}", transform=ax.get_xaxis_transform(),
-                    rotation=90, va="top", ha="right", fontsize=7, color="#555555")
+            ax.axvline(limit, color=NEUTRAL, lw=0.8, ls="--", zorder=0)
+            ax.annotate(f"{name} ≤ {limit:g}", (limit, 1.0), xycoords=("data", "axes fraction"),
+                        xytext=(0, 2 + 11 * (k % 2)), textcoords="offset points", va="bottom",
+                        ha="center", fontsize=MIN_FONT_SIZE, color=NEUTRAL, annotation_clip=False)
         else:
-            ax.axhline(limit, color="#555555", lw=0.8, ls="--", zorder=0)
-            ax.text(1.0, limit, f" {name} ≤ {limit:g}", transform=ax.get_yaxis_transform(),
-                    va="center", ha="left", fontsize=7, color="#555555")
+            ax.axhline(limit, color=NEUTRAL, lw=0.8, ls="--", zorder=0)
+            ax.annotate(f"{name} ≤ {limit:g}", (1.0, limit), xycoords=("axes fraction", "data"),
+                        xytext=(3, 0), textcoords="offset points", va="center", ha="left",
+                        fontsize=MIN_FONT_SIZE, color=NEUTRAL, annotation_clip=False)
 
 
 def _labels(df: pd.DataFrame, labels: Any) -> dict[int, str]:
@@ -162,11 +167,13 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
         for xi, (_, r) in zip(x, rows.iterrows(), strict=True):
             short = SHORT_POLLUTANT.get(str(r["dominantPollutant"]), str(r["dominantPollutant"]))
             ax.text(xi, float(r["globalIndex"]) + top * 0.015, f"{r['globalIndex']:.0f}\n{short}",
-                    ha="center", va="bottom", fontsize=8)
+                    ha="center", va="bottom", fontsize=8, zorder=3,
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
         ax.set_ylim(0, top)
         _band_lines(ax, top)
         ax.set_xticks(x, [_day_label(d) for d in rows["dateTime"]], fontsize=8)
         ax.set_ylabel("global air-quality index")
+        ax.set_xlabel("forecast day (local date)")
         ax.set_title(title or f"Daily air-quality forecast: {names[places[0]]}")
         ax.spines[["top", "right"]].set_visible(False)
         return ax
@@ -192,6 +199,56 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
     _category_legend(ax, sorted(seen), loc="upper left", bbox_to_anchor=(1.01, 1.0),
                      frameon=False)
     ax.set_title(title or "Daily air-quality forecast (global index)")
+    return ax
+
+
+@marks_sandbox
+def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Any = None,
+                   xlabel: str = "distance along the route (km)",
+                   title: str | None = None) -> Any:
+    """The daily forecast at points along a route: one line per forecast day (the global index
+    against the distance), with the band limits marked.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The frame :func:`toolkit.air_quality_forecast` returned for points along a route
+        (``location_index``, ``dateTime``, ``globalIndex``), with a column of each point's
+        distance from the start.
+    distance : str
+        That column.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    xlabel : str
+        The distance axis' title, in words with its unit.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["location_index", "dateTime", "globalIndex", distance],
+                    "plot.forecast_along")
+    data = df.dropna(subset=["globalIndex", "dateTime", distance])
+    if data.empty:
+        raise ValidationError("df", "no forecast rows", "plot.forecast_along needs at least "
+                              "one answered forecast day")
+    ax = new_axes(ax, figsize=(10, 4.5))
+    for k, (when, day) in enumerate(data.sort_values(distance).groupby("dateTime", sort=True)):
+        style = series_style(k)
+        ax.plot(day[distance].astype(float), day["globalIndex"].astype(float),
+                color=style["color"], ls=style["ls"], marker=style["marker"], ms=4, lw=1.5,
+                label=_day_label(when).replace("\n", " "))
+    top = max(60.0, float(data["globalIndex"].max()) * 1.1)
+    ax.set_ylim(0, top)
+    _band_lines(ax, top)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("global air-quality index")
+    ax.legend(title="forecast day", loc="upper left", bbox_to_anchor=(1.12, 1.0),
+              frameon=False)
+    ax.set_title(title or "Daily air-quality forecast along the route")
+    ax.spines[["top", "right"]].set_visible(False)
     return ax
 
 
@@ -262,11 +319,11 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
     ax.set_xlim(0, top)
     _band_lines(ax, top, vertical=True)
     ax.set_yticks(y, [str(t) for t in rows["type"]])
-    ax.set_xlabel("global index of each pollutant")
+    ax.set_xlabel("global air-quality index of each pollutant (concentration in brackets)")
     when = rows["dateTime"].iloc[0] if "dateTime" in rows.columns else None
     stamp = f" at {pd.Timestamp(when):%Y-%m-%d %H:%M} UTC" if when is not None and \
         pd.notna(when) else ""
-    ax.set_title(title or f"Pollutants of place {place}{stamp}")
+    ax.set_title(title or f"Pollutants of place {place}{stamp}", pad=28)
     ax.spines[["top", "right"]].set_visible(False)
     return ax
 
@@ -311,8 +368,8 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
     xs = np.array([g.x for g in pts["geometry"]])
     ys = np.array([g.y for g in pts["geometry"]])
     bounds = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
-    ax = new_axes(ax, figsize=(7, 6))
-    from toolkit.plot.maps import draw_background, stamp_credit
+    ax = new_axes(ax, figsize=(9, 7))
+    from toolkit.plot.maps import draw_background, spread_labels, stamp_credit
 
     credit = draw_background(ax, background, bounds)
     ok = pts["globalIndex"].notna().to_numpy()
@@ -323,27 +380,28 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
     if (~ok).any():
         ax.scatter(xs[~ok], ys[~ok], marker="x", c="#9e9e9e", s=40, zorder=3,
                    label="no answer")
+    seen = sorted({_band_name(float(v)) for v in values})
+    _category_legend(ax, seen, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    w, s, e, n = bounds
+    dx, dy = max(e - w, 0.01) * 0.08, max(n - s, 0.01) * 0.08
+    ax.set_xlim(w - dx, e + dx)
+    ax.set_ylim(s - dy, n + dy)
+    ax.set_aspect(1 / math.cos(math.radians((s + n) / 2)))
+    ax.set_xlabel("longitude (°)")
+    ax.set_ylabel("latitude (°)")
+    ax.tick_params(labelsize=8)
+    stamp_credit(ax, credit)
     if labels is not None:
         names = _labels(pts, labels)
+        placed = []
         for x, y, i, v in zip(xs, ys, pts["location_index"], pts["globalIndex"], strict=True):
             if pd.isna(i):
                 continue
             text = names.get(int(i), "")
             if pd.notna(v):
                 text += f" {v:.0f}"
-            ax.annotate(text, (x, y), xytext=(5, 4), textcoords="offset points", fontsize=7,
-                        zorder=4)
-    seen = sorted({_band_name(float(v)) for v in values})
-    _category_legend(ax, seen, loc="upper left", frameon=True, framealpha=0.85)
-    w, s, e, n = bounds
-    dx, dy = max(e - w, 0.01) * 0.08, max(n - s, 0.01) * 0.08
-    ax.set_xlim(w - dx, e + dx)
-    ax.set_ylim(s - dy, n + dy)
-    ax.set_aspect(1 / math.cos(math.radians((s + n) / 2)))
-    ax.set_xlabel("longitude")
-    ax.set_ylabel("latitude")
-    ax.tick_params(labelsize=8)
-    stamp_credit(ax, credit)
+            placed.append(ax.text(x, y, text, fontsize=MIN_FONT_SIZE, zorder=4))
+        spread_labels(ax, placed, xs, ys)
     when = df["dateTime"].dropna() if "dateTime" in df.columns else pd.Series([], dtype=object)
     stamp = f" ({pd.Timestamp(when.iloc[0]):%Y-%m-%d %H:%M} UTC)" if len(when) else ""
     ax.set_title(title or f"Air quality{stamp}")
@@ -405,7 +463,7 @@ def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Any = None,
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%a %d\n%H:%M"))
     ax.tick_params(axis="x", labelsize=8)
-    ax.set_xlabel("UTC")
+    ax.set_xlabel("time (UTC)")
     if now is not None:
         t = pd.Timestamp(now)
         t = t.tz_convert("UTC").tz_localize(None) if t.tzinfo is not None else t
