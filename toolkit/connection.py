@@ -66,6 +66,7 @@ from toolkit._core.config import (
 from toolkit._core.credentials import credential_for, credential_word, default_credential
 from toolkit._core.errors import SandboxWarning, ValidationError, warn_user
 from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
+from toolkit._core.provenance import note_default_connection
 from toolkit._core.secrets import RedactingHandler, Secret, install_log_redaction
 from toolkit._spec.clouds import CLOUDS, DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
 
@@ -524,6 +525,7 @@ def connect(
     global _default
     with _default_lock:
         _default = conn
+        note_default_connection(conn.sandbox is not None)
     return conn
 
 

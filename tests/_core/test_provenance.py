@@ -102,3 +102,23 @@ def test_real_answers_are_marked_real_and_no_header_can_unmark_the_sandbox(sandb
         assert provenance_of(df)["sandbox"] is True  # derived frames keep it
     finally:
         conn.close()
+
+
+def test_a_frame_pandas_stripped_of_its_flag_is_taken_as_the_default_connections(
+        sandbox, monkeypatch) -> None:
+    from toolkit._core import provenance as prov
+
+    a = pd.DataFrame({"x": [1]})
+    a.attrs.update({"sandbox": True, "request_ids": ["r1"]})
+    b = pd.DataFrame({"x": [2]})
+    b.attrs.update({"sandbox": True, "request_ids": ["r2"]})
+    joined = pd.concat([a, b])  # different attrs: pandas keeps none of them
+    real = a.copy()
+    real.attrs["sandbox"] = False
+    monkeypatch.setattr(prov, "_default_is_sandbox", False)
+    toolkit.connect(sandbox=sandbox, progress=False)  # the default now answers from a sandbox
+    assert prov.from_sandbox(joined) and prov.from_sandbox(a)
+    assert not prov.from_sandbox(real)  # a frame that says it is real stays real
+    toolkit.connect(base_url=sandbox.url, token=sandbox.token("arm"), progress=False)
+    assert not prov.from_sandbox(joined)  # nothing says a sandbox: no mark
+    assert prov.from_sandbox(a)

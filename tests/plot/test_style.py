@@ -148,6 +148,8 @@ def frames() -> Any:
             "policy_id": ["p1", "p1", "p1", "p1", "p2", "p2", "p2", "p3"],
             "policy_name": ["phishing-resistant"] * 4 + ["passwordless"] * 3 + [None],
             "requirement": ["mfa", "mfa", "mfa", "mfa", "mfa", "none", "none", "none"]})
+        for built in ("posture", "usage"):  # built here from the sandbox's world: its data
+            out[built].attrs["sandbox"] = True
         sub = next(s for s in world.subscriptions if s.name == "retail-prod")
         end = pd.Timestamp(world.epoch)
         out["summary"] = toolkit.policy_summary(sub.id, start=end - pd.Timedelta(days=1),

@@ -97,7 +97,23 @@ def keeps_sandbox_flag(derive: Callable[_P, pd.DataFrame]) -> Callable[_P, pd.Da
     return derived
 
 
+#: Whether the process's default connection answers from a sandbox (set where it is made).
+_default_is_sandbox = False
+
+
+def note_default_connection(sandbox: bool) -> None:
+    """Record whether the default connection answers from a sandbox: frames whose provenance
+    pandas dropped (``pd.concat`` of frames with different ``attrs``, ``merge``...) are taken
+    as its answers by :func:`from_sandbox`."""
+    global _default_is_sandbox
+    _default_is_sandbox = sandbox
+
+
 def from_sandbox(*values: Any) -> bool:
-    """Whether any of the values is a frame the sandbox answered (``attrs["sandbox"]``)."""
-    return any(getattr(v, "attrs", None) is not None and isinstance(v.attrs, dict)
-               and v.attrs.get("sandbox") is True for v in values)
+    """Whether any of the values is a frame the sandbox answered (``attrs["sandbox"]``), or a
+    frame that no longer says where it came from while the default connection is a sandbox:
+    a picture of invented data is never left unmarked because pandas lost the flag."""
+    frames = [v for v in values if isinstance(getattr(v, "attrs", None), dict)]
+    if any(v.attrs.get("sandbox") is True for v in frames):
+        return True
+    return _default_is_sandbox and any("sandbox" not in v.attrs for v in frames)
