@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: Height of the planner's map in pixels (explicit, so that it shows in JupyterLab's output
+#: area).
+MAP_HEIGHT = 420
+
 __all__ = [
     "AutocompleteBox",
     "Debouncer",
@@ -250,10 +254,20 @@ class AutocompleteBox:
             self._refresh()
         return self._widget
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        from IPython.display import display
+    def static_html(self) -> str:
+        """What the box shows, as plain HTML (the view an HTML report keeps)."""
+        import html
 
-        display(self.widget)
+        labels = [] if self.suggestions is None else suggestion_labels(self.suggestions)
+        items = "".join(f"<li>{'<b>' if label == self.label else ''}{html.escape(label)}"
+                        f"{'</b>' if label == self.label else ''}</li>" for label in labels)
+        head = html.escape(f"{self.description}: {self.queries[-1] if self.queries else ''}")
+        return f"<p>{head}</p><ul>{items}</ul>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from toolkit.widgets._static import bundle
+
+        return bundle(self.widget, self.static_html(), **kwargs)
 
 
 def autocomplete_box(*, coordinates: Any = None, bbox: Any = None, top: int = 5,
@@ -447,14 +461,16 @@ class RoutePlanner:
         if not has_geometry(self.routes.geometry).any():
             self.map = None
         else:
-            self.map = explore_routes(self.routes, incidents=self.incidents, height=420)
+            self.map = explore_routes(self.routes, incidents=self.incidents, height=MAP_HEIGHT)
         if self._out is not None:
-            from IPython.display import display
+            from IPython.display import HTML, display
+
+            from toolkit.widgets._static import map_iframe
 
             self._out.clear_output(wait=True)
             if self.map is not None:
                 with self._out:
-                    display(self.map)
+                    display(HTML(map_iframe(self.map, MAP_HEIGHT)))
             self._summary.value = self.summary().to_html(index=False)
 
     @property
@@ -464,7 +480,7 @@ class RoutePlanner:
             import ipywidgets as w
 
             button = w.Button(description="Plan route", button_style="primary")
-            self._out = w.Output()
+            self._out = w.Output(layout=w.Layout(width="100%", min_height=f"{MAP_HEIGHT}px"))
             self._summary = w.HTML()
 
             def on_click(_: Any) -> None:
@@ -478,10 +494,34 @@ class RoutePlanner:
                                    button, self._summary, self._out])
         return self._widget
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        from IPython.display import display
+    def static_html(self) -> str:
+        """What the planner shows, as plain HTML: the places, the summary and the map (or the
+        picture): the view an HTML report keeps."""
+        import html
 
-        display(self.widget)
+        ends = " → ".join(html.escape(b.label or "?") for b in (self.origin, self.destination))
+        if self.routes is None:
+            return f"<p>route planner: {ends} (no plan yet)</p>"
+        out = [f"<p><b>route planner</b>: {ends}</p>",
+               self.summary().to_html(index=False)]
+        if self.map is not None:
+            from toolkit.widgets._static import map_iframe
+
+            out.append(map_iframe(self.map, MAP_HEIGHT))
+        elif self.figure is not None:
+            import io
+
+            from toolkit.widgets._static import png_tag
+
+            buffer = io.BytesIO()
+            self.figure.savefig(buffer, format="png", dpi=80)
+            out.append(png_tag(buffer.getvalue(), "planned routes"))
+        return "".join(out)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from toolkit.widgets._static import bundle
+
+        return bundle(self.widget, self.static_html(), **kwargs)
 
 
 def route_planner(*, places: pd.DataFrame | None = None, coordinates: Any = None,
