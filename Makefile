@@ -57,10 +57,13 @@ browser:
 			>/dev/null || echo "chromium could not be installed: the map-drawing test is skipped"; \
 	else echo "no chromium (apt-get install chromium): the map-drawing test is skipped"; fi; }
 
+# Without the widgets' state the reports show each widget's static view (its table, picture and
+# map written into the page) instead of an empty space waiting for a widget manager from the web.
 report: $(STAMP)
 	mkdir -p reports
 	$(PY) -m jupyter nbconvert --to html --execute \
-		--ExecutePreprocessor.timeout=300 --output-dir reports $(NOTEBOOKS)
+		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False \
+		--output-dir reports $(NOTEBOOKS)
 	@echo "Reports written:"; for f in $(NOTEBOOKS); do \
 		echo "  $$(pwd)/reports/$$(basename $${f%.ipynb}).html"; done
 

@@ -169,7 +169,7 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
     pad_x, pad_y = max((e - w) * 0.05, 0.002), max((n - s) * 0.05, 0.002)
     m.fit_bounds([[s - pad_y, w - pad_x], [n + pad_y, e + pad_x]])
     m.toolkit_offline = offline
-    m.toolkit_bounds = (w, s, e, n)
+    m.toolkit_bounds = (w - pad_x, s - pad_y, e + pad_x, n + pad_y)
     if from_sandbox(*frames):
         _control(f"<b>{html.escape(SANDBOX_MARK)}</b>", "topleft", "toolkit-sandbox-mark",
                  "color:#b71c1c").add_to(m)
@@ -320,13 +320,12 @@ def spread_frame(m: Any, df: pd.DataFrame, radius: float) -> pd.DataFrame:
 
 def _degrees_per_pixel(m: Any) -> tuple[float, float]:
     """About how many degrees of longitude and latitude one screen pixel spans when the map
-    opens (fitted to its bounds, taken as 420 pixels across: Leaflet's whole zoom levels
-    often open wider than the bounds, and a spread too large beats markers still hidden)."""
+    opens: fitted to its padded bounds in a map of about 600 by 380 pixels, at the whole zoom
+    level Leaflet rounds down to (up to twice as many degrees a pixel: 1.4 on average)."""
     w, s, e, n = getattr(m, "toolkit_bounds", (0.0, 0.0, 0.01, 0.01))
-    lat = math.radians((s + n) / 2)
-    span = max(e - w, (n - s) / max(math.cos(lat), 0.1) * 1.6, 0.004)
-    per_px = span / 420
-    return per_px, per_px * max(math.cos(lat), 0.1)
+    cos_lat = max(math.cos(math.radians((s + n) / 2)), 0.1)
+    lon_per_px = max((e - w) / 600, (n - s) / cos_lat / 380) * 1.4
+    return lon_per_px, lon_per_px * cos_lat
 
 
 def spread_points(geoms: Sequence[Any], per_pixel: tuple[float, float],
@@ -354,7 +353,7 @@ def spread_points(geoms: Sequence[Any], per_pixel: tuple[float, float],
         if len(members) < 2:
             continue
         for k, i in enumerate(members):
-            r = spacing * 0.75 * math.sqrt(k + 0.5)
+            r = spacing * 0.65 * math.sqrt(k + 1)  # the place itself stays free
             a = k * golden
             out[i] = shapely.Point(x + r * math.cos(a) * per_pixel[0],
                                    y + r * math.sin(a) * per_pixel[1])

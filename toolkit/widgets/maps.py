@@ -492,6 +492,8 @@ class RoutePlanner:
             button.on_click(on_click)
             self._widget = w.VBox([w.HBox([self.origin.widget, self.destination.widget]),
                                    button, self._summary, self._out])
+            if self.routes is not None:  # planned before the view was built: show that plan
+                self._draw()
         return self._widget
 
     def static_html(self) -> str:

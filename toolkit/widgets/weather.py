@@ -271,6 +271,7 @@ class AirQualityExplorer:
         self.connection = connection
         self._places = places
         self.suggestions = pd.DataFrame()
+        self._quiet = False
         self.result: PlaceWeather | None = None
         self.error: str | None = None
         self.name_box = w.Text(placeholder="a town or street, e.g. Ordino", description="Place")
@@ -318,6 +319,8 @@ class AirQualityExplorer:
         self.message.value = f"<b style='color:#c62828'>{html.escape(text)}</b>"
 
     def _on_choice(self, change: dict[str, Any]) -> None:
+        if self._quiet:
+            return
         label = change.get("new")
         if label:
             self._safely(self.select, label)
@@ -329,11 +332,12 @@ class AirQualityExplorer:
         self.suggestions = find_places(text, near=self.near, places=self.places,
                                        language=self.language, connection=self.connection)
         labels = [str(x) for x in self.suggestions["label"]]
-        with self.choices.hold_trait_notifications():
-            self.choices.unobserve(self._on_choice, names="value")
+        self._quiet = True  # filling the list is no choice
+        try:
             self.choices.options = labels
             self.choices.value = None
-            self.choices.observe(self._on_choice, names="value")
+        finally:
+            self._quiet = False
         return self.suggestions
 
     def find(self, text: str) -> PlaceWeather | None:
@@ -345,17 +349,17 @@ class AirQualityExplorer:
             self._show_error(f"no place found for {text!r}")
             return None
         label = str(placed.iloc[0]["label"])
-        result = self.select(label)
         self._pick(label)
-        return result
+        return self.select(label)
 
     def _pick(self, label: str | None) -> None:
         """Set the suggestion list's choice without showing it again."""
-        with self.choices.hold_trait_notifications():
-            self.choices.unobserve(self._on_choice, names="value")
+        self._quiet = True
+        try:
             if label is None or label in self.choices.options:
                 self.choices.value = label
-            self.choices.observe(self._on_choice, names="value")
+        finally:
+            self._quiet = False
 
     def show_coordinates(self) -> PlaceWeather:
         """What the Show button does: show the place at the longitude and latitude boxes (the
@@ -406,7 +410,7 @@ class AirQualityExplorer:
         self.title.value = (f"<h4 style='margin:4px 0'>{html.escape(result.label)} "
                             f"<small>({result.lon:.4f}, {result.lat:.4f})</small></h4>")
         self.message.value = "<br>".join(html.escape(n) for n in result.notes)
-        self.table.value = result.summary().to_html(index=False, na_rep="")
+        self.table.value = result.summary().astype(object).fillna("").to_html(index=False)
         fig = result.figure()
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=80)
