@@ -160,3 +160,33 @@ def test_hovering_an_alert_in_chromium_shows_the_curated_tooltip(frames, tmp_pat
             assert "alertDetails" in popup.inner_text()
         finally:
             browser.close()
+
+
+def test_route_colours_follow_the_delay_relative_to_the_free_flow_time(frames) -> None:
+    import pandas as pd
+
+    from toolkit.explore.maps import DELAY_STEPS, delay_colour, delay_share
+
+    routes = pd.DataFrame({"durationInSeconds": [600, 600, 100, 0, None],
+                           "durationTrafficInSeconds": [600, 660, 160, 30, 10]})
+    share = delay_share(routes)
+    assert share.iloc[:3].tolist() == pytest.approx([0.0, 0.1, 0.6])
+    assert share.iloc[3:].isna().all()
+    colours = [delay_colour(v) for v in share]
+    steps = {label: colour for _, colour, label in DELAY_STEPS}
+    assert colours == [steps["under 5 %"], steps["5 to 15 %"], steps["50 % or more"],
+                       "#9e9e9e", "#9e9e9e"]
+    # a short Andorran trip with a few minutes' delay is no longer "no delay"
+    drawn = frames["routes"][frames["routes"]["route_index"] == 0].dropna(
+        subset=["durationInSeconds"])
+    m = explore.routes(frames["routes"])
+    main = next(g for g in m._children.values()
+                if isinstance(g, folium.FeatureGroup) and g.layer_name == "main routes")
+    data = next(c for c in main._children.values() if isinstance(c, folium.GeoJson)).data
+    drawn_colours = [f["properties"]["__color"] for f in data["features"]]
+    assert drawn_colours == [delay_colour(v) for v in delay_share(drawn)]
+    assert set(drawn_colours) != {steps["under 5 %"]}
+    page = m.get_root().render()
+    for *_, label in DELAY_STEPS:
+        assert label in page
+    assert "alternative 1 (dashed)" in page and "dashArray" in page

@@ -390,8 +390,10 @@ def finish(m: Any, *, legend: Sequence[tuple[str, ...]] = (), title: str | None 
     if legend or title:
         items = "".join(f"<div>{_swatch(colour, *kind)}{html.escape(label)}</div>"
                         for label, colour, *kind in legend)
-        head = f"<b>{html.escape(title)}</b>" if title else ""
-        _control(f"{head}{items}", "bottomleft", "toolkit-legend").add_to(m)
+        head = html.escape(title) if title else "legend"
+        # a toggle: the legend folds away when it hides what is under it
+        _control(f"<details open><summary style='cursor:pointer;font-weight:bold'>{head}"
+                 f"</summary>{items}</details>", "bottomleft", "toolkit-legend").add_to(m)
     return m
 
 
@@ -424,8 +426,10 @@ def _control(content: str, position: str, css_class: str, style: str = "") -> An
                 var legend = L.control({position: {{ this.position }}});
                 legend.onAdd = function() {
                     var div = L.DomUtil.create("div", {{ this.css_class }});
-                    div.style.cssText = "background:rgba(255,255,255,.9);padding:6px 8px;"
-                        + "font:12px sans-serif;border-radius:4px;" + {{ this.style }};
+                    div.style.cssText = "background:rgba(255,255,255,.9);padding:4px 7px;"
+                        + "font:11px sans-serif;border-radius:4px;line-height:1.35;"
+                        + {{ this.style }};
+                    L.DomEvent.disableClickPropagation(div);
                     div.innerHTML = {{ this.content }};
                     return div;
                 };

@@ -137,8 +137,7 @@ def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: st
                for i in shown_alts]
     legend += [(name, colour, "dot") for name, colour in END_COLORS.items()
                if name != "stop" or ends["point"].str.startswith("stop").any()]
-    return finish(m, legend=legend, title="main route: delay in traffic, share of the "
-                                          "free-flow time")
+    return finish(m, legend=legend, title="delay in traffic (share of the free-flow time)")
 
 
 def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
