@@ -296,7 +296,7 @@ def test_the_route_planner_plans_the_places_picked(lab, browser) -> None:
             "([old]) => [...document.querySelectorAll('.widget-html table')]"
             ".some(t => t.innerText !== old && t.innerText.includes('km'))", arg=[before])
         _wait_idle(page)
-        frame = page.locator(".jp-OutputArea-output iframe[title='interactive map']").last
+        frame = page.locator(".widget-html iframe[title='interactive map']").last
         frame.wait_for()
         frame.scroll_into_view_if_needed()
         box = frame.bounding_box()

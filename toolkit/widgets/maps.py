@@ -348,7 +348,7 @@ class RoutePlanner:
         self.figure: Any = None
         self.map: Any = None
         self._widget: Any = None
-        self._out: Any = None
+        self._view: Any = None
         self._summary: Any = None
 
     def locate(self, place: pd.DataFrame | str) -> tuple[float, float]:
@@ -434,24 +434,26 @@ class RoutePlanner:
         if self.interactive:
             self._draw_map()
             return
-        if (self._out is None and self._widget is None) or self.routes is None:
+        if self._view is None or self.routes is None:
             return
+        import io
+
         import matplotlib.pyplot as plt
 
         from toolkit.plot.maps import routes as plot_routes
+        from toolkit.widgets._static import png_tag
 
         with plt.ioff():
             fig, ax = plt.subplots(figsize=(7, 6))
             plot_routes(self.routes, ax=ax, incidents=self.incidents, title="Planned routes")
         self.figure = fig
-        if self._out is not None:
-            from IPython.display import display
-
-            self._out.clear_output(wait=True)
-            with self._out:
-                display(fig)
-            plt.close(fig)
-            self._summary.value = self.summary().to_html(index=False)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=80)
+        plt.close(fig)
+        # an HTML widget, not an Output: what it shows is its value, which every front end
+        # (and nbclient without widget state) handles alike
+        self._view.value = png_tag(buffer.getvalue(), "planned routes")
+        self._summary.value = self.summary().to_html(index=False)
 
     def _draw_map(self) -> None:
         from toolkit.explore import routes as explore_routes
@@ -462,15 +464,10 @@ class RoutePlanner:
             self.map = None
         else:
             self.map = explore_routes(self.routes, incidents=self.incidents, height=MAP_HEIGHT)
-        if self._out is not None:
-            from IPython.display import HTML, display
-
+        if self._view is not None:
             from toolkit.widgets._static import map_iframe
 
-            self._out.clear_output(wait=True)
-            if self.map is not None:
-                with self._out:
-                    display(HTML(map_iframe(self.map, MAP_HEIGHT)))
+            self._view.value = "" if self.map is None else map_iframe(self.map, MAP_HEIGHT)
             self._summary.value = self.summary().to_html(index=False)
 
     @property
@@ -480,7 +477,7 @@ class RoutePlanner:
             import ipywidgets as w
 
             button = w.Button(description="Plan route", button_style="primary")
-            self._out = w.Output(layout=w.Layout(width="100%", min_height=f"{MAP_HEIGHT}px"))
+            self._view = w.HTML(layout=w.Layout(width="100%", min_height=f"{MAP_HEIGHT}px"))
             self._summary = w.HTML()
 
             def on_click(_: Any) -> None:
@@ -491,7 +488,7 @@ class RoutePlanner:
 
             button.on_click(on_click)
             self._widget = w.VBox([w.HBox([self.origin.widget, self.destination.widget]),
-                                   button, self._summary, self._out])
+                                   button, self._summary, self._view])
             if self.routes is not None:  # planned before the view was built: show that plan
                 self._draw()
         return self._widget
