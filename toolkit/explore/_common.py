@@ -275,7 +275,8 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
         return layer
     fields = fields_for(df, operation)
     texts = tooltip_texts(rows, fields, tz=tz)
-    popups = ([popup_html(row, tz=tz) for _, row in rows.drop(columns=[geometry]).iterrows()]
+    popups = ([popup_html(row, tz=tz, title=str(fields[0].value(row, tz)) if fields else None)
+               for _, row in rows.drop(columns=[geometry]).iterrows()]
               if len(rows) <= POPUPS_UP_TO else [""] * len(rows))
     geoms = list(rows[geometry])
     if spread:
