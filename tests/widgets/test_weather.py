@@ -139,3 +139,15 @@ def test_the_explorer_leaves_a_static_view_and_sizes_its_map(conn) -> None:
     assert "<iframe" in static and "height:380px" in static
     assert explorer.map_view.layout.height == "390px"
     plt.close("all")
+
+
+def test_a_place_chosen_from_code_is_the_one_listed(conn) -> None:
+    import matplotlib.pyplot as plt
+
+    explorer = toolkit.widgets.air_quality_explorer(connection=conn, duration=1,
+                                                    interactive=False)
+    explorer.select("Ordino")
+    assert explorer.choices.value == "Ordino" and "Ordino" in explorer.choices.options
+    explorer.select(ANDORRA_LA_VELLA)
+    assert explorer.choices.value is None
+    plt.close("all")

@@ -329,16 +329,19 @@ class AirQualityExplorer:
         """Ask autocomplete for ``text``; fill the suggestion list; return the suggestions."""
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("text", text, "type the beginning of a place name")
-        self.suggestions = find_places(text, near=self.near, places=self.places,
-                                       language=self.language, connection=self.connection)
-        labels = [str(x) for x in self.suggestions["label"]]
-        self._quiet = True  # filling the list is no choice
+        self._fill(find_places(text, near=self.near, places=self.places,
+                               language=self.language, connection=self.connection))
+        return self.suggestions
+
+    def _fill(self, suggestions: pd.DataFrame) -> None:
+        """Hold ``suggestions`` and list their labels, none chosen (filling is no choice)."""
+        self.suggestions = suggestions
+        self._quiet = True
         try:
-            self.choices.options = labels
+            self.choices.options = [str(x) for x in suggestions["label"]]
             self.choices.value = None
         finally:
             self._quiet = False
-        return self.suggestions
 
     def find(self, text: str) -> PlaceWeather | None:
         """What the Find button does: ask autocomplete for ``text``, fill the suggestion list
@@ -367,8 +370,9 @@ class AirQualityExplorer:
         lon, lat = float(self.lon_box.value), float(self.lat_box.value)
         current = self.result
         if current is not None and (lon, lat) == (current.lon, current.lat):
-            return self.select((lon, lat), label=current.label)
-        self._pick(None)
+            shown = self.select((lon, lat), label=current.label)
+            self._pick(current.label)  # still the place listed
+            return shown
         return self.select((lon, lat))
 
     def select(self, place: Any, *, label: str | None = None) -> PlaceWeather:
@@ -377,11 +381,13 @@ class AirQualityExplorer:
         coordinates); returns what is shown. The place shown is the one source of the boxes,
         the titles and the map."""
         location: Any = place
+        listed: str | None = None
         if isinstance(place, str):
             hits = self.suggestions
             if hits.empty or place not in set(hits["label"]):
                 hits = find_places(place, near=self.near, places=self.places,
                                    language=self.language, connection=self.connection)
+                self._fill(hits)
             exact = hits[hits["label"].str.casefold() == place.casefold()]
             best = (exact if len(exact) else hits).head(1)
             if best.empty or pd.isna(best.iloc[0]["lon"]):
@@ -389,13 +395,14 @@ class AirQualityExplorer:
             else:
                 row = best.iloc[0]
                 label, location = str(row["label"]), (float(row["lon"]), float(row["lat"]))
+                listed = label
         else:
             location = to_point(place, "place")
         result = place_weather(location, label=label, duration=self.duration,
                                language=self.language, connection=self.connection)
         self.result = result
         self.error = None
-        self.message.value = ""
+        self._pick(listed)  # the list shows the place shown (nothing for coordinates)
         self.lon_box.value, self.lat_box.value = result.lon, result.lat
         self._render(result)
         logger.debug("air-quality explorer shows %s", result.label)
