@@ -46,21 +46,25 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 	@echo "Documentation written: $$(pwd)/site/index.html"
 
-# One test draws an interactive map in headless Chromium. A Python install cannot bring a browser:
-# where Chromium is missing and this runs as root on Debian, it is installed from the system
-# packages; otherwise that test is skipped and says why.
+# Some tests use headless Chromium: one draws an interactive map and hovers over it, others run
+# notebooks in JupyterLab and drive their widgets (Playwright, with this browser). A Python
+# install cannot bring a browser: where Chromium is missing and this runs as root on Debian, it
+# is installed from the system packages; otherwise those tests are skipped and say why.
 browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing chromium (system package) for the map-drawing test"; \
+		echo "installing chromium (system package) for the browser tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
-			>/dev/null || echo "chromium could not be installed: the map-drawing test is skipped"; \
-	else echo "no chromium (apt-get install chromium): the map-drawing test is skipped"; fi; }
+			>/dev/null || echo "chromium could not be installed: the browser tests are skipped"; \
+	else echo "no chromium (apt-get install chromium): the browser tests are skipped"; fi; }
 
+# Without the widgets' state the reports show each widget's static view (its table, picture and
+# map written into the page) instead of an empty space waiting for a widget manager from the web.
 report: $(STAMP)
 	mkdir -p reports
 	$(PY) -m jupyter nbconvert --to html --execute \
-		--ExecutePreprocessor.timeout=300 --output-dir reports $(NOTEBOOKS)
+		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False \
+		--output-dir reports $(NOTEBOOKS)
 	@echo "Reports written:"; for f in $(NOTEBOOKS); do \
 		echo "  $$(pwd)/reports/$$(basename $${f%.ipynb}).html"; done
 

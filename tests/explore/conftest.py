@@ -13,9 +13,16 @@ PLACES = list(TOWNS.values())
 
 
 def tooltip_columns(df) -> list[str]:
-    """The columns a map's tooltips show: all but the geometry."""
+    """The columns of a frame: all but the geometries (a popup's full record)."""
     return [c for c in df.columns
             if not isinstance(df[c].dtype, gpd.array.GeometryDtype) and c != "geometry"]
+
+
+def tooltip_labels(operation: str) -> list[str]:
+    """The labels of the tooltip fields the table declares for an operation."""
+    from toolkit.explore._fields import TOOLTIPS
+
+    return [f.label for f in TOOLTIPS[operation]]
 
 
 @pytest.fixture(scope="module")

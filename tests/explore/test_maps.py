@@ -8,18 +8,19 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import toolkit
-from tests.explore.conftest import tooltip_columns
+from tests.explore.conftest import tooltip_labels
 
 folium = pytest.importorskip("folium")
 explore = pytest.importorskip("toolkit.explore")
 from toolkit.explore import map_summary  # noqa: E402
 
 
-def test_routes_map_holds_main_and_alternatives_with_the_framestooltip_columns(frames) -> None:
+def test_routes_map_holds_main_and_alternatives_with_curated_tooltips(frames) -> None:
     routes, incidents = frames["routes"], frames["incidents"]
     before = routes.copy()
     m = explore.routes(routes, incidents=incidents)
@@ -27,11 +28,15 @@ def test_routes_map_holds_main_and_alternatives_with_the_framestooltip_columns(f
     drawn = routes[~(routes.geometry.isna() | routes.geometry.is_empty)]
     assert summary.loc["main routes", "features"] == (drawn["route_index"] == 0).sum()
     assert summary.loc["alternatives", "features"] == (drawn["route_index"] > 0).sum()
-    assert summary.loc["main routes", "tooltip_fields"] == [*tooltip_columns(routes), "delay_s"]
+    assert summary.loc["main routes", "tooltip_fields"] == tooltip_labels("route_directions")
+    assert len(tooltip_labels("route_directions")) <= 8
+    ends = summary.loc["start, stops and end", "features"]
+    assert ends >= 2 * (drawn["route_index"] == 0).sum()
     severities = [i for i in summary.index if i.startswith("incidents: ")]
     assert sum(summary.loc[severities, "features"]) == len(incidents)
     assert summary.loc["incident extents", "features"] == incidents["endPoint"].notna().sum()
-    assert summary.loc["incidents: Serious", "tooltip_fields"] == tooltip_columns(incidents)
+    assert summary.loc["incidents: Serious", "tooltip_fields"] == tooltip_labels(
+        "traffic_incidents")
     assert routes.equals(before)
 
 
@@ -40,7 +45,7 @@ def test_snapped_trace_map(frames) -> None:
     summary = map_summary(m).set_index("layer")
     assert summary.loc["recorded", "features"] == len(frames["raw"])
     assert summary.loc["snapped", "features"] == len(frames["snapped"])
-    assert summary.loc["snapped", "tooltip_fields"] == tooltip_columns(frames["snapped"])
+    assert summary.loc["snapped", "tooltip_fields"] == tooltip_labels("snap_to_roads")
     assert summary.loc["snapped", "geometry_types"] == ["Point"]
 
 
@@ -100,3 +105,88 @@ def test_a_real_headless_chromium_draws_the_features(frames, tmp_path) -> None:
     assert len(drawn) == len(incidents) + incidents["endPoint"].notna().sum()
     assert len(re.findall(r"<path", dom)) > len(drawn)  # the road background too
     assert "toolkit-legend" in dom and "ODbL" in dom
+
+
+def _playwright() -> Any:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    return sync_playwright
+
+
+#: How the tests start the system Chromium (never a downloaded one).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+
+
+@pytest.mark.skipif(_chromium() is None or _playwright() is None,
+                    reason="needs Chromium from the system packages and the playwright package "
+                           "(pip install playwright) to hover over a map in a real browser")
+def test_hovering_an_alert_in_chromium_shows_the_curated_tooltip(frames, tmp_path) -> None:
+    from toolkit.explore._fields import TOOLTIPS
+
+    alerts = frames["alerts"]
+    page_file = tmp_path / "alerts.html"
+    explore.alerts(alerts).save(str(page_file))
+    labels = [f.label for f in TOOLTIPS["severe_weather_alerts"]]
+    with _playwright()() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 900, "height": 520})
+            page.goto(page_file.as_uri(), timeout=30_000)
+            markers = page.locator("path.leaflet-interactive")
+            markers.first.wait_for(timeout=15_000)
+            page.wait_for_function("!document.querySelector('.leaflet-zoom-anim')",
+                                   timeout=10_000)
+            # every alert is a marker of its own, and the spread ones do not hide each other
+            assert markers.count() == alerts["alertId"].notna().sum()
+            boxes = [markers.nth(i).bounding_box() for i in range(markers.count())]
+            centres = {(round(b["x"] + b["width"] / 2), round(b["y"] + b["height"] / 2))
+                       for b in boxes if b}
+            assert len(centres) == markers.count()
+            markers.last.hover()
+            tip = page.locator(".toolkit-tooltip")
+            tip.wait_for(timeout=10_000)
+            text = tip.inner_text()
+            page.screenshot(path=str(tmp_path / "alert-tooltip.png"))
+            for label in labels:
+                assert label in text
+            assert "disclaimer" not in text and "alertDetails" not in text
+            assert len(text.splitlines()) <= 2 * len(labels)
+            markers.last.click()
+            popup = page.locator(".toolkit-popup")
+            popup.wait_for(timeout=10_000)
+            assert "alertDetails" in popup.inner_text()
+        finally:
+            browser.close()
+
+
+def test_route_colours_follow_the_delay_relative_to_the_free_flow_time(frames) -> None:
+    import pandas as pd
+
+    from toolkit.explore.maps import DELAY_STEPS, delay_colour, delay_share
+
+    routes = pd.DataFrame({"durationInSeconds": [600, 600, 100, 0, None],
+                           "durationTrafficInSeconds": [600, 660, 160, 30, 10]})
+    share = delay_share(routes)
+    assert share.iloc[:3].tolist() == pytest.approx([0.0, 0.1, 0.6])
+    assert share.iloc[3:].isna().all()
+    colours = [delay_colour(v) for v in share]
+    steps = {label: colour for _, colour, label in DELAY_STEPS}
+    assert colours == [steps["under 5 %"], steps["5 to 15 %"], steps["50 % or more"],
+                       "#9e9e9e", "#9e9e9e"]
+    # a short Andorran trip with a few minutes' delay is no longer "no delay"
+    drawn = frames["routes"][frames["routes"]["route_index"] == 0].dropna(
+        subset=["durationInSeconds"])
+    m = explore.routes(frames["routes"])
+    main = next(g for g in m._children.values()
+                if isinstance(g, folium.FeatureGroup) and g.layer_name == "main routes")
+    data = next(c for c in main._children.values() if isinstance(c, folium.GeoJson)).data
+    drawn_colours = [f["properties"]["__color"] for f in data["features"]]
+    assert drawn_colours == [delay_colour(v) for v in delay_share(drawn)]
+    assert set(drawn_colours) != {steps["under 5 %"]}
+    page = m.get_root().render()
+    for *_, label in DELAY_STEPS:
+        assert label in page
+    assert "alternative 1 (dashed)" in page and "dashArray" in page

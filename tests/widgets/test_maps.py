@@ -107,6 +107,12 @@ def test_route_planner_shows_the_plan_on_an_interactive_map(sandbox) -> None:
     assert sum(summary.loc[incident_layers, "features"]) == len(planner.incidents)
     assert planner.figure is None  # the map replaces the picture
     assert "km" in planner._summary.value
+    assert planner._view.layout.min_height == "420px"  # sized to show in JupyterLab
+    assert "<iframe" in planner._view.value and "height:420px" in planner._view.value
+    data = planner._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    static = data["text/html"]
+    assert "<iframe" in static and "height:420px" in static and "<table" in static
     conn.close()
 
 

@@ -66,3 +66,22 @@ def test_explorer_offers_the_scopes_it_is_given_and_ends_at_the_newest_evaluatio
         toolkit.widgets.compliance_explorer(connection=conn)
     with pytest.raises(ValidationError, match="scopes"):
         scope_table([(sub, 3)])
+
+
+def test_every_dropdown_shows_its_label_and_the_view_stays_in_a_report(conn, sandbox,
+                                                                       scope) -> None:
+    sub, rg = scope
+    explorer = toolkit.widgets.compliance_explorer(sub, rg, end=pd.Timestamp(
+        sandbox.world.epoch), connection=conn)
+    labels = explorer.labels()
+    assert labels["state"] == "all states" and all(labels.values())
+    assert explorer.view.state is None
+    explorer.select(state="NonCompliant")
+    assert explorer.labels()["state"] == "NonCompliant"
+    again = explorer.select(state=None)
+    assert again.state is None and explorer.labels()["state"] == "all states"
+    assert set(again.records["complianceState"].astype(str)) > {"NonCompliant"}
+    data = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "state: all states" in data["text/html"] and "<table" in data["text/html"]
+    assert "data:image/png;base64," in data["text/html"]

@@ -99,3 +99,55 @@ def test_air_quality_explorer_shows_the_place_and_its_alerts_beside_the_pictures
 def test_interactive_is_checked(conn) -> None:
     with pytest.raises(toolkit.ValidationError, match="interactive"):
         toolkit.widgets.air_quality_explorer(connection=conn, interactive="yes")
+
+
+def test_find_shows_the_place_found_and_show_keeps_its_name(conn) -> None:
+    import matplotlib.pyplot as plt
+
+    explorer = toolkit.widgets.air_quality_explorer(connection=conn, duration=2,
+                                                    interactive=False)
+    first = explorer.select("Ordino")
+    explorer.name_box.value = "Encamp"  # typed and Enter: Find
+    shown = explorer.result
+    assert shown is not first and shown.label == "Encamp"
+    assert explorer.choices.value == "Encamp"
+    assert (explorer.lon_box.value, explorer.lat_box.value) == (shown.lon, shown.lat)
+    assert "Encamp" in explorer.title.value and "Ordino" not in explorer.title.value
+    explorer.show_button.click()  # the boxes hold the place found: the same place, by name
+    assert explorer.result.label == "Encamp"
+    assert (explorer.result.lon, explorer.result.lat) == (shown.lon, shown.lat)
+    explorer.lon_box.value, explorer.lat_box.value = ANDORRA_LA_VELLA
+    explorer.show_button.click()  # other coordinates: that place, named by them
+    assert explorer.result.label == "1.5212, 42.5069" and explorer.choices.value is None
+    found = explorer.find("Zzzzqx")
+    assert found is None and explorer.result.label == "1.5212, 42.5069"
+    plt.close("all")
+
+
+def test_the_explorer_leaves_a_static_view_and_sizes_its_map(conn) -> None:
+    import matplotlib.pyplot as plt
+
+    pytest.importorskip("folium")
+    explorer = toolkit.widgets.air_quality_explorer(connection=conn, duration=2)
+    empty = explorer._repr_mimebundle_()
+    assert "no place chosen" in empty["text/html"]
+    explorer.select("Canillo")
+    data = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    static = data["text/html"]
+    assert "Canillo" in static and "data:image/png;base64," in static
+    assert "<iframe" in static and "height:380px" in static
+    assert explorer.map_view.layout.height == "390px"
+    plt.close("all")
+
+
+def test_a_place_chosen_from_code_is_the_one_listed(conn) -> None:
+    import matplotlib.pyplot as plt
+
+    explorer = toolkit.widgets.air_quality_explorer(connection=conn, duration=1,
+                                                    interactive=False)
+    explorer.select("Ordino")
+    assert explorer.choices.value == "Ordino" and "Ordino" in explorer.choices.options
+    explorer.select(ANDORRA_LA_VELLA)
+    assert explorer.choices.value is None
+    plt.close("all")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import logging
+import math
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -29,7 +30,7 @@ from toolkit._data.andorra import ATTRIBUTION
 logger = logging.getLogger(__name__)
 
 __all__ = ["ATTRIBUTION", "add_layer", "bounds_of", "finish", "geo_frame", "has_geometry",
-           "new_map", "ramp", "tooltip_frame"]
+           "new_map", "ramp", "spread_frame", "spread_points", "tooltip_frame"]
 
 TILES_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
 _TILE_PROBE = "https://tile.openstreetmap.org/0/0/0.png"
@@ -38,6 +39,9 @@ _TILES_CHOICES = ("auto", "roads", "web")
 #: Above this many features a map draws on one canvas instead of one SVG element per feature
 #: (see benchmarks/interactive_maps.py: SVG stops being responsive with tens of thousands).
 CANVAS_FROM = 2_000
+#: Layers of up to this many features carry each feature's full record for its popup; larger
+#: ones (long GPS traces) only their tooltips, to keep the page light.
+POPUPS_UP_TO = 5_000
 
 _ROAD_STYLE = {  # road class -> (weight, colour)
     "motorway": (3.0, "#9e9e9e"), "trunk": (3.0, "#9e9e9e"),
@@ -165,6 +169,7 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
     pad_x, pad_y = max((e - w) * 0.05, 0.002), max((n - s) * 0.05, 0.002)
     m.fit_bounds([[s - pad_y, w - pad_x], [n + pad_y, e + pad_x]])
     m.toolkit_offline = offline
+    m.toolkit_bounds = (w - pad_x, s - pad_y, e + pad_x, n + pad_y)
     if from_sandbox(*frames):
         _control(f"<b>{html.escape(SANDBOX_MARK)}</b>", "topleft", "toolkit-sandbox-mark",
                  "color:#b71c1c").add_to(m)
@@ -240,10 +245,19 @@ def tooltip_frame(df: pd.DataFrame, geometry: str = "geometry") -> pd.DataFrame:
 def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | str,
               geometry: str = "geometry", weight: float = 3.0,
               radius: float | Sequence[float] = 5.0, dash: str | None = None,
-              opacity: float = 0.9, show: bool = True) -> Any:
-    """Add the rows of ``df`` that have a ``geometry`` as one layer named ``name``: lines of
-    ``weight``, points as circle markers of ``radius`` (one for all, or one per row), each in
-    its colour, with a tooltip of the frame's columns. Returns the layer."""
+              opacity: float = 0.9, show: bool = True, operation: str | None = None,
+              tz: str | None = None, spread: bool = True, outline: str | None = None) -> Any:
+    """Add the rows of ``df`` that have a ``geometry`` as one layer named ``name``.
+
+    Lines are drawn with ``weight``, points as circle markers of ``radius`` (one for all, or one
+    per row), each in its colour. A feature's tooltip holds the fields :data:`TOOLTIPS` declares
+    for ``operation`` (default: the frame's ``attrs["operation"]``), its popup (on click) the
+    full record. Points at the same place are spread on a small sunflower around it (``spread``)
+    so that each can be hovered. ``outline`` gives every marker a ring of that colour.
+    Returns the layer.
+    """
+    from toolkit.explore._fields import fields_for, popup_html, tooltip_texts
+
     folium = folium_module()
     keep = has_geometry(df[geometry])
     rows = df[keep]
@@ -259,9 +273,20 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
     if rows.empty:
         layer.add_to(m)
         return layer
-    shown = tooltip_frame(rows, geometry)
-    fields = [c for c in shown.columns if c != "geometry"]
-    data = _feature_collection(shown, {"__color": colour_list, "__radius": radii})
+    fields = fields_for(df, operation)
+    texts = tooltip_texts(rows, fields, tz=tz)
+    popups = ([popup_html(row, tz=tz, title=str(fields[0].value(row, tz)) if fields else None)
+               for _, row in rows.drop(columns=[geometry]).iterrows()]
+              if len(rows) <= POPUPS_UP_TO else [""] * len(rows))
+    geoms = list(rows[geometry])
+    if spread:
+        geoms = spread_points(geoms, _degrees_per_pixel(m), max(radii) * 2 + 2)
+    import geopandas as gpd
+
+    shown = gpd.GeoDataFrame(texts, geometry=geoms, crs="EPSG:4326")
+    labels = list(texts)
+    data = _feature_collection(shown, {"__color": colour_list, "__radius": radii,
+                                       "__popup": popups})
     style: dict[str, Any] = {"weight": weight, "opacity": opacity, "fillOpacity": 0.8}
     if dash:
         style["dashArray"] = dash
@@ -269,15 +294,71 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
         data,
         name=name,
         marker=folium.CircleMarker(radius=radii[0], fill=True),
-        style_function=lambda f: {**style, "color": f["properties"]["__color"],
+        style_function=lambda f: {**style, "color": outline or f["properties"]["__color"],
                                   "fillColor": f["properties"]["__color"],
                                   "radius": f["properties"]["__radius"]},
-        tooltip=folium.GeoJsonTooltip(fields=fields, aliases=fields, sticky=True,
-                                      max_width=420) if fields else None,
+        highlight_function=lambda f: {"weight": weight + 3, "fillOpacity": 1.0},
+        tooltip=folium.GeoJsonTooltip(fields=labels, aliases=labels, sticky=True,
+                                      max_width=320, class_name="toolkit-tooltip")
+        if labels else None,
+        popup=folium.GeoJsonPopup(fields=["__popup"], labels=False, max_width=460,
+                                  class_name="toolkit-popup")
+        if len(rows) <= POPUPS_UP_TO else None,
         smooth_factor=1.0,
     ).add_to(layer)
     layer.add_to(m)
     return layer
+
+
+def spread_frame(m: Any, df: pd.DataFrame, radius: float) -> pd.DataFrame:
+    """A copy of ``df`` whose co-located points are spread (see :func:`spread_points`) for
+    markers of ``radius`` pixels: for a frame drawn as several layers, spread as one."""
+    out = df.copy()
+    out["geometry"] = spread_points(list(df["geometry"]), _degrees_per_pixel(m),
+                                    radius * 2 + 2)
+    return out
+
+
+def _degrees_per_pixel(m: Any) -> tuple[float, float]:
+    """About how many degrees of longitude and latitude one screen pixel spans when the map
+    opens: fitted to its padded bounds in a map of about 600 by 380 pixels, at the whole zoom
+    level Leaflet rounds down to (up to twice as many degrees a pixel: 1.4 on average)."""
+    w, s, e, n = getattr(m, "toolkit_bounds", (0.0, 0.0, 0.01, 0.01))
+    cos_lat = max(math.cos(math.radians((s + n) / 2)), 0.1)
+    lon_per_px = max((e - w) / 600, (n - s) / cos_lat / 380) * 1.4
+    return lon_per_px, lon_per_px * cos_lat
+
+
+def spread_points(geoms: Sequence[Any], per_pixel: tuple[float, float],
+                  spacing: float) -> list[Any]:
+    """Points that share a place (to about a metre) moved onto a sunflower around it,
+    ``spacing`` pixels apart at the opening zoom; other geometries unchanged.
+
+    Parameters
+    ----------
+    geoms : sequence of shapely geometries
+    per_pixel : (float, float)
+        Degrees of longitude and latitude per pixel.
+    spacing : float
+        Pixels between neighbouring markers.
+    """
+    import shapely
+
+    out = list(geoms)
+    groups: dict[tuple[float, float], list[int]] = {}
+    for i, g in enumerate(out):
+        if g is not None and g.geom_type == "Point":
+            groups.setdefault((round(g.x, 5), round(g.y, 5)), []).append(i)
+    golden = math.pi * (3 - math.sqrt(5))
+    for (x, y), members in groups.items():
+        if len(members) < 2:
+            continue
+        for k, i in enumerate(members):
+            r = spacing * 0.65 * math.sqrt(k + 1)  # the place itself stays free
+            a = k * golden
+            out[i] = shapely.Point(x + r * math.cos(a) * per_pixel[0],
+                                   y + r * math.sin(a) * per_pixel[1])
+    return out
 
 
 def _feature_collection(shown: pd.DataFrame, extra: dict[str, list[Any]]) -> dict[str, Any]:
@@ -301,18 +382,32 @@ def _feature_collection(shown: pd.DataFrame, extra: dict[str, list[Any]]) -> dic
     return {"type": "FeatureCollection", "features": features}
 
 
-def finish(m: Any, *, legend: Sequence[tuple[str, str]] = (), title: str | None = None) -> Any:
-    """Add the layer control and a legend (label, colour) in the map's lower left corner."""
+def finish(m: Any, *, legend: Sequence[tuple[str, ...]] = (), title: str | None = None) -> Any:
+    """Add the layer control and a legend in the map's lower left corner: one entry per
+    ``(label, colour)`` (a square), or ``(label, colour, "line")`` / ``(label, colour,
+    "dashed")`` for a line, or ``(label, colour, "dot")`` for a marker."""
     folium = folium_module()
     folium.LayerControl(collapsed=True).add_to(m)
     if legend or title:
-        items = "".join(
-            f'<div><span style="display:inline-block;width:12px;height:12px;'
-            f'background:{html.escape(colour)};margin-right:6px;border-radius:2px"></span>'
-            f"{html.escape(label)}</div>" for label, colour in legend)
-        head = f"<b>{html.escape(title)}</b>" if title else ""
-        _control(f"{head}{items}", "bottomleft", "toolkit-legend").add_to(m)
+        items = "".join(f"<div>{_swatch(colour, *kind)}{html.escape(label)}</div>"
+                        for label, colour, *kind in legend)
+        head = html.escape(title) if title else "legend"
+        # a toggle: the legend folds away when it hides what is under it
+        _control(f"<details open><summary style='cursor:pointer;font-weight:bold'>{head}"
+                 f"</summary>{items}</details>", "bottomleft", "toolkit-legend").add_to(m)
     return m
+
+
+def _swatch(colour: str, kind: str = "square") -> str:
+    c = html.escape(colour)
+    if kind in ("line", "dashed"):
+        style = "dashed" if kind == "dashed" else "solid"
+        return (f'<span style="display:inline-block;width:22px;height:0;border-top:4px {style} '
+                f'{c};vertical-align:middle;margin-right:6px"></span>')
+    radius = "50%" if kind == "dot" else "2px"
+    return (f'<span style="display:inline-block;width:12px;height:12px;background:{c};'
+            f'margin-right:6px;border-radius:{radius};box-sizing:border-box;'
+            f'border:{"2px solid #000" if kind == "dot" else "0"}"></span>')
 
 
 def _control(content: str, position: str, css_class: str, style: str = "") -> Any:
@@ -332,8 +427,10 @@ def _control(content: str, position: str, css_class: str, style: str = "") -> An
                 var legend = L.control({position: {{ this.position }}});
                 legend.onAdd = function() {
                     var div = L.DomUtil.create("div", {{ this.css_class }});
-                    div.style.cssText = "background:rgba(255,255,255,.9);padding:6px 8px;"
-                        + "font:12px sans-serif;border-radius:4px;" + {{ this.style }};
+                    div.style.cssText = "background:rgba(255,255,255,.9);padding:4px 7px;"
+                        + "font:11px sans-serif;border-radius:4px;line-height:1.35;"
+                        + {{ this.style }};
+                    L.DomEvent.disableClickPropagation(div);
                     div.innerHTML = {{ this.content }};
                     return div;
                 };

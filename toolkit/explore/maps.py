@@ -16,6 +16,7 @@ from toolkit.explore._common import (
     has_geometry,
     new_map,
     ramp,
+    spread_frame,
 )
 from toolkit.plot.maps import INCIDENT_COLORS
 
@@ -23,12 +24,62 @@ __all__ = ["incidents", "routes", "snapped_trace", "suggestions"]
 
 #: Marker radius per incident severity.
 SEVERITY_RADII = {"LowImpact": 5, "Minor": 7, "Moderate": 9, "Serious": 12}
-_DELAY_MAX = 600.0  # seconds of traffic delay at the red end of the scale
+#: The delay colour scale: traffic delay as a share of the free-flow time (upper bound, colour,
+#: legend label).
+DELAY_STEPS = ((0.05, "#2e7d32", "under 5 %"), (0.15, "#9ccc65", "5 to 15 %"),
+               (0.30, "#fdd835", "15 to 30 %"), (0.50, "#fb8c00", "30 to 50 %"),
+               (float("inf"), "#c62828", "50 % or more"))
+#: Alternatives' colours (Okabe and Ito's colour-blind-safe palette; the main route is
+#: coloured by its delay).
+ALTERNATIVE_COLORS = ("#0072B2", "#CC79A7", "#56B4E9", "#E69F00", "#009E73")
+#: Start, stop and end markers of a route.
+END_COLORS = {"start": "#000000", "stop": "#F0E442", "end": "#FFFFFF"}
+
+
+def delay_share(df: pd.DataFrame) -> pd.Series:
+    """Traffic delay as a share of the free-flow travel time, per route (Float64; missing
+    where the times are not known)."""
+    if "durationTrafficInSeconds" not in df or "durationInSeconds" not in df:
+        return pd.Series(pd.NA, index=df.index, dtype="Float64")
+    free = df["durationInSeconds"].astype("Float64")
+    delay = (df["durationTrafficInSeconds"].astype("Float64") - free).clip(lower=0)
+    return (delay / free.where(free > 0)).astype("Float64")
+
+
+def delay_colour(share: Any) -> str:
+    """The colour of a delay share on :data:`DELAY_STEPS` (grey when unknown)."""
+    if share is None or pd.isna(share):
+        return "#9e9e9e"
+    return next(colour for upper, colour, _ in DELAY_STEPS if float(share) < upper)
+
+
+def _route_ends(drawn: pd.DataFrame) -> pd.DataFrame:
+    """Start, stops (where one leg ends and the next starts) and end of each main route."""
+    import geopandas as gpd
+    import shapely
+
+    rows: list[dict[str, Any]] = []
+    for _, r in drawn.iterrows():
+        geom = r["geometry"]
+        parts = list(getattr(geom, "geoms", [geom]))
+        if not parts or parts[0].is_empty:
+            continue
+        trip = r.get("optionalId") if isinstance(r.get("optionalId"), str) else \
+            f"query {r.get('query_index')}"
+        legs = r.get("leg_count")
+        points = [("start", shapely.Point(parts[0].coords[0]))]
+        if not pd.isna(legs) and int(legs) == len(parts) > 1:
+            points += [(f"stop {i + 1}", shapely.Point(p.coords[-1]))
+                       for i, p in enumerate(parts[:-1])]
+        points.append(("end", shapely.Point(parts[-1].coords[-1])))
+        rows += [{"point": name, "route": trip, "geometry": pt} for name, pt in points]
+    return gpd.GeoDataFrame(rows, columns=["point", "route", "geometry"], crs="EPSG:4326")
 
 
 def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: str = "auto",
-           height: int | str = 480) -> Any:
-    """Main and alternative routes, coloured by their traffic delay, optionally with incidents.
+           height: int | str = 480, tz: str | None = None) -> Any:
+    """Main and alternative routes, the main routes coloured by their traffic delay relative
+    to their free-flow time, with their start, stops and end; optionally with incidents.
 
     Parameters
     ----------
@@ -42,22 +93,22 @@ def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: st
         Background: web tiles when reachable (``auto``) or the shipped roads.
     height : int or str
         Height of the map in the page.
+    tz : str, optional
+        Time zone of the times in tooltips and popups (an IANA name such as
+        ``"Europe/Andorra"``); UTC when omitted.
 
     Returns
     -------
     folium.Map
-        Layers ``main routes`` and ``alternatives`` (dashed), each feature's tooltip holding the
-        frame's columns and ``delay_s``; ``incidents`` when given.
+        Layers ``main routes`` (colour: delay as a share of the no-traffic time, see
+        :data:`DELAY_STEPS`), ``alternatives`` (dashed, one colour of
+        :data:`ALTERNATIVE_COLORS` per alternative), ``start, stops and end``, and the incident
+        layers when given. Tooltips: route, distance (km), times (min), delay (min and %),
+        departure and arrival; the popup holds the full record.
     """
     frame = geo_frame(df, ["route_index"], "explore.routes")
     drawn = frame[has_geometry(frame["geometry"])].copy()
-    if "durationTrafficInSeconds" in drawn and "durationInSeconds" in drawn:
-        delay = (drawn["durationTrafficInSeconds"].astype("Float64")
-                 - drawn["durationInSeconds"].astype("Float64")).clip(lower=0)
-    else:
-        delay = pd.Series(pd.NA, index=drawn.index, dtype="Float64")
-    drawn["delay_s"] = delay
-    colours = ramp(delay.astype(object).where(delay.notna(), None).tolist(), 0, _DELAY_MAX)
+    share = delay_share(drawn)
     series = [drawn["geometry"]]
     if incidents is not None:
         series.append(geo_frame(incidents, [], "explore.routes(incidents=)")["geometry"])
@@ -65,16 +116,28 @@ def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: st
                                                                     not None else [])],
                 features=len(drawn), height=height)
     main = (drawn["route_index"] == 0).fillna(False).to_numpy()
+    alt_index = drawn["route_index"].fillna(1).astype(int).to_numpy()
+    alt_colours = [ALTERNATIVE_COLORS[(i - 1) % len(ALTERNATIVE_COLORS)]
+                   for i in alt_index[~main]]
+    add_layer(m, drawn[~main], "alternatives", colors=alt_colours, weight=4, dash="8 6",
+              opacity=0.9, operation="route_directions", tz=tz)
     add_layer(m, drawn[main], "main routes",
-              colors=[c for c, k in zip(colours, main, strict=True) if k], weight=5)
-    add_layer(m, drawn[~main], "alternatives",
-              colors=[c for c, k in zip(colours, main, strict=True) if not k], weight=3,
-              dash="6 6", opacity=0.8)
+              colors=[delay_colour(v) for v in share[main]], weight=6,
+              operation="route_directions", tz=tz)
+    ends = _route_ends(drawn[main])
+    add_layer(m, ends, "start, stops and end", radius=6,
+              colors=[END_COLORS[str(p).split(" ")[0]] for p in ends["point"]],
+              operation="route_ends", spread=False, outline="#000000")
     if incidents is not None:
-        _incident_layers(m, incidents)
-    legend = [("no delay", "#2e7d32"), ("some delay", "#fdd835"),
-              (f"{_DELAY_MAX / 60:.0f}+ min delay", "#c62828")]
-    return finish(m, legend=legend, title="traffic delay")
+        _incident_layers(m, incidents, tz=tz)
+    shown_alts = sorted(set(alt_index[~main]))
+    legend: list[tuple[str, ...]] = [(label, colour, "line") for _, colour, label in DELAY_STEPS]
+    legend += [(f"alternative {i} (dashed)", ALTERNATIVE_COLORS[(i - 1) %
+                                                              len(ALTERNATIVE_COLORS)], "dashed")
+               for i in shown_alts]
+    legend += [(name, colour, "dot") for name, colour in END_COLORS.items()
+               if name != "stop" or ends["point"].str.startswith("stop").any()]
+    return finish(m, legend=legend, title="delay in traffic (share of the free-flow time)")
 
 
 def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
@@ -95,7 +158,8 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
     -------
     folium.Map
         Layers ``recorded`` (hidden at first past 5,000 points) and ``snapped``; a snapped
-        point's tooltip holds the frame's columns. Large traces are drawn on a canvas.
+        point's tooltip holds its input index, road, speed limit (km/h) and whether it was
+        interpolated, its popup the full record. Large traces are drawn on a canvas.
     """
     import geopandas as gpd
     import shapely
@@ -108,7 +172,7 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
                                 geometry=shapely.points(xy), crs="EPSG:4326")
     m = new_map(bounds_of(recorded["geometry"], frame["geometry"]), tiles=tiles,
                 frames=[snapped], features=len(recorded) + len(frame), height=height)
-    add_layer(m, recorded, "recorded", colors="#9e9e9e", radius=2,
+    add_layer(m, recorded, "recorded", colors="#9e9e9e", radius=2, spread=False,
               show=len(recorded) <= 5_000)
     limits = frame.get("speedLimitInKilometersPerHour")
     if limits is not None and limits.notna().any():
@@ -118,24 +182,28 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
         legend = [("30 km/h", "#440154"), ("60 km/h", "#21918c"), ("90 km/h", "#fde725")]
     else:
         colours, legend = ["#1565c0"] * len(frame), [("snapped", "#1565c0")]
-    add_layer(m, frame, "snapped", colors=colours, radius=3)
+    add_layer(m, frame, "snapped", colors=colours, radius=3, spread=False,
+              operation="snap_to_roads")
     return finish(m, legend=[("recorded", "#9e9e9e"), *legend], title="speed limit")
 
 
-def _incident_layers(m: Any, df: pd.DataFrame) -> None:
+def _incident_layers(m: Any, df: pd.DataFrame, *, tz: str | None = None) -> None:
     import geopandas as gpd
 
+    points = spread_frame(m, df, max(SEVERITY_RADII.values()))
     kinds = df["incidentType"].astype(str).tolist()
     colours = [INCIDENT_COLORS.get(k, "#616161") for k in kinds]
     for severity, radius in SEVERITY_RADII.items():
         rows = (df["severity"].astype(object) == severity).to_numpy()
         if rows.any():
-            add_layer(m, df[rows], f"incidents: {severity}",
+            add_layer(m, points[rows], f"incidents: {severity}", spread=False,
                       colors=[c for c, k in zip(colours, rows, strict=True) if k],
-                      radius=radius)
+                      radius=radius, operation="traffic_incidents", tz=tz)
     known = df["severity"].astype(object).isin(list(SEVERITY_RADII)).to_numpy()
     if (~known).any():
-        add_layer(m, df[~known], "incidents: other", colors="#616161", radius=6)
+        add_layer(m, points[~known], "incidents: other", spread=False, colors="#616161",
+                  radius=6,
+                  operation="traffic_incidents", tz=tz)
     ends = df[has_geometry(df["endPoint"])]
     if len(ends):
         import shapely
@@ -144,12 +212,14 @@ def _incident_layers(m: Any, df: pd.DataFrame) -> None:
                  for a, b in zip(ends["geometry"], ends["endPoint"], strict=True)]
         extent = gpd.GeoDataFrame(ends.drop(columns=["geometry", "endPoint"]),
                                   geometry=lines, crs="EPSG:4326")
-        add_layer(m, extent, "incident extents", weight=2, dash="3 4",
+        add_layer(m, extent, "incident extents", weight=2, dash="3 4", tz=tz,
+                  operation="traffic_incidents",
                   colors=[INCIDENT_COLORS.get(str(k), "#616161")
                           for k in ends["incidentType"]])
 
 
-def incidents(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480) -> Any:
+def incidents(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
+              tz: str | None = None) -> Any:
     """Traffic incidents by type (colour) and severity (size), with a line to where each ends.
 
     Parameters
@@ -159,19 +229,22 @@ def incidents(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480)
         ``geometry``, ``endPoint``).
     tiles : {"auto", "roads", "web"}
     height : int or str
+    tz : str, optional
+        Time zone of the times shown (UTC when omitted).
 
     Returns
     -------
     folium.Map
         One layer per severity (``incidents: Serious``...), and ``incident extents`` (start to
-        end point); tooltips hold the frame's columns.
+        end point); tooltips hold the type, severity, place, delay, closure and times, popups
+        the full record. Incidents at the same place are spread around it.
     """
     frame = geo_frame(df, ["incidentType", "severity", "endPoint"], "explore.incidents")
     if frame.empty:
         raise ValidationError("df", "no incidents", "explore.incidents needs incidents to draw")
     m = new_map(bounds_of(frame["geometry"], frame["endPoint"]), tiles=tiles, frames=[df],
                 features=len(frame), height=height)
-    _incident_layers(m, frame)
+    _incident_layers(m, frame, tz=tz)
     present = sorted(set(frame["incidentType"].astype(str)))
     return finish(m, legend=[(k, INCIDENT_COLORS.get(k, "#616161")) for k in present],
                   title="incident type")
@@ -191,7 +264,9 @@ def suggestions(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 40
     Returns
     -------
     folium.Map
-        One layer per query; tooltips hold the frame's columns.
+        One layer per query; tooltips hold the suggestion, its rank, type and address (for a
+        :func:`toolkit.geocode` frame: the query, match, type and confidence), popups the full
+        record.
 
     Raises
     ------

@@ -7,14 +7,23 @@ from typing import Any
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit.explore._common import add_layer, bounds_of, finish, geo_frame, has_geometry, new_map
+from toolkit.explore._common import (
+    add_layer,
+    bounds_of,
+    finish,
+    geo_frame,
+    has_geometry,
+    new_map,
+    spread_frame,
+)
+from toolkit.explore._fields import local_date
 from toolkit.plot.weather import AIR_QUALITY_COLORS, STATUS_COLORS
 
 __all__ = ["air_quality", "alerts"]
 
 
 def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: str = "auto",
-                height: int | str = 480) -> Any:
+                height: int | str = 480, tz: str | None = None) -> Any:
     """Air quality at many places: one marker per place in its category colour, larger for a
     higher global index; places the service refused are grey.
 
@@ -28,12 +37,15 @@ def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: 
         :func:`toolkit.severe_weather_alerts` for the same places, drawn as layers of their own.
     tiles : {"auto", "roads", "web"}
     height : int or str
+    tz : str, optional
+        Time zone of the measurement times shown (UTC when omitted).
 
     Returns
     -------
     folium.Map
-        Layer ``air quality`` (or ``air quality <date>`` per forecast day, the first shown);
-        tooltips hold the frame's columns.
+        Layer ``air quality`` (or ``air quality <date>`` per forecast day, named by the local
+        date the day's forecast covers, the first shown); tooltips hold the place, category,
+        global index, dominant pollutant and the time (or local day), popups the full record.
     """
     frame = geo_frame(df, ["globalIndex", "category"], "explore.air_quality")
     if not has_geometry(frame["geometry"]).any():
@@ -49,27 +61,30 @@ def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: 
         index = pd.to_numeric(rows["globalIndex"], errors="coerce").fillna(0)
         radii = (6 + (index.clip(upper=150) / 150) * 8).tolist()
         add_layer(m, rows, "air quality" + (f" {day}" if day else ""), show=i == 0,
-                  colors=_colours(rows), radius=radii)
+                  colors=_colours(rows), radius=radii, tz=tz,
+                  operation="air_quality_forecast" if day_column else "air_quality")
     if alerts is not None:
         _alert_layers(m, geo_frame(alerts, ["alertId", "latestStatus.english"],
-                                   "explore.air_quality(alerts=)"))
+                                   "explore.air_quality(alerts=)"), tz=tz)
     present = [c for c in AIR_QUALITY_COLORS if c in set(frame["category"].astype(str))]
     return finish(m, legend=[(c, AIR_QUALITY_COLORS[c]) for c in present],
                   title="air quality")
 
 
-def _alert_layers(m: Any, frame: pd.DataFrame) -> None:
+def _alert_layers(m: Any, frame: pd.DataFrame, *, tz: str | None = None) -> None:
     placed = frame[has_geometry(frame["geometry"]) & frame["alertId"].notna().to_numpy()]
+    placed = spread_frame(m, placed, 7)  # as one: alerts of every category at one place
     category = placed["category"].astype(object).fillna("alert") if "category" in placed \
         else pd.Series("alert", index=placed.index)
     for name, rows in placed.groupby(category, sort=True):
         colours = [STATUS_COLORS.get(str(s), "#616161") for s in rows["latestStatus.english"]]
-        add_layer(m, rows, f"alerts: {name}", colors=colours, radius=9)
+        add_layer(m, rows, f"alerts: {name}", colors=colours, radius=7, tz=tz,
+                  operation="severe_weather_alerts", spread=False)
 
 
 def _day_label(rows: pd.DataFrame, day: Any) -> str:
     when = rows["dateTime"].dropna() if "dateTime" in rows else pd.Series(dtype=object)
-    return str(when.iloc[0].date()) if len(when) else f"day {day}"
+    return local_date(when.iloc[0]) if len(when) else f"day {day}"
 
 
 def _colours(rows: pd.DataFrame) -> list[str]:
@@ -87,7 +102,8 @@ def _colours(rows: pd.DataFrame) -> list[str]:
     return out
 
 
-def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480) -> Any:
+def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
+           tz: str | None = None) -> Any:
     """Severe-weather alerts by place, coloured by their latest status (New, Update... Expire).
 
     Parameters
@@ -98,12 +114,16 @@ def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480) ->
         each of them.
     tiles : {"auto", "roads", "web"}
     height : int or str
+    tz : str, optional
+        Time zone of the times shown; by default each alert's own local time (its
+        ``start_offset``/``end_offset``).
 
     Returns
     -------
     folium.Map
-        One layer per alert category (``alerts: <category>``); tooltips hold the frame's
-        columns.
+        One layer per alert category (``alerts: <category>``); tooltips hold the alert, area,
+        level, status and its local start and end, popups the full record (long texts folded).
+        Alerts at the same place are spread around it so that each can be hovered.
     """
     frame = geo_frame(df, ["alertId", "latestStatus.english"], "explore.alerts")
     placed = frame[has_geometry(frame["geometry"]) & frame["alertId"].notna().to_numpy()]
@@ -111,6 +131,6 @@ def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480) ->
         raise ValidationError("df", "no alerts", "explore.alerts needs alerts to draw")
     m = new_map(bounds_of(placed["geometry"]), tiles=tiles, frames=[df], features=len(placed),
                 height=height)
-    _alert_layers(m, placed)
+    _alert_layers(m, placed, tz=tz)
     present = [s for s in STATUS_COLORS if s in set(placed["latestStatus.english"].astype(str))]
     return finish(m, legend=[(s, STATUS_COLORS[s]) for s in present], title="latest status")

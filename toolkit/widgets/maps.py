@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: Height of the planner's map in pixels (explicit, so that it shows in JupyterLab's output
+#: area).
+MAP_HEIGHT = 420
+
 __all__ = [
     "AutocompleteBox",
     "Debouncer",
@@ -250,10 +254,20 @@ class AutocompleteBox:
             self._refresh()
         return self._widget
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        from IPython.display import display
+    def static_html(self) -> str:
+        """What the box shows, as plain HTML (the view an HTML report keeps)."""
+        import html
 
-        display(self.widget)
+        labels = [] if self.suggestions is None else suggestion_labels(self.suggestions)
+        items = "".join(f"<li>{'<b>' if label == self.label else ''}{html.escape(label)}"
+                        f"{'</b>' if label == self.label else ''}</li>" for label in labels)
+        head = html.escape(f"{self.description}: {self.queries[-1] if self.queries else ''}")
+        return f"<p>{head}</p><ul>{items}</ul>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from toolkit.widgets._static import bundle
+
+        return bundle(self.widget, self.static_html(), **kwargs)
 
 
 def autocomplete_box(*, coordinates: Any = None, bbox: Any = None, top: int = 5,
@@ -334,7 +348,7 @@ class RoutePlanner:
         self.figure: Any = None
         self.map: Any = None
         self._widget: Any = None
-        self._out: Any = None
+        self._view: Any = None
         self._summary: Any = None
 
     def locate(self, place: pd.DataFrame | str) -> tuple[float, float]:
@@ -420,24 +434,26 @@ class RoutePlanner:
         if self.interactive:
             self._draw_map()
             return
-        if (self._out is None and self._widget is None) or self.routes is None:
+        if self._view is None or self.routes is None:
             return
+        import io
+
         import matplotlib.pyplot as plt
 
         from toolkit.plot.maps import routes as plot_routes
+        from toolkit.widgets._static import png_tag
 
         with plt.ioff():
             fig, ax = plt.subplots(figsize=(7, 6))
             plot_routes(self.routes, ax=ax, incidents=self.incidents, title="Planned routes")
         self.figure = fig
-        if self._out is not None:
-            from IPython.display import display
-
-            self._out.clear_output(wait=True)
-            with self._out:
-                display(fig)
-            plt.close(fig)
-            self._summary.value = self.summary().to_html(index=False)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=80)
+        plt.close(fig)
+        # an HTML widget, not an Output: what it shows is its value, which every front end
+        # (and nbclient without widget state) handles alike
+        self._view.value = png_tag(buffer.getvalue(), "planned routes")
+        self._summary.value = self.summary().to_html(index=False)
 
     def _draw_map(self) -> None:
         from toolkit.explore import routes as explore_routes
@@ -447,14 +463,11 @@ class RoutePlanner:
         if not has_geometry(self.routes.geometry).any():
             self.map = None
         else:
-            self.map = explore_routes(self.routes, incidents=self.incidents, height=420)
-        if self._out is not None:
-            from IPython.display import display
+            self.map = explore_routes(self.routes, incidents=self.incidents, height=MAP_HEIGHT)
+        if self._view is not None:
+            from toolkit.widgets._static import map_iframe
 
-            self._out.clear_output(wait=True)
-            if self.map is not None:
-                with self._out:
-                    display(self.map)
+            self._view.value = "" if self.map is None else map_iframe(self.map, MAP_HEIGHT)
             self._summary.value = self.summary().to_html(index=False)
 
     @property
@@ -464,7 +477,7 @@ class RoutePlanner:
             import ipywidgets as w
 
             button = w.Button(description="Plan route", button_style="primary")
-            self._out = w.Output()
+            self._view = w.HTML(layout=w.Layout(width="100%", min_height=f"{MAP_HEIGHT}px"))
             self._summary = w.HTML()
 
             def on_click(_: Any) -> None:
@@ -475,13 +488,39 @@ class RoutePlanner:
 
             button.on_click(on_click)
             self._widget = w.VBox([w.HBox([self.origin.widget, self.destination.widget]),
-                                   button, self._summary, self._out])
+                                   button, self._summary, self._view])
+            if self.routes is not None:  # planned before the view was built: show that plan
+                self._draw()
         return self._widget
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        from IPython.display import display
+    def static_html(self) -> str:
+        """What the planner shows, as plain HTML: the places, the summary and the map (or the
+        picture): the view an HTML report keeps."""
+        import html
 
-        display(self.widget)
+        ends = " → ".join(html.escape(b.label or "?") for b in (self.origin, self.destination))
+        if self.routes is None:
+            return f"<p>route planner: {ends} (no plan yet)</p>"
+        out = [f"<p><b>route planner</b>: {ends}</p>",
+               self.summary().to_html(index=False)]
+        if self.map is not None:
+            from toolkit.widgets._static import map_iframe
+
+            out.append(map_iframe(self.map, MAP_HEIGHT))
+        elif self.figure is not None:
+            import io
+
+            from toolkit.widgets._static import png_tag
+
+            buffer = io.BytesIO()
+            self.figure.savefig(buffer, format="png", dpi=80)
+            out.append(png_tag(buffer.getvalue(), "planned routes"))
+        return "".join(out)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from toolkit.widgets._static import bundle
+
+        return bundle(self.widget, self.static_html(), **kwargs)
 
 
 def route_planner(*, places: pd.DataFrame | None = None, coordinates: Any = None,

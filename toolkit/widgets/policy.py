@@ -43,6 +43,8 @@ GROUPINGS = {
     "category": "policyDefinitionCategory",
 }
 WINDOWS = (1, 7, 30, 60)
+#: The state dropdown's value for "all states" (a dropdown whose value is None shows no label).
+ALL_STATES = "all"
 
 
 @dataclass
@@ -215,13 +217,13 @@ class ComplianceExplorer:
         self._scope = w.Dropdown(options=options, value=first, description="scope")
         self._window = w.Dropdown(options=[(f"{d} day{'s' if d > 1 else ''}", d)
                                            for d in WINDOWS], value=1, description="window")
-        self._state = w.Dropdown(options=[("all states", None)] +
-                                 [(s, s) for s in reversed(COMPLIANCE_STATES)], value=None,
-                                 description="state")
+        self._state = w.Dropdown(options=[("all states", ALL_STATES)] +
+                                 [(s, s) for s in reversed(COMPLIANCE_STATES)],
+                                 value=ALL_STATES, description="state")
         self._by = w.Dropdown(options=list(GROUPINGS), value="assignment",
                               description="group by")
         self._table = w.HTML()
-        self._chart = w.Image(format="png")
+        self._chart = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self._status = w.HTML()
         for control in (self._scope, self._window, self._state, self._by):
             control.observe(lambda _change: self._refresh(), names="value")
@@ -246,7 +248,7 @@ class ComplianceExplorer:
                                           f"must be one of {WINDOWS}")
                 self._window.value = window_days
             if state is not ...:
-                self._state.value = state
+                self._state.value = ALL_STATES if state is None else state
             if by is not None:
                 self._by.value = by
         self._refresh()
@@ -272,11 +274,14 @@ class ComplianceExplorer:
             return
         sub, rg = self._scope.value
         try:
+            state = None if self._state.value == ALL_STATES else self._state.value
             view = compliance_view(sub, rg, window_days=self._window.value,
-                                   state=self._state.value, by=self._by.value,
+                                   state=state, by=self._by.value,
                                    end=self.end, connection=self.connection)
         except Exception as err:  # shown in the widget, not raised into the event loop
-            self._status.value = f"<b>error</b>: {type(err).__name__}: {err}"
+            import html
+
+            self._status.value = html.escape(f"error: {type(err).__name__}: {err}")
             logger.info("compliance explorer: %s", err)
             return
         self.view = view
@@ -301,10 +306,28 @@ class ComplianceExplorer:
         plt.close(ax.figure)
         self._chart.value = buffer.getvalue()
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
+    def labels(self) -> dict[str, str]:
+        """The label each dropdown shows now (what a reader sees in the controls)."""
+        return {name: str(control.label) for name, control in (
+            ("scope", self._scope), ("window", self._window), ("state", self._state),
+            ("group by", self._by))}
 
-        display(self.widget)
+    def static_html(self) -> str:
+        """What the explorer shows, as plain HTML: the choices, the counts, the table and the
+        chart (the view an HTML report keeps)."""
+        import html
+
+        from toolkit.widgets._static import png_tag
+
+        choices = ", ".join(f"{k}: {html.escape(v)}" for k, v in self.labels().items())
+        return "".join([f"<p><b>compliance explorer</b> ({choices})</p>",
+                        f"<p>{self._status.value}</p>", self._table.value,
+                        png_tag(self._chart.value, "compliance by " + self._by.value)])
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from toolkit.widgets._static import bundle
+
+        return bundle(self.widget, self.static_html(), **kwargs)
 
 
 def compliance_explorer(subscription_id: str | None = None, resource_group: str | None = None,

@@ -36,6 +36,9 @@ __all__ = ["AirQualityExplorer", "PlaceWeather", "air_quality_explorer", "find_p
 
 #: Where suggestions are ranked from when nothing else is known (Andorra la Vella), (lon, lat).
 DEFAULT_NEAR = (1.5212, 42.5069)
+#: Height of the explorer's map in pixels (explicit, so that it shows in JupyterLab's output
+#: area whatever the width of the box around it).
+MAP_HEIGHT = 380
 
 
 def _known(places: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
@@ -268,6 +271,7 @@ class AirQualityExplorer:
         self.connection = connection
         self._places = places
         self.suggestions = pd.DataFrame()
+        self._quiet = False
         self.result: PlaceWeather | None = None
         self.error: str | None = None
         self.name_box = w.Text(placeholder="a town or street, e.g. Ordino", description="Place")
@@ -276,23 +280,25 @@ class AirQualityExplorer:
         self.lon_box = w.FloatText(value=self.near[0], description="Longitude")
         self.lat_box = w.FloatText(value=self.near[1], description="Latitude")
         self.show_button = w.Button(description="Show", button_style="primary")
+        self.title = w.HTML("")
         self.message = w.HTML("")
         self.table = w.HTML("")
-        self.picture = w.Image(format="png")
-        self.map_view = w.HTML("")
-        self.find_button.on_click(lambda _b: self._safely(self.search, self.name_box.value))
+        self.picture = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.map_view = w.HTML("", layout=w.Layout(width="100%", height=f"{MAP_HEIGHT + 10}px"))
+        self.find_button.on_click(lambda _b: self._safely(self.find, self.name_box.value))
         self.name_box.continuous_update = False  # searched on Enter, not on every key
-        self.name_box.observe(lambda ch: self._safely(self.search, ch["new"]) if ch["new"]
+        self.name_box.observe(lambda ch: self._safely(self.find, ch["new"]) if ch["new"]
                               else None, names="value")
         self.choices.observe(self._on_choice, names="value")
-        self.show_button.on_click(lambda _b: self._safely(
-            self.select, (self.lon_box.value, self.lat_box.value)))
+        self.show_button.on_click(lambda _b: self._safely(self.show_coordinates))
         self.widget = w.VBox([
             w.HBox([self.name_box, self.find_button, self.choices]),
             w.HBox([self.lon_box, self.lat_box, self.show_button]),
+            self.title,
             self.message,
             self.table,
-            w.HBox([self.picture, self.map_view]) if self.interactive else self.picture,
+            self.picture,
+            *([self.map_view] if self.interactive else []),
         ])
 
     @property
@@ -313,6 +319,8 @@ class AirQualityExplorer:
         self.message.value = f"<b style='color:#c62828'>{html.escape(text)}</b>"
 
     def _on_choice(self, change: dict[str, Any]) -> None:
+        if self._quiet:
+            return
         label = change.get("new")
         if label:
             self._safely(self.select, label)
@@ -321,26 +329,65 @@ class AirQualityExplorer:
         """Ask autocomplete for ``text``; fill the suggestion list; return the suggestions."""
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("text", text, "type the beginning of a place name")
-        self.suggestions = find_places(text, near=self.near, places=self.places,
-                                       language=self.language, connection=self.connection)
-        labels = [str(x) for x in self.suggestions["label"]]
-        with self.choices.hold_trait_notifications():
-            self.choices.unobserve(self._on_choice, names="value")
-            self.choices.options = labels
-            self.choices.value = None
-            self.choices.observe(self._on_choice, names="value")
+        self._fill(find_places(text, near=self.near, places=self.places,
+                               language=self.language, connection=self.connection))
         return self.suggestions
 
-    def select(self, place: Any) -> PlaceWeather:
+    def _fill(self, suggestions: pd.DataFrame) -> None:
+        """Hold ``suggestions`` and list their labels, none chosen (filling is no choice)."""
+        self.suggestions = suggestions
+        self._quiet = True
+        try:
+            self.choices.options = [str(x) for x in suggestions["label"]]
+            self.choices.value = None
+        finally:
+            self._quiet = False
+
+    def find(self, text: str) -> PlaceWeather | None:
+        """What the Find button does: ask autocomplete for ``text``, fill the suggestion list
+        and show the best placed suggestion (``None`` when none could be placed)."""
+        found = self.search(text)
+        placed = found[found["lon"].notna()]
+        if placed.empty:
+            self._show_error(f"no place found for {text!r}")
+            return None
+        label = str(placed.iloc[0]["label"])
+        self._pick(label)
+        return self.select(label)
+
+    def _pick(self, label: str | None) -> None:
+        """Set the suggestion list's choice without showing it again."""
+        self._quiet = True
+        try:
+            if label is None or label in self.choices.options:
+                self.choices.value = label
+        finally:
+            self._quiet = False
+
+    def show_coordinates(self) -> PlaceWeather:
+        """What the Show button does: show the place at the longitude and latitude boxes (the
+        place shown keeps its name when the boxes still hold its coordinates)."""
+        lon, lat = float(self.lon_box.value), float(self.lat_box.value)
+        current = self.result
+        if current is not None and (lon, lat) == (current.lon, current.lat):
+            shown = self.select((lon, lat), label=current.label)
+            self._pick(current.label)  # still the place listed
+            return shown
+        return self.select((lon, lat))
+
+    def select(self, place: Any, *, label: str | None = None) -> PlaceWeather:
         """Show a place: a name (a suggestion's label, placed as :func:`find_places` does, or
-        any name :func:`toolkit.geocode` finds) or ``(lon, lat)``; returns what is shown."""
+        any name :func:`toolkit.geocode` finds) or ``(lon, lat)`` (named ``label``, else by its
+        coordinates); returns what is shown. The place shown is the one source of the boxes,
+        the titles and the map."""
         location: Any = place
-        label = None
+        listed: str | None = None
         if isinstance(place, str):
             hits = self.suggestions
             if hits.empty or place not in set(hits["label"]):
                 hits = find_places(place, near=self.near, places=self.places,
                                    language=self.language, connection=self.connection)
+                self._fill(hits)
             exact = hits[hits["label"].str.casefold() == place.casefold()]
             best = (exact if len(exact) else hits).head(1)
             if best.empty or pd.isna(best.iloc[0]["lon"]):
@@ -348,14 +395,17 @@ class AirQualityExplorer:
             else:
                 row = best.iloc[0]
                 label, location = str(row["label"]), (float(row["lon"]), float(row["lat"]))
+                listed = label
         else:
             location = to_point(place, "place")
         result = place_weather(location, label=label, duration=self.duration,
                                language=self.language, connection=self.connection)
         self.result = result
         self.error = None
+        self._pick(listed)  # the list shows the place shown (nothing for coordinates)
         self.lon_box.value, self.lat_box.value = result.lon, result.lat
         self._render(result)
+        logger.debug("air-quality explorer shows %s", result.label)
         return result
 
     def _render(self, result: PlaceWeather) -> None:
@@ -364,8 +414,10 @@ class AirQualityExplorer:
 
         import matplotlib.pyplot as plt
 
+        self.title.value = (f"<h4 style='margin:4px 0'>{html.escape(result.label)} "
+                            f"<small>({result.lon:.4f}, {result.lat:.4f})</small></h4>")
         self.message.value = "<br>".join(html.escape(n) for n in result.notes)
-        self.table.value = result.summary().to_html(index=False, na_rep="")
+        self.table.value = result.summary().astype(object).fillna("").to_html(index=False)
         fig = result.figure()
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=80)
@@ -373,14 +425,28 @@ class AirQualityExplorer:
         self.picture.value = buffer.getvalue()
         if self.interactive:
             from toolkit.explore import air_quality as explore_air_quality
+            from toolkit.widgets._static import map_iframe
 
-            self.map = explore_air_quality(result.current, alerts=result.alerts, height=360)
-            self.map_view.value = self.map._repr_html_()
+            current = result.current.copy()
+            current["place"] = result.label
+            self.map = explore_air_quality(current, alerts=result.alerts, height=MAP_HEIGHT)
+            self.map_view.value = map_iframe(self.map, MAP_HEIGHT)
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
+    def static_html(self) -> str:
+        """What the explorer shows, as plain HTML: the place, the table, the pictures and the
+        map (the view an HTML report keeps)."""
+        from toolkit.widgets._static import png_tag
 
-        display(self.widget)
+        if self.result is None:
+            return "<p>air-quality explorer: no place chosen yet</p>"
+        return "".join([self.title.value, self.message.value, self.table.value,
+                        png_tag(self.picture.value, f"{self.result.label}: air quality"),
+                        self.map_view.value if self.interactive else ""])
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from toolkit.widgets._static import bundle
+
+        return bundle(self.widget, self.static_html(), **kwargs)
 
 
 def air_quality_explorer(*, near: Any = DEFAULT_NEAR, places: pd.DataFrame | None = None,

@@ -1,0 +1,44 @@
+"""What a widget leaves in a page that has no widget manager: a static view of what it showed.
+
+A widget's display carries, beside the live view (``application/vnd.jupyter.widget-view+json``,
+which JupyterLab renders), a ``text/html`` copy of what the widget showed when it was
+displayed: its table, its picture and its map. An HTML report (nbconvert without the widgets'
+state, as ``make report`` runs it) and a notebook opened without a kernel show that copy instead
+of an empty space.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from typing import Any
+
+__all__ = ["bundle", "map_iframe", "png_tag"]
+
+
+def png_tag(png: bytes, alt: str) -> str:
+    """An ``<img>`` holding a PNG picture (empty when there is none)."""
+    if not png:
+        return ""
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}" '
+            f'style="max-width:100%"/>')
+
+
+def map_iframe(m: Any, height: int) -> str:
+    """A folium map as an ``<iframe>`` of a fixed height (in pixels) and the full width: it
+    keeps its size inside widget boxes, where a height in proportion to a width that the box
+    has not set yet collapses to a sliver."""
+    page = html.escape(m.get_root().render())
+    return (f'<div class="toolkit-map"><iframe srcdoc="{page}" style="width:100%;'
+            f'height:{int(height)}px;border:none" title="interactive map"></iframe></div>')
+
+
+def bundle(widget: Any, static_html: str, **kwargs: Any) -> dict[str, Any]:
+    """The display data of ``widget`` with ``static_html`` as its ``text/html`` fallback."""
+    data = widget._repr_mimebundle_(**kwargs)
+    if isinstance(data, tuple):
+        data = data[0]
+    out = dict(data or {})
+    out["text/html"] = f'<div class="toolkit-widget-static">{static_html}</div>'
+    return out
