@@ -41,7 +41,8 @@ NO_LOGIC = {
     "sandbox/maps/weather/__init__.py": "docstring of the weather model",
 }
 
-CROSS_CUTTING = {"conformance", "security", "reliability", "properties", "examples", "typecheck"}
+CROSS_CUTTING = {"conformance", "security", "reliability", "properties", "examples", "typecheck",
+                 "notebooks"}
 # Checks of the whole package's house: its imports, this layout and its documentation site.
 HOUSE = {"test_imports.py", "test_layout.py", "test_docs.py"}
 
