@@ -499,7 +499,7 @@ def wan(args: argparse.Namespace) -> None:
     rows: list[tuple[str, str, str, str, dict[str, Any], list[dict[str, Any]]]] = []
     notes: list[str] = []
     for mbit in [float(m) for m in args.wan.split(",")]:
-        for compress in (False, True):
+        for compress in [body == "gzip" for body in args.bodies.split(",")]:
             for kind in args.kinds:
                 server = _Server(args.records, mbit, compress, replay=kind == "replay")
                 try:
@@ -562,6 +562,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs per contender (best kept)")
     parser.add_argument("--wan", default=None,
                         help="modelled links to run, Mbit/s, e.g. 200,1000 (instead of loopback)")
+    parser.add_argument("--bodies", default="identity,gzip",
+                        help="with --wan: the bodies to read, identity, gzip or both "
+                             "(default identity,gzip)")
     parser.add_argument("--server", choices=("sandbox", "replay", "both"), default="both",
                         help="who serves the pages: the sandbox (building each page as asked), "
                              "the replay server (the sandbox's pages recorded once, served "
