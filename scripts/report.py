@@ -5,7 +5,9 @@ its own kernel, from the notebook's directory; nbconvert's HTML exporter writes
 ``<output-dir>/<name>.html``), with the notebooks run ``--jobs`` at a time in one process: a
 notebook spends most of its time waiting (on long-running operations, on its kernel and dask
 workers starting), and one process imports nbconvert once instead of once a notebook (about
-1.5 s of CPU each).
+1.5 s of CPU each). The longest notebooks start first, by how long their committed run took (the
+execution times nbclient records in each code cell's metadata), so that no long notebook starts
+last.
 
 Run: ``.venv/bin/python scripts/report.py --jobs 2 --output-dir reports notebooks/*.ipynb``
 """
@@ -16,6 +18,7 @@ import argparse
 import asyncio
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -23,11 +26,23 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
 
-async def _report(path: Path, out_dir: Path, timeout: int, jobs: asyncio.Semaphore) -> str | None:
+def recorded_seconds(nb: nbformat.NotebookNode) -> float:
+    """How long the notebook's recorded run took, from its first cell's start to its last
+    cell's reply (infinite when it records none: such a notebook starts first)."""
+    times = [c.metadata.get("execution") or {} for c in nb.cells if c.cell_type == "code"]
+    try:
+        first = datetime.fromisoformat(times[0]["iopub.execute_input"].replace("Z", "+00:00"))
+        last = datetime.fromisoformat(times[-1]["shell.execute_reply"].replace("Z", "+00:00"))
+    except (IndexError, KeyError, ValueError):
+        return float("inf")
+    return (last - first).total_seconds()
+
+
+async def _report(path: Path, nb: nbformat.NotebookNode, out_dir: Path, timeout: int,
+                  jobs: asyncio.Semaphore) -> str | None:
     """Execute one notebook and write its report; the error, if it failed."""
     async with jobs:
         start = time.perf_counter()
-        nb = nbformat.read(path, as_version=4)
         client = NotebookClient(nb, timeout=timeout,
                                 resources={"metadata": {"path": str(path.parent)}})
         try:
@@ -52,8 +67,10 @@ async def _report(path: Path, out_dir: Path, timeout: int, jobs: asyncio.Semapho
 async def _main(paths: list[Path], out_dir: Path, jobs: int, timeout: int) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     limit = asyncio.Semaphore(jobs)
+    notebooks = [(p, nbformat.read(p, as_version=4)) for p in paths]
+    notebooks.sort(key=lambda item: -recorded_seconds(item[1]))  # the longest first
     failed = [f for f in await asyncio.gather(
-        *(_report(p, out_dir, timeout, limit) for p in paths)) if f]
+        *(_report(p, nb, out_dir, timeout, limit) for p, nb in notebooks)) if f]
     for f in failed:
         print(f"failed: {f}", file=sys.stderr)
     return 1 if failed else 0
