@@ -20,12 +20,19 @@ connection and for the client's whole link, with and without gzip), reading the 
 (1) ``policy_states(partitions=1)``: one chain of pages;
 (c) ``policy_states()``: time slices read as concurrent chains.
 
-Each is set against the bytes-on-the-wire floor (the bytes the sandbox sent for that read over
+Each is set against the bytes-on-the-wire floor (the bytes the server sent for that read over
 the link's bandwidth). Each process reports its wall time (first request to finished frame) and
-its peak resident memory.
+its peak resident memory; the contenders take turns (``--repeat`` turns).
+
+Who serves the pages (``--server``, default both, one after the other): the sandbox, which
+builds and compresses each page as it is asked, on the cores the client runs on; or the replay
+server (``replay_server.py``), which records the sandbox's answers once and serves them from
+memory behind the same network model, so that the figures measure the client. On it the script
+also times msgspec's bare typed decode of the recorded pages, the least CPU a record this design
+can cost.
 
     .venv/bin/python benchmarks/policy_states.py                       # N = 1,000,000, loopback
-    .venv/bin/python benchmarks/policy_states.py --records 100000 --modes a,c
+    .venv/bin/python benchmarks/policy_states.py --records 100000 --modes a,c --server replay
     .venv/bin/python benchmarks/policy_states.py --records 200000 --wan 200,1000 --modes n,1,c
 """
 
