@@ -487,8 +487,8 @@ def loopback(args: argparse.Namespace) -> None:
             a, c = best["a"], best["c"]
             t_ratio = c["seconds"] / a["seconds"]
             m_ratio = c["peak_mb"] / a["peak_mb"]
-            print(f"{kind}: time (c)/(a) = {t_ratio:.2f} best against best, "
-                  f"{_span(_pair_ratios(runs, 'c', 'a'))} turn by turn (target <= 0.25: "
+            print(f"{kind}: time (c)/(a) = {t_ratio:.3f} best against best, "
+                  f"{_span(_pair_ratios(runs, 'c', 'a'), '.3f')} turn by turn (target <= 0.25: "
                   f"{'met' if t_ratio <= 0.25 else 'NOT met'}); client CPU (c)/(a) = "
                   f"{_span(_pair_ratios(runs, 'c', 'a', 'cpu'))}")
             print(f"{kind}: memory (c)/(a) = {m_ratio:.2f}  (target <= 0.10: "
