@@ -69,8 +69,9 @@ class _HTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # the head of an answer goes out before its body, as the
-    server: _HTTPServer              # sandbox's does
+    # answers go out as they are written, as the sandbox's do: the head before the body
+    disable_nagle_algorithm = True
+    server: _HTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
