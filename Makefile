@@ -58,13 +58,15 @@ browser:
 			>/dev/null || echo "chromium could not be installed: the browser tests are skipped"; \
 	else echo "no chromium (apt-get install chromium): the browser tests are skipped"; fi; }
 
+# Notebooks run REPORT_JOBS at a time, in one process (scripts/report.py: nbclient and
+# nbconvert's HTML exporter, as `jupyter nbconvert --to html --execute` would run each): they
+# spend most of their time waiting on long-running operations and kernels, not computing.
 # Without the widgets' state the reports show each widget's static view (its table, picture and
 # map written into the page) instead of an empty space waiting for a widget manager from the web.
+REPORT_JOBS ?= 3
+
 report: $(STAMP)
-	mkdir -p reports
-	$(PY) -m jupyter nbconvert --to html --execute \
-		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False \
-		--output-dir reports $(NOTEBOOKS)
+	$(PY) scripts/report.py --jobs $(REPORT_JOBS) --timeout 300 --output-dir reports $(NOTEBOOKS)
 	@echo "Reports written:"; for f in $(NOTEBOOKS); do \
 		echo "  $$(pwd)/reports/$$(basename $${f%.ipynb}).html"; done
 

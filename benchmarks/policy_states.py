@@ -20,12 +20,19 @@ connection and for the client's whole link, with and without gzip), reading the 
 (1) ``policy_states(partitions=1)``: one chain of pages;
 (c) ``policy_states()``: time slices read as concurrent chains.
 
-Each is set against the bytes-on-the-wire floor (the bytes the sandbox sent for that read over
+Each is set against the bytes-on-the-wire floor (the bytes the server sent for that read over
 the link's bandwidth). Each process reports its wall time (first request to finished frame) and
-its peak resident memory.
+its peak resident memory; the contenders take turns (``--repeat`` turns).
+
+Who serves the pages (``--server``, default both, one after the other): the sandbox, which
+builds and compresses each page as it is asked, on the cores the client runs on; or the replay
+server (``replay_server.py``), which records the sandbox's answers once and serves them from
+memory behind the same network model, so that the figures measure the client. On it the script
+also times msgspec's bare typed decode of the recorded pages, the least CPU a record this design
+can cost.
 
     .venv/bin/python benchmarks/policy_states.py                       # N = 1,000,000, loopback
-    .venv/bin/python benchmarks/policy_states.py --records 100000 --modes a,c
+    .venv/bin/python benchmarks/policy_states.py --records 100000 --modes a,c --server replay
     .venv/bin/python benchmarks/policy_states.py --records 200000 --wan 200,1000 --modes n,1,c
 """
 
@@ -57,10 +64,13 @@ def _cpu_s() -> float:
 
 
 # ------------------------------------------------------------------------------ server process
-def serve(records: int, mbit: float | None, compress: bool) -> None:
+def serve(records: int, mbit: float | None, compress: bool, replay: bool = False) -> None:
     """Start a sandbox scaled for ``records`` (behind the modelled link when ``mbit`` is given),
-    print how to query it, then answer ``bytes`` lines on stdin with the bytes sent and the CPU
-    seconds the sandbox used since the last one, until stdin closes."""
+    or, with ``replay``, a :class:`replay_server.ReplayServer` in front of one (the pages of the
+    contenders' query recorded up front), print how to query it, then answer ``bytes`` lines on
+    stdin with the bytes sent, the CPU seconds used and the answers built since the last one
+    (and ``decode`` lines with the bare typed decode of the recorded pages), until stdin
+    closes."""
     sys.path.insert(0, ROOT)
     from toolkit.sandbox.network import NetworkModel
     from toolkit.sandbox.server import Sandbox
@@ -74,7 +84,10 @@ def serve(records: int, mbit: float | None, compress: bool) -> None:
 
     network = (NetworkModel(rtt_ms=RTT_MS, mbit_per_s=mbit, link_mbit_per_s=mbit)
                if mbit else None)
-    sandbox = Sandbox(seed=7, network=network, compress=compress, compress_level=1).start()
+    sandbox = Sandbox(seed=7, network=None if replay else network, compress=compress,
+                      compress_level=1)
+    if not replay:
+        sandbox.start()
     pw = sandbox.world.section("policy")
     biggest = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
     sub_id, _ = biggest
@@ -86,32 +99,99 @@ def serve(records: int, mbit: float | None, compress: bool) -> None:
         pw.resource_fragment(r)
     for p in range(len(pw.policies)):
         pw.policy_fragment(p)
-    print(json.dumps({"url": sandbox.url, "token": sandbox.token("arm", expires_in=86400),
-                      "subscription": sub.id, "group": group, "scale": scale,
-                      "world_records": len(rec.ts),
-                      "build_seconds": round(time.perf_counter() - t0, 2)}), flush=True)
+    token = sandbox.token("arm", expires_in=86400)
+    cfg: dict[str, Any] = {"token": token, "subscription": sub.id, "group": group,
+                           "scale": scale, "world_records": len(rec.ts)}
+    player = None
+    if replay:
+        from replay_server import ReplayServer
+
+        player = ReplayServer(sandbox, token, network=network, compress=compress,
+                              compress_level=1).start()
+        cfg["url"] = player.url
+        # the contenders' query: N records on loopback, the whole window over the WAN
+        player.record_chain("POST", _target(cfg, None if mbit else records))
+        cfg["recorded_pages"] = len(player.chain)
+        cfg["recorded_mb"] = sum(len(a.body) + len(a.gzipped or b"")
+                                 for a in player.answers.values()) / 1e6
+    else:
+        cfg["url"] = sandbox.url
+    cfg["build_seconds"] = round(time.perf_counter() - t0, 2)
+    print(json.dumps(cfg), flush=True)
     sandbox.bytes_sent = 0
+    if player is not None:
+        player.take_counts()
     cpu = _cpu_s()
     try:
         for line in sys.stdin:
-            if line.strip() == "bytes":
+            command = line.strip()
+            if command == "bytes":
                 now = _cpu_s()
-                print(json.dumps([sandbox.bytes_sent, now - cpu]), flush=True)
-                sandbox.bytes_sent, cpu = 0, now
+                if player is not None:
+                    sent, built = player.take_counts()
+                else:
+                    sent, built = sandbox.bytes_sent, 0
+                    sandbox.bytes_sent = 0
+                print(json.dumps([sent, now - cpu, built]), flush=True)
+                cpu = now
+            elif command == "decode" and player is not None:
+                print(json.dumps(_bare_decode(player)), flush=True)
+                cpu = _cpu_s()
     finally:
+        if player is not None:
+            player.stop()
         sandbox.stop()
 
 
+def _bare_decode(player: Any, repeat: int = 3) -> dict[str, Any]:
+    """msgspec's bare typed decode of the recorded pages: ``msgspec.json.decode(body,
+    type=Envelope)``, the envelope a Struct whose records are Structs of the policy states'
+    fields, typed as the toolkit's decoder types them (text, categories and date-times as
+    ``str``, flags as ``bool``, the rest as it comes); CPU seconds of each of ``repeat`` runs,
+    identity and (where recorded) gzip-decompressed first."""
+    from functools import partial
+
+    import msgspec
+    from replay_server import bare_decode_seconds
+
+    from toolkit._core.schemas import POLICY_STATES
+
+    kinds = {"category": str | None, "string": str | None, "datetime": str | None,
+             "boolean": bool | None}
+    record = msgspec.defstruct("Record", [(c.name, kinds.get(c.kind, Any), None)
+                                          for c in POLICY_STATES.columns],
+                               kw_only=True, gc=False)
+    envelope = msgspec.defstruct(
+        "Envelope", [("items", list[record] | None,  # type: ignore[valid-type]
+                      msgspec.field(default=None, name="value")),
+                     ("link", str | None, msgspec.field(default=None, name="@odata.nextLink"))],
+        kw_only=True)
+    decode = partial(msgspec.json.decode, type=envelope)
+    pages = player.chain_pages()
+    out: dict[str, Any] = {"pages": len(pages), "identity": [], "gzip": []}
+    for _ in range(repeat):
+        seconds, records = bare_decode_seconds(pages, decode)
+        out["identity"].append(seconds)
+        out["records"] = records
+        if all(p.gzipped is not None for p in pages):
+            out["gzip"].append(bare_decode_seconds(pages, decode, gunzip=True)[0])
+    return out
+
+
 # ------------------------------------------------------------------------------ contenders
-def _url(cfg: dict[str, Any], n: int | None) -> str:
+def _target(cfg: dict[str, Any], n: int | None) -> str:
     from urllib.parse import quote, urlencode
 
     params: dict[str, Any] = {"api-version": "2024-10-01", "$from": START, "$to": END}
     if n is not None:
         params["$top"] = n
-    return (f"{cfg['url']}/subscriptions/{cfg['subscription']}/resourceGroups/{cfg['group']}/"
+    return (f"/subscriptions/{cfg['subscription']}/resourceGroups/{cfg['group']}/"
             f"providers/Vendor.PolicyInsights/policyStates/default/queryResults?"
             f"{urlencode(params, quote_via=quote, safe='$:')}")
+
+
+def _url(cfg: dict[str, Any], n: int | None) -> str:
+    return cfg["url"] + _target(cfg, n)
 
 
 BYTES = [0]
@@ -198,7 +278,49 @@ def run_w(cfg: dict[str, Any], n: int) -> tuple[int, int]:
 
 
 RUNS = {"a": run_a, "b": run_b, "c": run_c}
-WAN_RUNS = {"n": run_n, "1": run_1, "c": run_w}
+HELPER: list[Any] = []  # the second process of (2), started before the clock
+
+
+def _half(cfg: dict[str, Any], start: str, end: str) -> tuple[Any, int, float]:
+    """policy_states() over ``[start, end)`` of the window: the frame, its pages, the CPU
+    seconds this process spent on it."""
+    sys.path.insert(0, ROOT)
+    import toolkit
+
+    c0 = _cpu_s()
+    conn = toolkit.connect(cfg["url"], token=cfg["token"], progress=False)
+    df = toolkit.policy_states(cfg["subscription"], cfg["group"], resource="default",
+                               start=start, end=end, connection=conn)
+    return df, len(df.attrs["request_ids"]), _cpu_s() - c0
+
+
+def run_2(cfg: dict[str, Any], n: int) -> tuple[int, int]:
+    """The window read in two processes, each reading half of it with policy_states() (the
+    helper process, forked before the clock, reads the older half); the halves joined into
+    one frame, newest first, with the categories of both (in the first half's order, so that
+    ordered categories stay ordered). An experiment of the benchmark, not the toolkit's."""
+    import pandas as pd
+
+    mid = (pd.Timestamp(START) + (pd.Timestamp(END) - pd.Timestamp(START)) / 2).floor("s")
+    mid_text = mid.strftime("%Y-%m-%dT%H:%M:%SZ")
+    older = HELPER[0].apply_async(_half, (cfg, START, mid_text))
+    newer, pages, _ = _half(cfg, mid_text, END)
+    old_df, old_pages, helper_cpu = older.get()
+    HELPER.append(helper_cpu)
+    columns = {}
+    for name in newer.columns:
+        a, b = newer[name], old_df[name]
+        if isinstance(a.dtype, pd.CategoricalDtype) and isinstance(b.dtype, pd.CategoricalDtype):
+            both = a.cat.categories.union(b.cat.categories, sort=False)  # a's order first
+            columns[name] = pd.concat([a.cat.set_categories(both), b.cat.set_categories(both)],
+                                      ignore_index=True)
+        else:
+            columns[name] = pd.concat([a, b], ignore_index=True)
+    df = pd.DataFrame(columns)
+    return len(df), pages + old_pages
+
+
+WAN_RUNS = {"n": run_n, "1": run_1, "c": run_w, "2": run_2}
 
 
 def child(mode: str, cfg: dict[str, Any], n: int, wan: bool) -> None:
@@ -207,16 +329,24 @@ def child(mode: str, cfg: dict[str, Any], n: int, wan: bool) -> None:
     import pandas  # noqa: F401
     import requests  # noqa: F401
 
-    if mode in ("c", "1"):
+    if mode in ("c", "1", "2"):
         sys.path.insert(0, ROOT)
         import toolkit.arm.policy  # noqa: F401
+    if mode == "2":
+        import multiprocessing
+
+        HELPER.append(multiprocessing.get_context("fork").Pool(1))
+        HELPER[0].apply(_cpu_s)  # started and ready before the clock
     base = _peak_mb()
     t0 = time.perf_counter()
     c0 = _cpu_s()
     rows, pages = (WAN_RUNS if wan else RUNS)[mode](cfg, n)
     seconds = time.perf_counter() - t0
+    helper_cpu = float(HELPER[1]) if len(HELPER) > 1 else 0.0
+    if HELPER:
+        HELPER[0].terminate()
     print(json.dumps({"mode": mode, "rows": rows, "pages": pages, "seconds": seconds,
-                      "cpu": _cpu_s() - c0,
+                      "cpu": _cpu_s() - c0 + helper_cpu,
                       "peak_mb": _peak_mb(), "baseline_mb": base, "bytes": BYTES[0]}),
           flush=True)
 
@@ -231,30 +361,53 @@ WAN_LABELS = {
     "n": "(n) naive loop (requests + orjson + pd.DataFrame)",
     "1": "(1) policy_states(partitions=1): one chain",
     "c": "(c) policy_states(): concurrent time slices",
+    "2": "(2) two processes, half the window each",
 }
 
 
 class _Server:
-    """The sandbox in a process of its own."""
+    """The sandbox, or the replay server in front of one, in a process of its own."""
 
-    def __init__(self, records: int, mbit: float | None, compress: bool) -> None:
+    def __init__(self, records: int, mbit: float | None, compress: bool,
+                 replay: bool = False) -> None:
         cmd = [sys.executable, __file__, "--serve", "--records", str(records)]
         if mbit:
             cmd += ["--mbit", str(mbit)]
         if compress:
             cmd += ["--compress"]
+        if replay:
+            cmd += ["--replay"]
+        self.kind = "replay" if replay else "sandbox"
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True)
         assert self.proc.stdout is not None
         self.cfg = json.loads(self.proc.stdout.readline())
 
-    def bytes_sent(self) -> tuple[int, float]:
-        """The bytes the sandbox sent, and the CPU seconds it used, since the last call."""
+    def _ask(self, command: str) -> Any:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write("bytes\n")
+        self.proc.stdin.write(command + "\n")
         self.proc.stdin.flush()
-        sent, cpu = json.loads(self.proc.stdout.readline())
-        return int(sent), float(cpu)
+        return json.loads(self.proc.stdout.readline())
+
+    def bytes_sent(self) -> tuple[int, float, int]:
+        """The bytes the server sent, the CPU seconds it used and the answers it had to build
+        (the replay server: answers it had not recorded), since the last call."""
+        sent, cpu, built = self._ask("bytes")
+        return int(sent), float(cpu), int(built)
+
+    def bare_decode(self) -> dict[str, Any]:
+        """msgspec's bare typed decode of the recorded pages (the replay server only)."""
+        return dict(self._ask("decode"))
+
+    def describe(self) -> str:
+        cfg = self.cfg
+        text = (f"{self.kind} at {cfg['url']} (own process), policy scale {cfg['scale']:.2f}: "
+                f"group {cfg['group']} holds {cfg['world_records']:,} records (ready in "
+                f"{cfg['build_seconds']} s)")
+        if "recorded_pages" in cfg:
+            text += (f"; {cfg['recorded_pages']} pages recorded up front, "
+                     f"{cfg['recorded_mb']:,.0f} MB in memory")
+        return text
 
     def close(self) -> None:
         if self.proc.stdin is not None:
@@ -267,33 +420,58 @@ class _Server:
 
 
 def _contend(server: _Server, modes: list[str], records: int, repeat: int, wan: bool,
-             labels: dict[str, str]) -> dict[str, dict[str, Any]]:
-    results: dict[str, dict[str, Any]] = {}
-    for mode in modes:
-        for _ in range(repeat):
-            server.bytes_sent()  # reset
-            cmd = [sys.executable, __file__, "--child", mode, "--records", str(records),
-                   "--config", json.dumps(server.cfg)]
-            if wan:
-                cmd.append("--wan-child")
-            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            wire, server_cpu = server.bytes_sent()
-            if out.returncode != 0:
-                print(f"{labels[mode]} failed:\n{out.stderr[-2000:]}", flush=True)
-                break
-            got = json.loads(out.stdout.strip().splitlines()[-1])
-            got["wire"] = wire
-            got["server_cpu"] = server_cpu
-            print(f"  {mode}: {got['seconds']:.2f} s ({got['cpu']:.2f} s CPU; sandbox "
-                  f"{server_cpu:.2f} s CPU), peak "
-                  f"{got['peak_mb']:,.0f} MB "
-                  f"({got['rows']:,} rows, {got['pages']} pages, {wire / 1e6:,.1f} MB on the "
-                  "wire)", flush=True)
-            best = results.get(mode)
-            if best is None or got["seconds"] < best["seconds"]:
-                results[mode] = {**got, "peak_mb": max(got["peak_mb"],
-                                                       (best or got)["peak_mb"])}
-    return results
+             labels: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """Every contender ``repeat`` times, taking turns (a, c, a, c, ...), each run in a fresh
+    process. A run during which the replay server had to build answers it had not recorded
+    (the toolkit's counts and time slices, the first time) records them and is run again."""
+    results: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
+    failed: set[str] = set()
+    for _ in range(repeat):
+        for mode in modes:
+            if mode in failed:
+                continue
+            for _attempt in range(2):
+                server.bytes_sent()  # reset
+                cmd = [sys.executable, __file__, "--child", mode, "--records", str(records),
+                       "--config", json.dumps(server.cfg)]
+                if wan:
+                    cmd.append("--wan-child")
+                out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                wire, server_cpu, built = server.bytes_sent()
+                if out.returncode != 0:
+                    print(f"{labels[mode]} failed:\n{out.stderr[-2000:]}", flush=True)
+                    failed.add(mode)
+                    break
+                got = json.loads(out.stdout.strip().splitlines()[-1])
+                got.update(wire=wire, server_cpu=server_cpu, built=built)
+                note = f"; recording run ({built} answers built), run again" if built else ""
+                print(f"  {server.kind} {mode}: {got['seconds']:.2f} s ({got['cpu']:.2f} s CPU; "
+                      f"{server.kind} {server_cpu:.2f} s CPU), peak {got['peak_mb']:,.0f} MB "
+                      f"({got['rows']:,} rows, {got['pages']} pages, {wire / 1e6:,.1f} MB on "
+                      f"the wire){note}", flush=True)
+                if not (built and server.kind == "replay"):
+                    results[mode].append(got)
+                    break
+    return {m: runs for m, runs in results.items() if runs}
+
+
+def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fastest run, with the range of wall times and the highest peak of all runs."""
+    best = min(runs, key=lambda r: r["seconds"])
+    return {**best, "slowest": max(r["seconds"] for r in runs), "runs": len(runs),
+            "peak_mb": max(r["peak_mb"] for r in runs)}
+
+
+def _span(values: list[float], fmt: str = ".2f") -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:{fmt}}" if len(values) == 1 or f"{lo:{fmt}}" == f"{hi:{fmt}}" \
+        else f"{lo:{fmt}}-{hi:{fmt}}"
+
+
+def _pair_ratios(runs: dict[str, list[dict[str, Any]]], num: str, den: str,
+                 key: str = "seconds") -> list[float]:
+    """``num``/``den`` for each turn (the runs of one turn ran one after the other)."""
+    return [n[key] / d[key] for n, d in zip(runs.get(num, []), runs.get(den, []), strict=False)]
 
 
 def _environment() -> str:
@@ -311,88 +489,126 @@ def _environment() -> str:
             f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
 
 
+def _decode_line(server: _Server, client: dict[str, Any], gunzip: bool) -> str:
+    """The client's CPU a record beside msgspec's bare typed decode of the same pages."""
+    floor = server.bare_decode()
+    times = floor["gzip" if gunzip else "identity"]
+    if not times:
+        return ""
+    per = [t / floor["records"] * 1e6 for t in times]
+    mine = client["cpu"] / client["rows"] * 1e6
+    what = "gunzip + msgspec typed decode" if gunzip else "msgspec typed decode"
+    ratio = mine / min(per)
+    return (f"client CPU a record (c): {mine:.2f} us; {what} of the same {floor['pages']} "
+            f"pages ({floor['records']:,} records): {_span(per)} us (runs: {len(per)}); "
+            f"ratio {ratio:.2f} (aim <= 1.5: {'met' if ratio <= 1.5 else 'NOT met'})")
+
+
 def loopback(args: argparse.Namespace) -> None:
-    server = _Server(args.records, None, False)
-    cfg = server.cfg
-    try:
-        print(f"sandbox at {cfg['url']} (own process), policy scale {cfg['scale']:.2f}: group "
-              f"{cfg['group']} holds {cfg['world_records']:,} records (built in "
-              f"{cfg['build_seconds']} s); reading N = {args.records:,}", flush=True)
-        results = _contend(server, args.modes.split(","), args.records, args.repeat, False,
-                           LABELS)
-    finally:
-        server.close()
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    notes: list[str] = []
+    for kind in args.kinds:
+        server = _Server(args.records, None, False, replay=kind == "replay")
+        try:
+            print(f"{server.describe()}; reading N = {args.records:,}", flush=True)
+            results[kind] = _contend(server, args.modes.split(","), args.records, args.repeat,
+                                     False, LABELS)
+            if kind == "replay" and "c" in results[kind]:
+                notes.append(_decode_line(server, _best(results[kind]["c"]), False))
+        finally:
+            server.close()
     print()
-    size = ""
-    if results.get("a", {}).get("wire"):
-        a = results["a"]
-        size = f", {a['wire'] / a['rows'] / 1000:.2f} kB a record ({a['wire'] / 1e9:.2f} GB)"
-    print(f"N = {args.records:,} policy state records{size}, 1000 a page, loopback, sandbox in "
-          f"its own process; best of {args.repeat} run(s) each, every run in a fresh process")
-    print(f"{'contender':<58}{'wall s':>9}{'CPU s':>8}{'sandbox CPU s':>14}{'peak MB':>10}"
-          f"{'rows':>11}")
-    for mode, r in results.items():
-        print(f"{LABELS[mode]:<58}{r['seconds']:>9.2f}{r['cpu']:>8.2f}{r['server_cpu']:>14.2f}"
-              f"{r['peak_mb']:>10,.0f}{r['rows']:>11,}")
-    if "a" in results and "c" in results:
-        a, c = results["a"], results["c"]
-        t_ratio = c["seconds"] / a["seconds"]
-        c_ratio = c["cpu"] / a["cpu"]
-        m_ratio = c["peak_mb"] / a["peak_mb"]
+    for kind, runs in results.items():
+        best = {m: _best(r) for m, r in runs.items()}
+        size = ""
+        if best.get("a", {}).get("wire"):
+            a = best["a"]
+            size = (f", {a['wire'] / a['rows'] / 1000:.2f} kB a record "
+                    f"({a['wire'] / 1e9:.2f} GB)")
+        print(f"N = {args.records:,} policy state records{size}, 1000 a page, loopback, served "
+              f"by the {kind} in its own process; {args.repeat} turn(s), contenders taking "
+              "turns, every run in a fresh process; best and range of wall times")
+        print(f"{'contender':<58}{'wall s':>8}{'range':>13}{'CPU s':>8}{kind + ' CPU s':>15}"
+              f"{'peak MB':>9}{'rows':>11}")
+        for mode, r in best.items():
+            print(f"{LABELS[mode]:<58}{r['seconds']:>8.2f}"
+                  f"{_span([x['seconds'] for x in runs[mode]]):>13}{r['cpu']:>8.2f}"
+                  f"{r['server_cpu']:>15.2f}{r['peak_mb']:>9,.0f}{r['rows']:>11,}")
+        if "a" in best and "c" in best:
+            a, c = best["a"], best["c"]
+            t_ratio = c["seconds"] / a["seconds"]
+            m_ratio = c["peak_mb"] / a["peak_mb"]
+            print(f"{kind}: time (c)/(a) = {t_ratio:.3f} best against best, "
+                  f"{_span(_pair_ratios(runs, 'c', 'a'), '.3f')} turn by turn (target <= 0.25: "
+                  f"{'met' if t_ratio <= 0.25 else 'NOT met'}); client CPU (c)/(a) = "
+                  f"{_span(_pair_ratios(runs, 'c', 'a', 'cpu'))}")
+            print(f"{kind}: memory (c)/(a) = {m_ratio:.2f}  (target <= 0.10: "
+                  f"{'met' if m_ratio <= 0.10 else 'NOT met'})")
+        if "b" in best and "c" in best:
+            print(f"{kind}: time (c)/(b) = {best['c']['seconds'] / best['b']['seconds']:.2f}, "
+                  f"memory (c)/(b) = {best['c']['peak_mb'] / best['b']['peak_mb']:.2f}")
         print()
-        print(f"time   (c)/(a) = {t_ratio:.2f}  (target <= 0.25: "
-              f"{'met' if t_ratio <= 0.25 else 'NOT met'}); client CPU (c)/(a) = {c_ratio:.2f}")
-        print(f"memory (c)/(a) = {m_ratio:.2f}  (target <= 0.10: "
-              f"{'met' if m_ratio <= 0.10 else 'NOT met'})")
-    if "b" in results and "c" in results:
-        print(f"time   (c)/(b) = {results['c']['seconds'] / results['b']['seconds']:.2f}, "
-              f"memory (c)/(b) = {results['c']['peak_mb'] / results['b']['peak_mb']:.2f}")
+    for note in notes:
+        if note:
+            print(f"replay: {note}")
 
 
 def wan(args: argparse.Namespace) -> None:
-    rows: list[tuple[str, str, str, dict[str, Any]]] = []
+    rows: list[tuple[str, str, str, str, dict[str, Any], list[dict[str, Any]]]] = []
+    notes: list[str] = []
     for mbit in [float(m) for m in args.wan.split(",")]:
-        for compress in (False, True):
-            server = _Server(args.records, mbit, compress)
-            try:
-                link = f"{RTT_MS:g} ms, {mbit:g} Mbit/s, {'gzip' if compress else 'identity'}"
-                print(f"{link}: group {server.cfg['group']}, {server.cfg['world_records']:,} "
-                      "records in the window", flush=True)
-                results = _contend(server, args.modes.split(","), args.records, args.repeat,
-                                   True, WAN_LABELS)
-            finally:
-                server.close()
-            for mode, r in results.items():
-                floor = r["wire"] * 8 / (mbit * 1e6)
-                rows.append((f"{mbit:g} Mbit/s", "gzip" if compress else "identity", mode,
-                             {**r, "floor": floor}))
+        for compress in [body == "gzip" for body in args.bodies.split(",")]:
+            for kind in args.kinds:
+                server = _Server(args.records, mbit, compress, replay=kind == "replay")
+                try:
+                    link = f"{RTT_MS:g} ms, {mbit:g} Mbit/s, {'gzip' if compress else 'identity'}"
+                    print(f"{link}: {server.describe()}", flush=True)
+                    results = _contend(server, args.modes.split(","), args.records,
+                                       args.repeat, True, WAN_LABELS)
+                    if kind == "replay" and "c" in results:
+                        line = _decode_line(server, _best(results["c"]), compress)
+                        if line:
+                            notes.append(f"{link}: {line}")
+                finally:
+                    server.close()
+                for mode, runs in results.items():
+                    r = _best(runs)
+                    floor = r["wire"] * 8 / (mbit * 1e6)
+                    rows.append((kind, f"{mbit:g} Mbit/s", "gzip" if compress else "identity",
+                                 mode, {**r, "floor": floor}, runs))
     print()
     print(f"Modelled WAN: {RTT_MS:g} ms round trip, bandwidth per connection = the link's "
-          f"(shared by all connections); whole 60-day window of the group; best of "
-          f"{args.repeat} run(s), fresh processes")
-    print(f"{'link':<14}{'body':<10}{'contender':<48}{'wall s':>8}{'CPU s':>7}{'sandbox':>8}"
-          f"{'MB wire':>9}{'floor s':>9}{'x floor':>9}{'rows':>10}")
-    naive: dict[tuple[str, str], float] = {}
-    for link, body, mode, r in rows:
+          f"(shared by all connections); whole 60-day window of the group; {args.repeat} "
+          "turn(s), contenders taking turns, fresh processes; best and range of wall times")
+    print(f"{'server':<8}{'link':<14}{'body':<10}{'contender':<46}{'wall s':>8}{'range':>12}"
+          f"{'CPU s':>7}{'server':>7}{'MB wire':>9}{'floor s':>8}{'x floor':>8}{'rows':>9}")
+    naive: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for kind, link, body, mode, r, runs in rows:
         if mode == "n":
-            naive[(link, body)] = r["seconds"]
-        print(f"{link:<14}{body:<10}{WAN_LABELS[mode]:<48}{r['seconds']:>8.2f}{r['cpu']:>7.2f}"
-              f"{r['server_cpu']:>8.2f}{r['wire'] / 1e6:>9.1f}{r['floor']:>9.2f}"
-              f"{r['seconds'] / r['floor']:>9.2f}"
-              f"{r['rows']:>10,}")
+            naive[(kind, link, body)] = runs
+        print(f"{kind:<8}{link:<14}{body:<10}{WAN_LABELS[mode]:<46}{r['seconds']:>8.2f}"
+              f"{_span([x['seconds'] for x in runs]):>12}{r['cpu']:>7.2f}"
+              f"{r['server_cpu']:>7.2f}{r['wire'] / 1e6:>9.1f}{r['floor']:>8.2f}"
+              f"{r['seconds'] / r['floor']:>8.2f}{r['rows']:>9,}")
     print()
-    for link, body, mode, r in rows:
+    for kind, link, body, mode, r, runs in rows:
         if mode != "c":
             continue
         ratio = r["seconds"] / r["floor"]
-        speedup = naive.get((link, body), float("nan")) / r["seconds"]
         if body == "identity":
-            print(f"{link} identity: toolkit {ratio:.2f}x the floor (target <= 1.1: "
+            print(f"{kind} {link} identity: toolkit {ratio:.2f}x the floor (target <= 1.1: "
                   f"{'met' if ratio <= 1.1 else 'NOT met'})")
-        else:
-            print(f"{link} gzip: toolkit {ratio:.2f}x the floor (target <= 4: "
-                  f"{'met' if ratio <= 4 else 'NOT met'}), {speedup:.1f}x faster than the naive "
-                  f"loop (target >= 6: {'met' if speedup >= 6 else 'NOT met'})")
+            continue
+        n_runs = naive.get((kind, link, body), [])
+        speedup = (min(x["seconds"] for x in n_runs) / r["seconds"]) if n_runs \
+            else float("nan")
+        turns = [n["seconds"] / c["seconds"] for n, c in zip(n_runs, runs, strict=False)]
+        print(f"{kind} {link} gzip: toolkit {ratio:.2f}x the floor (target <= 4: "
+              f"{'met' if ratio <= 4 else 'NOT met'}), {speedup:.1f}x faster than the naive "
+              f"loop best against best, {_span(turns, '.1f') if turns else '-'} turn by turn "
+              f"(target >= 6: {'met' if speedup >= 6 else 'NOT met'})")
+    for note in notes:
+        print(f"replay {note}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -400,10 +616,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=1_000_000, help="N records to read")
     parser.add_argument("--modes", default=None,
                         help="contenders to run: a,b,c on loopback (default all), n,1,c with "
-                             "--wan (default all)")
+                             "--wan (default), or 2 (two processes, half the window each)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per contender (best kept)")
     parser.add_argument("--wan", default=None,
                         help="modelled links to run, Mbit/s, e.g. 200,1000 (instead of loopback)")
+    parser.add_argument("--bodies", default="identity,gzip",
+                        help="with --wan: the bodies to read, identity, gzip or both "
+                             "(default identity,gzip)")
+    parser.add_argument("--server", choices=("sandbox", "replay", "both"), default="both",
+                        help="who serves the pages: the sandbox (building each page as asked), "
+                             "the replay server (the sandbox's pages recorded once, served "
+                             "from memory), or both, one after the other (default)")
+    parser.add_argument("--replay", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mbit", type=float, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--compress", action="store_true", help=argparse.SUPPRESS)
@@ -412,11 +636,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        serve(args.records, args.mbit, args.compress)
+        serve(args.records, args.mbit, args.compress, replay=args.replay)
         return 0
     if args.child:
         child(args.child, json.loads(args.config), args.records, args.wan_child)
         return 0
+    args.kinds = ["sandbox", "replay"] if args.server == "both" else [args.server]
     print(_environment(), flush=True)
     if args.wan:
         args.modes = args.modes or "n,1,c"
