@@ -384,11 +384,14 @@ def test_many_places_under_throttling_keep_order_and_lose_nothing(conn, sandbox,
     rng = np.random.default_rng(3)
     places = [(1.42 + 0.3 * b, 42.43 + 0.2 * a) for a, b in rng.random((40, 2))]
     calm = toolkit.air_quality(places, pollutants=False, connection=conn)
-    # ten throttled answers spread over the first places asked (never six in a row for one
-    # place, which would exhaust its retries)
+    # ten throttled answers over the first requests: they may all fall on one place (its retry
+    # can come first again once the wait is over), so the connection has retries for all ten
+    patient = toolkit.connect(sandbox=sandbox, progress=False, max_retries=10)
+    patient.sleep = waits
     sandbox.inject("429", rate=1.0, count=10, path="/weather/airQuality/current", retry_after=1)
     with sandbox.recording() as log:
-        stormy = toolkit.air_quality(places, pollutants=False, connection=conn)
+        stormy = toolkit.air_quality(places, pollutants=False, connection=patient)
+    patient.close()
     throttled = [r for r in log if r.status == 429]
     assert len(throttled) == 10 and waits.count(1.0) >= 10
     assert stormy["location_index"].tolist() == list(range(40))
