@@ -364,12 +364,12 @@ def connect(
         Maps account id sent as the ``client-id`` header of the cloud's prefix
         (``x-ms-client-id``) with bearer tokens.
     cloud : {"public", "usgov", "china", "neutral"}, optional
-        The cloud whose hosts, token scopes and words every family uses; the Azure CLI's names
-        (``AzureCloud``, ``AzureUSGovernment``, ``AzureChinaCloud``) are accepted, in any case.
-        Naming a real cloud (here or in ``TOOLKIT_CLOUD``) never starts the sandbox: without a
-        credential, azure-identity's default chain for that cloud is used (an error says what
-        to configure when azure-identity is not installed)
-        (:mod:`toolkit._spec.clouds`). Default: ``TOOLKIT_CLOUD``, else the sandbox's own
+        The cloud whose hosts, token scopes and words every family uses
+        (:mod:`toolkit._spec.clouds`); the Azure CLI's names (``AzureCloud``,
+        ``AzureUSGovernment``, ``AzureChinaCloud``) are accepted, in any case. Naming a real
+        cloud (here or in ``TOOLKIT_CLOUD``) never starts the sandbox: without a credential,
+        azure-identity's default chain for that cloud is used (an error says what to configure
+        when azure-identity is not installed). Default: ``TOOLKIT_CLOUD``, else the sandbox's own
         cloud when connecting to a sandbox, else the cloud whose hosts the given URLs name,
         else ``neutral`` when URLs are given (a gateway or a sandbox in another process, in
         the specification's words) and ``public`` when none are (a credential alone means

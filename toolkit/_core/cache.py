@@ -39,7 +39,6 @@ import secrets
 import sqlite3
 import stat
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ from typing import Any
 import orjson
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.recent import RecentIds
 
 logger = logging.getLogger(__name__)
 
@@ -128,23 +128,12 @@ def caller_identity(headers: Mapping[str, str], key: bytes) -> str:
 
 
 # ------------------------------------------------------------------------------ served answers
-_SERVED_MAX = 100_000
-_served: OrderedDict[str, None] = OrderedDict()
-_served_lock = threading.Lock()
-
-
-def _remember_served(request_id: str) -> None:
-    with _served_lock:
-        _served[request_id] = None
-        _served.move_to_end(request_id)
-        while len(_served) > _SERVED_MAX:
-            _served.popitem(last=False)
+_served = RecentIds(100_000)
 
 
 def served_from_cache(request_ids: Iterable[str]) -> list[bool]:
     """For each request id, whether its answer was given from the cache in this process."""
-    with _served_lock:
-        return [rid in _served for rid in request_ids]
+    return _served.flags(request_ids)
 
 
 # ------------------------------------------------------------------------------ the file
@@ -293,7 +282,7 @@ def cached_session(path: Path, header_prefix: str) -> Any:
                 rid = next((response.headers.get(h) for h in id_headers
                             if response.headers.get(h)), None)
                 if rid:
-                    _remember_served(rid)
+                    _served.add(rid)
                 logger.debug("answer from the cache: %s", request.method)
             return response
 
@@ -372,6 +361,5 @@ def cache_clear(path: Any = None) -> int:
         finally:
             backend.close()
         cleared += 1
-    with _served_lock:
-        _served.clear()
+    _served.clear()
     return cleared

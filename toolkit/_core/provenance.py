@@ -12,8 +12,6 @@ the sandbox's; nothing an answer says can mark sandbox data as real.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from functools import wraps
@@ -22,6 +20,7 @@ from urllib.parse import urlsplit
 
 from toolkit._core.accessor import register as register_accessor
 from toolkit._core.cache import served_from_cache
+from toolkit._core.recent import RecentIds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,27 +33,18 @@ SANDBOX_MARK = "sandbox data (invented)"
 
 _P = ParamSpec("_P")
 
-#: How many sandbox request ids are remembered (the oldest are forgotten first).
-_SANDBOX_IDS_MAX = 200_000
-_sandbox_ids: OrderedDict[str, None] = OrderedDict()
-_sandbox_lock = threading.Lock()
+#: The answers that came from a sandbox, by request id (the oldest 200,000 on are forgotten).
+_sandbox_ids = RecentIds(200_000)
 
 
 def note_sandbox_answer(request_id: str | None) -> None:
     """Remember that the answer with this request id came from a sandbox."""
-    if not request_id:
-        return
-    with _sandbox_lock:
-        _sandbox_ids[request_id] = None
-        _sandbox_ids.move_to_end(request_id)
-        while len(_sandbox_ids) > _SANDBOX_IDS_MAX:
-            _sandbox_ids.popitem(last=False)
+    _sandbox_ids.add(request_id)
 
 
 def answered_by_sandbox(request_ids: Iterable[str]) -> bool:
     """Whether any of these answers came from a sandbox."""
-    with _sandbox_lock:
-        return any(rid in _sandbox_ids for rid in request_ids)
+    return any(_sandbox_ids.flags(request_ids))
 
 
 def provenance(operation: str, api_version: str | None, url: str | None,

@@ -45,6 +45,7 @@ _STORED = [c for c in POLICY_STATES.columns if c.name not in _LEFT_OUT]
 #: Parquet metadata key of a stored day: ``true`` when its records are the sandbox's.
 _SANDBOX_KEY = b"toolkit.sandbox"
 
+
 def _imports() -> tuple[Any, Any, Any, Any]:
     try:
         import fsspec
