@@ -32,7 +32,8 @@ _current: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVa
 
 class CancelledError(ToolkitError):
     """The work this request belonged to was cancelled (Ctrl-C, or another item's failure);
-    the request was not sent."""
+    the request was not sent.
+    """
 
 
 class Cancellation(threading.Event):
@@ -57,7 +58,8 @@ class Cancellation(threading.Event):
 
     def set(self, grace: float = SEND_GRACE) -> None:
         """Cancel: no request starts its write from now on; returns once the writes already
-        under way are done (or after ``grace`` seconds)."""
+        under way are done (or after ``grace`` seconds).
+        """
         with self._writes:
             super().set()
             self._writes.wait_for(lambda: self._writing == 0, timeout=grace)
@@ -73,7 +75,8 @@ class Cancellation(threading.Event):
     @contextmanager
     def writing(self) -> Iterator[None]:
         """Hold the block (a request's write) as under way, so that :meth:`set` waits for it;
-        raise CancelledError instead when already cancelled."""
+        raise CancelledError instead when already cancelled.
+        """
         chain = self._chain()
         for one in chain:  # counted first, then checked: a set() in between waits for it
             with one._writes:
@@ -115,7 +118,8 @@ def check_cancelled() -> None:
 def sending() -> Iterator[None]:
     """The last check before a request's bytes are written, held while they are: raises
     CancelledError when the surrounding work is cancelled; a :class:`Cancellation` set meanwhile
-    waits for the write to end."""
+    waits for the write to end.
+    """
     event = _current.get()
     if isinstance(event, Cancellation):
         with event.writing():

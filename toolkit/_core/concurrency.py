@@ -67,7 +67,8 @@ class RateLimiter:
 
     def configure(self, rate: float, burst: int) -> None:
         """New limits, starting from a full bucket. They are the caller's own: from now on the
-        service's count can lower the bucket, never raise it."""
+        service's count can lower the bucket, never raise it.
+        """
         with self._lock:
             self.rate, self.base_rate, self.burst = rate, rate, burst
             self._tokens = float(burst)
@@ -77,7 +78,8 @@ class RateLimiter:
     def started(self) -> int:
         """Wait for a token (:meth:`acquire`) for a request whose answer will say what the
         service has left (:meth:`finished`); the request's ticket (its place in the order the
-        requests were let through)."""
+        requests were let through).
+        """
         return self._take(started=True)
 
     def finished(self, remaining: int | None, ticket: int | None = None) -> None:
@@ -109,7 +111,8 @@ class RateLimiter:
         coming back with each answer (:meth:`finished`). Several clients of one caller (the
         workers of a cluster) each keep their own bucket and learn of one another only this way
         and by the service's count: halving is what makes them, together, fit the caller's
-        budget instead of being refused again together."""
+        budget instead of being refused again together.
+        """
         with self._lock:
             now = self._clock()
             self._last = now
@@ -119,7 +122,8 @@ class RateLimiter:
     def observe(self, remaining: int | None) -> None:
         """The service's count of what is left in this bucket, from the answer to a request
         that did not take its token here (one the service counted in this bucket though the
-        connection took it from another): the bucket follows it as in :meth:`finished`."""
+        connection took it from another): the bucket follows it as in :meth:`finished`.
+        """
         with self._lock:
             self._follow(remaining)
 
@@ -138,7 +142,8 @@ class RateLimiter:
 
     def _take(self, *, started: bool) -> int:
         """Wait for a token and take it; a request :meth:`started` is counted on its way in the
-        same step, so that no answer in between can give its token out again."""
+        same step, so that no answer in between can give its token out again.
+        """
         while True:
             with self._lock:
                 now = self._clock()

@@ -210,7 +210,8 @@ class Origin:
 
 def parse_trusted_host(entry: str) -> tuple[str, int | None]:
     """A ``trusted_hosts`` entry as (host, port or ``None`` for any); a bad one raises
-    ValidationError."""
+    ValidationError.
+    """
     if not isinstance(entry, str) or not entry or any(c in entry for c in "/@\\"):
         raise ValidationError("trusted_hosts", entry,
                               "each entry is a host name or host:port, without scheme or path")
@@ -274,7 +275,8 @@ def check_plain_http(parameter: str, url: str) -> None:
 
 def check_verify(verify: Any, urls: list[str]) -> bool | str:
     """``verify`` as the pipeline takes it: ``True``, a CA bundle path, or ``False`` when every
-    URL is loopback; anything else raises ValidationError."""
+    URL is loopback; anything else raises ValidationError.
+    """
     if verify is True:
         return True
     if verify is False:
@@ -351,7 +353,8 @@ class FamilyConfig:
     def trusts(self, origin: Origin) -> bool:
         """Whether requests (and the credential) may go to ``origin``: the family's own
         scheme, host and port, or a trusted host over https; plain http only on loopback, even
-        to the family's own endpoint."""
+        to the family's own endpoint.
+        """
         if origin.scheme != "https" and not origin.loopback:
             return False
         if origin == self.origin:

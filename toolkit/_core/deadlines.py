@@ -42,7 +42,8 @@ class Deadlines:
 
     def arm(self, when: float, action: Callable[[], None]) -> int:
         """Run ``action`` (in the deadlines' thread) at monotonic time ``when``; the id to
-        :meth:`disarm` it with."""
+        :meth:`disarm` it with.
+        """
         with self._cond:
             key = next(self._ids)
             heapq.heappush(self._heap, (when, key, action))

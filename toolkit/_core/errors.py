@@ -91,7 +91,8 @@ class ToolkitError(Exception):
 
     def keep_partial(self, frame: Any, note: str) -> None:
         """Attach the records read before the failure (:attr:`partial`) and add ``note``,
-        which says so, to the message."""
+        which says so, to the message.
+        """
         self.partial = frame
         self.args = (f"{self.args[0] if self.args else ''}{note}", *self.args[1:])
 
@@ -148,7 +149,8 @@ class RevealedSecretsWarning(ToolkitWarning):
 class RetryWaitWarning(ToolkitWarning):
     """A service asked to wait longer than ``max_retry_wait`` before asking again; the toolkit
     did not wait (the request failed with ``retry_after``, or a batch kept the item as an error
-    row)."""
+    row).
+    """
 
 
 #: Packages a warning is never attributed to: the toolkit and what it calls through (in a
@@ -158,7 +160,8 @@ _LIBRARY = frozenset({"toolkit", "azure", "requests", "urllib3", "concurrent", "
 
 def warn_user(message: str, category: type[Warning]) -> None:
     """``warnings.warn`` attributed to the first caller outside the toolkit (and the libraries
-    it calls through), so a notebook shows it once, at the user's own line."""
+    it calls through), so a notebook shows it once, at the user's own line.
+    """
     import sys
     import warnings
 
@@ -198,7 +201,8 @@ class TransportError(ToolkitError, ConnectionError):
 
 class ProtocolError(ToolkitError):
     """The service answered with something the toolkit cannot read (malformed or truncated body,
-    a body of the wrong shape, missing header)."""
+    a body of the wrong shape, missing header).
+    """
 
     def __init__(self, message: str, *, url: str | None = None, status: int | None = None) -> None:
         self.url = url
@@ -353,7 +357,8 @@ class ServiceError(ApiError):
 
 class AuthenticationError(ApiError, ClientAuthenticationError):
     """401 or 403: the credential is missing, wrong, expired, for another audience, or lacks a
-    permission."""
+    permission.
+    """
 
     hint = (
         "Check the credential given to toolkit.connect() (credential=, token= or the maps key): "
@@ -370,7 +375,8 @@ class NotFoundError(ApiError, ResourceNotFoundError):
 
 class ConflictError(ApiError, ResourceExistsError):
     """409: the resource is in a state that does not allow the request (e.g. a change in
-    progress)."""
+    progress).
+    """
 
     hint = "Wait for the running change to finish, then try again."
 
@@ -378,7 +384,8 @@ class ConflictError(ApiError, ResourceExistsError):
 class RateLimitError(ApiError):
     """429 that the toolkit did not wait out: the service asked for a longer wait than the cap
     (``max_retry_wait``), or throttling outlasted every retry. ``retry_after`` says how long to
-    wait."""
+    wait.
+    """
 
     def __init__(self, status: int = 429, info: ErrorInfo | None = None, **kw: Any) -> None:
         retry_after = kw.get("retry_after")
@@ -395,7 +402,8 @@ class RateLimitError(ApiError):
 
 class OperationFailedError(ApiError):
     """A long-running operation ended Failed or Canceled; code and message are the
-    operation's (``status`` is the HTTP status of the poll that reported it)."""
+    operation's (``status`` is the HTTP status of the poll that reported it).
+    """
 
     hint = "The operation itself failed on the service; read the code and message above."
 
@@ -569,7 +577,8 @@ def error_from_response(
     hint: str | None = None,
 ) -> ApiError:
     """Build the ApiError subclass that fits an error response (``hint`` replaces the class's
-    advice)."""
+    advice).
+    """
     headers = _ci(headers)
     info = parse_error_body(body, headers, header_prefix)
     kw: dict[str, Any] = {"operation": operation, "url": url,

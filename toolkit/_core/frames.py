@@ -65,7 +65,8 @@ def getter(path: tuple[str, ...]) -> Callable[[Any], Any]:
 
 def as_text(value: Any) -> Any:
     """A JSON value as text: strings as they are, objects and arrays as compact JSON, numbers
-    and booleans through ``str``, ``None`` and NaN as ``None``."""
+    and booleans through ``str``, ``None`` and NaN as ``None``.
+    """
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, float) and np.isnan(value):
@@ -102,7 +103,8 @@ def _to_numeric(values: Sequence[Any]) -> pd.Series:
 def category_dtype(col: Col, texts: Iterable[Any]) -> pd.CategoricalDtype:
     """The categorical dtype of a column holding ``texts``: the documented categories first (in
     their documented order, which is the rank when the column is ordered), then every other value
-    seen, sorted, so that undocumented values are kept rather than lost."""
+    seen, sorted, so that undocumented values are kept rather than lost.
+    """
     documented = list(col.categories)
     known = set(documented)
     extra = sorted({t for t in texts if t is not None and t not in known})
@@ -223,7 +225,8 @@ def build_frame(records: Iterable[Mapping[str, Any]], schema: Schema,
                 attrs: Mapping[str, Any] | None = None,
                 columns: Sequence[str] | None = None, *, flat: bool = False) -> pd.DataFrame:
     """Records in the service's shape (or keyed by column name, with ``flat``) to the schema's
-    typed frame."""
+    typed frame.
+    """
     builder = FrameBuilder(schema, columns, flat=flat)
     builder.add(records)
     return builder.build(attrs)
@@ -236,7 +239,8 @@ def empty_frame(schema: Schema, attrs: Mapping[str, Any] | None = None) -> pd.Da
 
 def to_geoframe(df: pd.DataFrame, geometry: str = "geometry") -> gpd.GeoDataFrame:
     """Wrap a frame whose ``geometry`` column holds shapely objects as an EPSG:4326
-    GeoDataFrame."""
+    GeoDataFrame.
+    """
     import geopandas as gpd
 
     attrs = provenance_of(df)

@@ -127,7 +127,8 @@ def _from_geometries(geoms: Sequence[object], parameter: str) -> np.ndarray:
 
 def _in_4326(obj: Any) -> Any:
     """A GeoSeries/GeoDataFrame in EPSG:4326: reprojected when it has another CRS (none is
-    taken as longitude/latitude already)."""
+    taken as longitude/latitude already).
+    """
     crs = getattr(obj, "crs", None)
     if crs is None or not hasattr(obj, "to_crs"):
         return obj
@@ -143,7 +144,8 @@ _ORDER = "(longitude, latitude)"
 
 def location_names(value: object) -> list[str | None] | None:
     """The place names among locations, one entry per location (``None`` for a point), or
-    ``None`` when ``value`` holds no name."""
+    ``None`` when ``value`` holds no name.
+    """
     import pandas as pd
 
     if isinstance(value, str):
@@ -159,7 +161,8 @@ def location_names(value: object) -> list[str | None] | None:
 def _named(value: object, names: list[str | None], parameter: str,
            places: PlaceResolver | None) -> np.ndarray:
     """Locations given (at least partly) by name: the points checked first, then the names
-    resolved in one call of ``places``."""
+    resolved in one call of ``places``.
+    """
     items = [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
     arr = np.full((len(items), 2), np.nan)
     for i, (item, name) in enumerate(zip(items, names, strict=True)):
@@ -273,7 +276,8 @@ def to_lonlat(value: object, parameter: str, *, min_points: int = 1,
 
 def _check_range(arr: np.ndarray, parameter: str, *, indexed: bool) -> None:
     """Finite numbers, longitude in [-180, 180] and latitude in [-90, 90]; the error names the
-    toolkit's order and shows the pair as read."""
+    toolkit's order and shows the pair as read.
+    """
     bad = ~np.isfinite(arr).all(axis=1)
     lon_bad = ~bad & ((arr[:, 0] < -180) | (arr[:, 0] > 180))
     lat_bad = ~bad & ((arr[:, 1] < -90) | (arr[:, 1] > 90))

@@ -35,7 +35,8 @@ __all__ = ["read_chains"]
 class Builder(FrameSink, Protocol):
     """What the pages of one chain are fed into (e.g.
     :class:`~toolkit._core.columns.InterningBuilder`): a frame sink that can take in the rows of
-    another of its kind."""
+    another of its kind.
+    """
 
     def absorb(self, other: Any) -> None:
         """Append every row of ``other`` after this builder's own."""
@@ -153,7 +154,8 @@ def _with_partial(err: BaseException, results: Sequence[Any], builders: Sequence
                   operation: str, api_version: str | None,
                   request_ids: Sequence[str]) -> BaseException:
     """The failure, given every record the chains read before it (``err.partial``: the parts
-    that finished and what the others had read, in part order), once every chain has stopped."""
+    that finished and what the others had read, in part order), once every chain has stopped.
+    """
     if not isinstance(err, ToolkitError):
         return err
     finished = sum(done is not None for done in results)

@@ -75,7 +75,8 @@ def provenance_of(df: pd.DataFrame) -> dict[str, Any]:
 
 def keeps_sandbox_flag(derive: Callable[_P, pd.DataFrame]) -> Callable[_P, pd.DataFrame]:
     """Decorate a helper that derives a frame from the frame it is given first: the result
-    says whether its source was the sandbox's (``attrs["sandbox"]``), like its source."""
+    says whether its source was the sandbox's (``attrs["sandbox"]``), like its source.
+    """
 
     @wraps(derive)
     def derived(*args: _P.args, **kwargs: _P.kwargs) -> pd.DataFrame:
@@ -94,7 +95,8 @@ _default_is_sandbox = False
 def note_default_connection(sandbox: bool) -> None:
     """Record whether the default connection answers from a sandbox: frames whose provenance
     pandas dropped (``pd.concat`` of frames with different ``attrs``, ``merge``...) are taken
-    as its answers by :func:`from_sandbox`."""
+    as its answers by :func:`from_sandbox`.
+    """
     global _default_is_sandbox
     _default_is_sandbox = sandbox
 
@@ -102,7 +104,8 @@ def note_default_connection(sandbox: bool) -> None:
 def from_sandbox(*values: Any) -> bool:
     """Whether any of the values is a frame the sandbox answered (``attrs["sandbox"]``), or a
     frame that no longer says where it came from while the default connection is a sandbox:
-    a picture of invented data is never left unmarked because pandas lost the flag."""
+    a picture of invented data is never left unmarked because pandas lost the flag.
+    """
     frames = [v for v in values if isinstance(getattr(v, "attrs", None), dict)]
     if any(v.attrs.get("sandbox") is True for v in frames):
         return True

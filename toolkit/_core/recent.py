@@ -1,5 +1,6 @@
 """A bounded, thread-safe set of request ids: which answers had a property (came from the
-response cache, came from a sandbox), remembered for the frames built from them."""
+response cache, came from a sandbox), remembered for the frames built from them.
+"""
 
 from __future__ import annotations
 

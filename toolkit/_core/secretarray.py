@@ -43,7 +43,8 @@ class SecretDtype(ExtensionDtype):
 
 def _cell(value: Any, label: str | None) -> Secret | None:
     """A cell: a Secret or None; a string or bytes is wrapped only when a ``label`` is given
-    (the toolkit building a column), never when pandas casts other values back."""
+    (the toolkit building a column), never when pandas casts other values back.
+    """
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return None
     if isinstance(value, Secret):
@@ -148,7 +149,8 @@ class SecretArray(ExtensionArray):
 
 def secret_array(values: Sequence[Any], label: str = "secret") -> SecretArray:
     """A :class:`SecretArray` of ``values`` (strings or bytes are wrapped as ``Secret`` with
-    ``label``; empty and missing values are ``None``)."""
+    ``label``; empty and missing values are ``None``).
+    """
     out = np.empty(len(values), dtype=object)
     out[:] = [_cell(v, label) for v in values]
     return SecretArray(out)

@@ -170,7 +170,8 @@ LANGUAGE_TAG_RE = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
 
 def check_language(value: Any, parameter: str = "language") -> str | None:
     """``None`` or an IETF language tag such as ``en`` or ``fr-FR`` (it travels in the
-    ``Accept-Language`` header, so it must be plain ASCII)."""
+    ``Accept-Language`` header, so it must be plain ASCII).
+    """
     if value is None:
         return None
     if not isinstance(value, str) or not LANGUAGE_TAG_RE.fullmatch(value):
@@ -222,7 +223,8 @@ def many_strings(value: Any, parameter: str) -> tuple[list[str], bool]:
 def check_frame(df: object, columns: Sequence[str], helper: str,
                 source: str = "the matching toolkit function") -> pd.DataFrame:
     """A DataFrame holding ``columns`` (a helper's input); ValidationError names what is
-    missing and which function's frame to pass."""
+    missing and which function's frame to pass.
+    """
     import pandas as pd
 
     if not isinstance(df, pd.DataFrame):

@@ -38,14 +38,16 @@ def _read(name: str) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def road_records() -> dict[str, Any]:
     """The road network as derived: ``nodes`` (lon, lat pairs), ``edges`` (start node, end node,
-    way, length in metres, inner points) and ``ways`` (the OpenStreetMap tags routing needs)."""
+    way, length in metres, inner points) and ``ways`` (the OpenStreetMap tags routing needs).
+    """
     return _read("andorra_roads.json.gz")
 
 
 @lru_cache(maxsize=1)
 def place_records() -> dict[str, Any]:
     """The places as derived: ``parishes``, ``places`` (the country, towns, villages, hamlets,
-    localities), ``pois`` (named points of interest) and ``streets``."""
+    localities), ``pois`` (named points of interest) and ``streets``.
+    """
     return _read("andorra_places.json.gz")
 
 

@@ -85,7 +85,8 @@ class Vocabulary:
 
     def provider(self, service: str) -> str:
         """The full provider namespace of a service word: ``provider("Sql")`` is
-        ``Microsoft.Sql`` in the real vocabulary."""
+        ``Microsoft.Sql`` in the real vocabulary.
+        """
         return f"{self.namespace}.{service}"
 
     def header(self, name: str) -> str:

@@ -78,7 +78,8 @@ KUBECONFIG_MAX_DEPTH = 64
 def _load_kubeconfig(text: str | bytes) -> Any:
     """YAML with the safe loader, refusing what a kubeconfig never needs and a hostile one uses
     to exhaust memory: anchors and aliases, more than ``KUBECONFIG_MAX_NODES`` nodes, nesting
-    deeper than ``KUBECONFIG_MAX_DEPTH``, more than ``KUBECONFIG_MAX_BYTES``."""
+    deeper than ``KUBECONFIG_MAX_DEPTH``, more than ``KUBECONFIG_MAX_BYTES``.
+    """
     import yaml
     from yaml.events import AliasEvent
 
@@ -119,7 +120,8 @@ def _load_kubeconfig(text: str | bytes) -> Any:
 def kubeconfig_summary(text: str | bytes | None) -> dict[str, Any]:
     """What a kubeconfig says that is not secret: cluster name, server URL, context, user name
     and how the user authenticates (``token``, ``client-certificate``, ``exec``, ``basic``,
-    ``auth-provider``). Fields it does not have are ``None``."""
+    ``auth-provider``). Fields it does not have are ``None``.
+    """
     out: dict[str, Any] = {"cluster_name": None, "server_url": None, "context": None,
                            "user_name": None, "auth_kind": None}
     if text is None:

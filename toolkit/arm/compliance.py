@@ -229,7 +229,8 @@ def _window(df: pd.DataFrame | None, window: Any) -> tuple[pd.Timestamp | None,
 def _complete(day: pd.Series, freq: str, lo: pd.Timestamp | None,
               hi: pd.Timestamp | None) -> pd.Series:
     """Whether each period starting at ``day`` lies wholly inside ``[lo, hi]``; an unknown end
-    leaves the period at that end incomplete."""
+    leaves the period at that end incomplete.
+    """
     periods = day.dt.tz_convert(None).dt.to_period(freq)
     starts = periods.dt.start_time.dt.tz_localize("UTC")
     ends = (periods + 1).dt.start_time.dt.tz_localize("UTC")

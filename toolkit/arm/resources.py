@@ -1,6 +1,7 @@
 """The tenant's standard resource-management lists: management groups, subscriptions, resource
 groups, and the management-group hierarchy. They find the scopes to ask about, the same way
-against a real tenant as against the sandbox (every page read, typed frames)."""
+against a real tenant as against the sandbox (every page read, typed frames).
+"""
 
 from __future__ import annotations
 
@@ -153,7 +154,8 @@ def resource_groups(subscription_id: str, *, max_items: int | None = None,
 def _tree_rows(body: dict[str, Any], url: str) -> list[dict[str, Any]]:
     """The hierarchy answer's nodes, depth first in the service's order, as rows. Walked with a
     stack, not recursion, and bounded: deeper than :data:`TREE_MAX_DEPTH` or more than
-    :data:`TREE_MAX_ROWS` rows is a ProtocolError."""
+    :data:`TREE_MAX_ROWS` rows is a ProtocolError.
+    """
 
     def fail(problem: str) -> ProtocolError:
         return ProtocolError(f"{_TREE_OPERATION}: {problem}", url=url)

@@ -49,7 +49,8 @@ def _headers(language: str | None) -> dict[str, str] | None:
 
 def _service_name(service_name: Any) -> str:
     """A service name, or the name inside a service id
-    (``/providers/<ns>.Support/services/<name>``)."""
+    (``/providers/<ns>.Support/services/<name>``).
+    """
     if isinstance(service_name, str):
         m = _SERVICE_ID_RE.match(service_name)
         if m:

@@ -168,8 +168,10 @@ def _time_text(value: Any, parameter: str) -> str:
 
 
 class _Names(NamedTuple):
-    """The place names of one query: its origin's and destination's (``None`` for points) and
-    every name it uses (waypoints too)."""
+    """Hold the place names of one query.
+
+    Its origin's and destination's (``None`` for points) and every name it uses (waypoints too).
+    """
 
     origin: str | None = None
     destination: str | None = None
@@ -178,7 +180,7 @@ class _Names(NamedTuple):
 
 def _query_items(queries: object, places: PlaceResolver | None = None
                  ) -> tuple[list[dict[str, Any]], list[_Names]]:
-    """The caller's queries as batch items (validated, copies), and each query's place names."""
+    """Turn the caller's queries into batch items (validated, copies) and their place names."""
     if isinstance(queries, pd.DataFrame):
         return _frame_items(queries, places)
     if isinstance(queries, Mapping | str | bytes) or queries is None:
@@ -273,7 +275,7 @@ def _frame_items(df: pd.DataFrame, places: PlaceResolver | None
 
 def route_rows(index: int, item: dict[str, Any], answer: Any,
                names: _Names | None = None) -> list[dict[str, Any]]:
-    """The rows of one query's answer: its routes, or its error."""
+    """Build the rows of one query's answer: its routes, or its error."""
     names = names or _Names()
     base = {"query_index": index, "optionalId": item.get("optionalId"),
             "origin_place": names.origin, "destination_place": names.destination}
@@ -304,15 +306,18 @@ def route_rows(index: int, item: dict[str, Any], answer: Any,
 
 def routes_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
                  ) -> gpd.GeoDataFrame:
-    """The typed GeoDataFrame of route records (see :func:`route_rows`)."""
+    """Build the typed GeoDataFrame of route records (see :func:`route_rows`)."""
     return to_geoframe(build_frame(rows, ROUTE_DIRECTIONS, attrs))
 
 
 def _resolved_items(queries: object, conn: Connection
                     ) -> tuple[list[dict[str, Any]], list[_Names], dict[int, ToolkitError]]:
-    """:func:`_query_items` with place names resolved: a first pass checks every query and
-    notes the names, which are then geocoded at once (before any directions request). A query
-    with a name geocode could not place is not sent: its error is returned by index."""
+    """Run :func:`_query_items` with place names resolved.
+
+    A first pass checks every query and notes the names, which are then geocoded at once (before any
+    directions request). A query with a name geocode could not place is not sent: its error is
+    returned by index.
+    """
     from toolkit.maps.search import Places, collect_names
 
     items, names = _query_items(queries, collect_names)
@@ -541,8 +546,10 @@ def plan_windows(gaps: np.ndarray, *, max_points: int | None = None,
 
 def stitch(features: list[Any], start: int, own_start: int, own_end: int
            ) -> list[dict[str, Any]]:
-    """The records of one window's features that the window owns (see :func:`plan_windows`),
-    with ``inputIndex`` shifted into the caller's input."""
+    """Keep the records of one window's features that the window owns (see :func:`plan_windows`).
+
+    Their ``inputIndex`` is shifted into the caller's input.
+    """
     rows: list[dict[str, Any]] = []
     anchor: int | None = None
     for feat in features:
@@ -566,7 +573,7 @@ def stitch(features: list[Any], start: int, own_start: int, own_end: int
 
 def snap_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
                ) -> gpd.GeoDataFrame:
-    """The typed GeoDataFrame of snapped-point records (see :func:`stitch`)."""
+    """Build the typed GeoDataFrame of snapped-point records (see :func:`stitch`)."""
     return to_geoframe(build_frame(rows, SNAP_TO_ROADS, attrs))
 
 

@@ -1,5 +1,7 @@
-"""Geocode autocomplete (spec 2 §2.1, §4.1): ranked suggestions for a partial query; and
-geocoding (Search ``GET /geocode``): places and addresses by name, with their coordinates.
+"""Geocode autocomplete (spec 2 §2.1, §4.1) and geocoding (Search ``GET /geocode``).
+
+Autocomplete gives ranked suggestions for a partial query; geocoding finds places and addresses by
+name, with their coordinates.
 
 :func:`place_resolver` turns place names into coordinates through :func:`geocode` for the
 functions that accept a name wherever a location is (weather, route waypoints).
@@ -91,7 +93,7 @@ def _iso2(value: Any, parameter: str, *, auto: bool = False) -> str | None:
 
 
 def _bbox(bbox: Any) -> tuple[float, float, float, float] | None:
-    """The search ``bbox``: checked for range, order and the service's smallest size."""
+    """Check the search ``bbox`` for range, order and the service's smallest size."""
     if bbox is None:
         return None
     box = to_bbox(bbox, "bbox")
@@ -126,18 +128,18 @@ geocode_rows = _feature_rows
 
 def autocomplete_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
                        ) -> gpd.GeoDataFrame:
-    """The typed GeoDataFrame of :func:`autocomplete_rows` records."""
+    """Build the typed GeoDataFrame of :func:`autocomplete_rows` records."""
     return to_geoframe(build_frame(rows, AUTOCOMPLETE, attrs))
 
 
 def geocode_frame(rows: list[dict[str, Any]], attrs: dict[str, Any] | None = None
                   ) -> gpd.GeoDataFrame:
-    """The typed GeoDataFrame of :func:`geocode_rows` records."""
+    """Build the typed GeoDataFrame of :func:`geocode_rows` records."""
     return to_geoframe(build_frame(rows, GEOCODE, attrs))
 
 
 def _queries(query: Any, rule: str) -> list[str]:
-    """The query or queries, checked: strings, none empty (``rule`` says what one must be)."""
+    """Check the query or queries: strings, none empty (``rule`` says what one must be)."""
     queries, _single = many_strings(query, "query")
     for i, q in enumerate(queries):
         if not q.strip():
@@ -148,8 +150,11 @@ def _queries(query: Any, rule: str) -> list[str]:
 def _search(conn: Connection, path: str, operation: str, queries: list[str],
             params: dict[str, Any], headers: dict[str, str] | None, top: int, schema: Schema,
             api_version: str) -> gpd.GeoDataFrame:
-    """Ask ``path`` for every distinct query concurrently (following next links up to ``top``
-    results); one frame of ``schema``, queries in input order and results in rank order."""
+    """Ask ``path`` for every distinct query concurrently, in one frame of ``schema``.
+
+    Next links are followed up to ``top`` results; queries come in input order and results in rank
+    order.
+    """
     pipe = conn.pipeline("maps")
 
     def ask(q: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -361,8 +366,11 @@ class PlaceMatch(NamedTuple):
 
 
 def collect_names(names: list[str]) -> dict[str, tuple[float, float]]:
-    """A stand-in place resolver: every name at ``(0, 0)``, so that a first pass over the
-    locations checks the points given as coordinates before any name is geocoded."""
+    """Place every name at ``(0, 0)``: a stand-in place resolver.
+
+    A first pass over the locations thus checks the points given as coordinates before any name is
+    geocoded.
+    """
     return dict.fromkeys(names, (0.0, 0.0))
 
 
@@ -412,14 +420,17 @@ class Places:
         return {n: self.missing[n] for n in dict.fromkeys(names) if n in self.missing}
 
     def __call__(self, names: list[str]) -> Mapping[str, PlaceMatch]:
+        """Resolve ``names`` (geocoding those not yet asked); raise the first that was not found."""
         missing = self.lookup(names)
         if missing:
             raise next(iter(missing.values()))
         return {n: self.found[n] for n in names}
 
     def columns(self, names: Sequence[str | None] | None, count: int) -> dict[str, list[Any]]:
-        """The ``place`` and ``place_address`` of ``count`` locations (``None`` where a location
-        was given as coordinates or its name was not found)."""
+        """Give the ``place`` and ``place_address`` columns of ``count`` locations.
+
+        ``None`` where a location was given as coordinates or its name was not found.
+        """
         asked = list(names) if names is not None else [None] * count
         return {"place": asked,
                 "place_address": [self.found[n].address if n in self.found else None

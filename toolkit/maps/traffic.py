@@ -51,7 +51,7 @@ def incident_rows(body: Any) -> list[dict[str, Any]]:
 
 
 def incidents_frame(body: Any, attrs: dict[str, Any]) -> gpd.GeoDataFrame:
-    """The GeoDataFrame of a traffic incident body (``endPoint`` a second geometry column)."""
+    """Build the GeoDataFrame of a traffic incident body (``endPoint`` a second geometry column)."""
     import geopandas as gpd
 
     df = to_geoframe(build_frame(incident_rows(body), TRAFFIC_INCIDENTS, attrs))

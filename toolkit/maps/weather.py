@@ -1,5 +1,6 @@
-"""Weather (spec 2 §2.5-2.7, §4.5-4.7): current air quality, daily air-quality forecasts and
-severe weather alerts, for one place or many.
+"""Weather (spec 2 §2.5-2.7, §4.5-4.7) at one place or many.
+
+Current air quality, daily air-quality forecasts and severe weather alerts.
 
 Every function takes ``locations`` in any of these shapes:
 
@@ -98,9 +99,11 @@ DOMINANT_TYPES = POLLUTANT_SHORT_NAMES
 
 def _points(locations: object, conn: Connection
             ) -> tuple[np.ndarray, dict[str, list[Any]], dict[int, ToolkitError]]:
-    """The places as an ``(n, 2)`` array of (lon, lat), checked before any request; then the
-    names among them geocoded: the frame's ``place`` columns, and the locations whose name could
-    not be placed (their rows carry the error; nothing is asked about them)."""
+    """Check the places as an ``(n, 2)`` array of (lon, lat) before any request, then geocode names.
+
+    Returns the frame's ``place`` columns, and the locations whose name could not be placed (their
+    rows carry the error; nothing is asked about them).
+    """
     from toolkit.maps.search import Places, collect_names
 
     points = to_lonlat(locations, "locations", min_points=1, places=collect_names)
@@ -137,8 +140,11 @@ def _flag(value: Any, parameter: str) -> str:
 
 def _ask_all(conn: Connection, path: str, points: np.ndarray, params: dict[str, Any],
              operation: str, failed: dict[int, ToolkitError]) -> tuple[list[Any], list[str]]:
-    """GET ``path`` for every point (following next links); per point the list of results or
-    the error (``failed`` ones are not asked about), and the request ids."""
+    """GET ``path`` for every point, following next links.
+
+    Per point the list of results or the error (``failed`` ones are not asked about), and the
+    request ids.
+    """
     pipe = conn.pipeline("maps")
 
     def ask(i: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -193,8 +199,10 @@ def _frame(rows: list[dict[str, Any]], schema: Schema, operation: str, api_versi
 def _rows(answers: list[Any], points: np.ndarray, named: dict[str, list[Any]],
           per_result: Callable[[int, int, dict[str, Any]], list[dict[str, Any]]], *,
           keep_empty: bool = True) -> list[dict[str, Any]]:
-    """Rows of every place: its results, its error, or (``keep_empty``) one row with only the
-    place when the service had no result for it."""
+    """Build the rows of every place: its results, its error, or one row with only the place.
+
+    The row with only the place is kept (``keep_empty``) when the service had no result for it.
+    """
     rows: list[dict[str, Any]] = []
     geoms = _point_geometry(points)
     for i, answer in enumerate(answers):
@@ -217,7 +225,7 @@ def _rows(answers: list[Any], points: np.ndarray, named: dict[str, list[Any]],
 def air_quality(locations: LocationsLike, *, language: str | None = None, pollutants: bool = True,
                 api_version: str = API_VERSION,
                 connection: Connection | None = None) -> gpd.GeoDataFrame:
-    """Current air quality at one place or many.
+    """Read the current air quality at one place or many.
 
     Parameters
     ----------
@@ -275,7 +283,7 @@ def air_quality(locations: LocationsLike, *, language: str | None = None, pollut
 
 
 def air_quality_pollutants(df: pd.DataFrame) -> gpd.GeoDataFrame | pd.DataFrame:
-    """The pollutants of an :func:`air_quality` frame as a long frame (no request).
+    """Reshape the pollutants of an :func:`air_quality` frame into a long frame (no request).
 
     Parameters
     ----------

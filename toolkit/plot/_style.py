@@ -113,7 +113,8 @@ def report_style() -> Iterator[None]:
 
 def finish_axes(ax: Any) -> None:
     """Settle at the report sizes what matplotlib makes only when the figure is drawn, after
-    the helper returned (tick labels, the offset text of an axis)."""
+    the helper returned (tick labels, the offset text of an axis).
+    """
     ax.tick_params(labelsize=REPORT_RC["xtick.labelsize"])
     for axis in (ax.xaxis, ax.yaxis):
         axis.get_offset_text().set_fontsize(MIN_FONT_SIZE)

@@ -75,7 +75,8 @@ ENCRYPTION_POSTURES = {
 
 def encryption_posture_of(df: pd.DataFrame) -> pd.Series:
     """The posture of each protector row (the keys of :data:`ENCRYPTION_POSTURES`), as an
-    ordered category."""
+    ordered category.
+    """
     require_columns(df, ["serverKeyType", "serverKeyName", "autoRotationEnabled"],
                     "plot.encryption_posture")
     names = list(ENCRYPTION_POSTURES)

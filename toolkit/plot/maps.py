@@ -74,7 +74,8 @@ def stamp_credit(ax: Any, credit: str | None) -> None:
 
 def spread_labels(ax: Any, texts: Sequence[Any], xs: Any, ys: Any) -> None:
     """Move map labels (``Text`` artists at their points) apart so none covers another or a
-    point, with a thin leader line to its point where it had to move (adjustText)."""
+    point, with a thin leader line to its point where it had to move (adjustText).
+    """
     if not texts:
         return
     try:

@@ -35,7 +35,8 @@ _SUMMARY_LEVELS = {"policyAssignmentName": "assignment", "policyAssignmentId": "
 
 def _from_policy_summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
     """The rows of one level of a :func:`toolkit.policy_summary` frame, counted the way
-    :func:`toolkit.compliance_summary` counts (the service's own resource counts)."""
+    :func:`toolkit.compliance_summary` counts (the service's own resource counts).
+    """
     if by not in _SUMMARY_LEVELS:
         raise ValidationError("by", by, "with a policy_summary frame must be one of "
                               f"{sorted(_SUMMARY_LEVELS)}")
@@ -123,7 +124,8 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
 
 def _covered(parts: list[tuple[Any, pd.DataFrame]], day: pd.Series) -> list[int]:
     """For each series, how many of the series drawn after it (at most 2) cover it: the same
-    value (within half a point) on most of the days both have."""
+    value (within half a point) on most of the days both have.
+    """
     values = [pd.Series(part["compliance_pct"].to_numpy(dtype=float),
                         index=day[part.index].to_numpy()).groupby(level=0).mean()
               for _, part in parts]

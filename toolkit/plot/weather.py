@@ -59,7 +59,8 @@ def _colour(row: pd.Series) -> str:
 def _band_lines(ax: Any, top: float, *, vertical: bool = False) -> None:
     """Dashed lines at the band limits below ``top``, each labelled with the category it
     closes, outside the axes (above them for vertical lines, staggered in two rows; right of
-    them for horizontal ones), so no label runs through a bar."""
+    them for horizontal ones), so no label runs through a bar.
+    """
     for k, (limit, name) in enumerate(zip(AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES,
                                           strict=False)):
         if limit > top:
@@ -254,7 +255,8 @@ def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Any = None,
 
 def _day_label(value: Any) -> str:
     """The local date of a forecast day: the service stamps a day with its local midnight in
-    UTC, so the date twelve hours later is the local date for any offset within ±12 h."""
+    UTC, so the date twelve hours later is the local date for any offset within ±12 h.
+    """
     return (pd.Timestamp(value) + pd.Timedelta(hours=12)).strftime("%a\n%d %b")
 
 

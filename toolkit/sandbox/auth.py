@@ -65,7 +65,8 @@ class TokenAuthority:
         list gives a token several families accept, for a sandbox used from another process).
 
         The token lives at least ``expires_in`` seconds: its ``exp`` (whole seconds) is rounded
-        up, or is ``expires_on`` when given."""
+        up, or is ``expires_on`` when given.
+        """
         def clean(a: str) -> str:
             return a.removesuffix("/.default").rstrip("/")
 

@@ -93,7 +93,8 @@ class FaultPlan:
 
     def draw(self, method: str, target: str) -> list[FaultRule]:
         """The rules that fire for this request (at most one status fault, plus latency and
-        body faults)."""
+        body faults).
+        """
         fired: list[FaultRule] = []
         with self._lock:
             for rule in self.rules:
@@ -119,7 +120,8 @@ class FaultPlan:
 
 def parse_fault_header(value: str) -> FaultRule | None:
     """A one-request rule from ``x-vendor-sandbox-fault`` (``503``, ``429; retry-after=2``,
-    ``latency=150``, ``drop``...)."""
+    ``latency=150``, ``drop``...).
+    """
     parts = [p.strip() for p in value.split(";") if p.strip()]
     if not parts:
         return None

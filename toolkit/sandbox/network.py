@@ -80,7 +80,8 @@ class NetworkModel:
 
     def before_answer(self, sleep: Callable[[float], None] = time.sleep) -> None:
         """Wait from a request's arrival to its answer's first byte: the round trip and the
-        service time."""
+        service time.
+        """
         wait = (self.rtt_ms + self.service_ms) / 1000.0
         if wait:
             sleep(wait)

@@ -208,7 +208,8 @@ def _schema(node: Any, stem: str, *, optional: bool = False) -> Any:
 
     ``#/definitions/X`` becomes ``#/components/schemas/<excerpt>.X``; ``x-nullable`` and
     optional properties admit ``null``; an extensible enumeration (``modelAsString``) lists its
-    values without limiting them; ``type: file`` (any body) is left open."""
+    values without limiting them; ``type: file`` (any body) is left open.
+    """
     if isinstance(node, list):
         return [_schema(v, stem) for v in node]
     if not isinstance(node, dict):

@@ -314,7 +314,8 @@ class ComplianceExplorer:
 
     def static_html(self) -> str:
         """What the explorer shows, as plain HTML: the choices, the counts, the table and the
-        chart (the view an HTML report keeps)."""
+        chart (the view an HTML report keeps).
+        """
         import html
 
         from toolkit.widgets._static import png_tag

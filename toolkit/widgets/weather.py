@@ -129,7 +129,8 @@ class PlaceWeather:
 
     def summary(self) -> pd.DataFrame:
         """One row per day: the forecast category and index, the dominant pollutant and the
-        alerts in force that day (today's row also has the current reading)."""
+        alerts in force that day (today's row also has the current reading).
+        """
         f = self.forecast
         days = (f["dateTime"] + pd.Timedelta(hours=12)).dt.strftime("%a %d %b")
         out = pd.DataFrame({
@@ -345,7 +346,8 @@ class AirQualityExplorer:
 
     def find(self, text: str) -> PlaceWeather | None:
         """What the Find button does: ask autocomplete for ``text``, fill the suggestion list
-        and show the best placed suggestion (``None`` when none could be placed)."""
+        and show the best placed suggestion (``None`` when none could be placed).
+        """
         found = self.search(text)
         placed = found[found["lon"].notna()]
         if placed.empty:
@@ -366,7 +368,8 @@ class AirQualityExplorer:
 
     def show_coordinates(self) -> PlaceWeather:
         """What the Show button does: show the place at the longitude and latitude boxes (the
-        place shown keeps its name when the boxes still hold its coordinates)."""
+        place shown keeps its name when the boxes still hold its coordinates).
+        """
         lon, lat = float(self.lon_box.value), float(self.lat_box.value)
         current = self.result
         if current is not None and (lon, lat) == (current.lon, current.lat):
@@ -379,7 +382,8 @@ class AirQualityExplorer:
         """Show a place: a name (a suggestion's label, placed as :func:`find_places` does, or
         any name :func:`toolkit.geocode` finds) or ``(lon, lat)`` (named ``label``, else by its
         coordinates); returns what is shown. The place shown is the one source of the boxes,
-        the titles and the map."""
+        the titles and the map.
+        """
         location: Any = place
         listed: str | None = None
         if isinstance(place, str):
@@ -434,7 +438,8 @@ class AirQualityExplorer:
 
     def static_html(self) -> str:
         """What the explorer shows, as plain HTML: the place, the table, the pictures and the
-        map (the view an HTML report keeps)."""
+        map (the view an HTML report keeps).
+        """
         from toolkit.widgets._static import png_tag
 
         if self.result is None:

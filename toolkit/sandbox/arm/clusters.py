@@ -185,7 +185,8 @@ def catalog_rows(clusters: ClusterWorld) -> list[dict[str, Any]]:
 
 def kubeconfig(cluster: ManagedCluster, host: str, environment: str) -> str:
     """The monitoring user's kubeconfig (YAML text) for the API server at ``host``, signing
-    in (``kubelogin``) to the cloud ``environment``."""
+    in (``kubelogin``) to the cloud ``environment``.
+    """
     user_name = f"clusterMonitoringUser_{cluster.resource_group}_{cluster.name}"
     user: dict[str, Any]
     if cluster.auth == "exec":

@@ -95,7 +95,8 @@ _GATEWAYS: tuple[tuple[str, str, str, list[tuple[str, str, list[tuple[str, str]]
 @dataclass
 class Server:
     """A backend server: its address, NIC ip configuration (VMs only), and health per
-    settings."""
+    settings.
+    """
 
     address: str
     ip_configuration: str | None
@@ -128,7 +129,8 @@ class Gateway:
 
 def build_world(world: World) -> dict[tuple[str, str, str], Gateway]:
     """The gateways of the world, keyed by (subscription id, resource group, name), lower
-    case."""
+    case.
+    """
     rng = world.rng("network")
     subs = {s.name: s for s in world.subscriptions}
     out: dict[tuple[str, str, str], Gateway] = {}

@@ -428,7 +428,8 @@ class Aggregate:
 @dataclass(frozen=True)
 class Apply:
     """One transformation: ``filter`` (tree), ``groupby`` (columns, aggregates) or
-    ``aggregate`` (aggregates)."""
+    ``aggregate`` (aggregates).
+    """
 
     kind: str
     tree: Any = None

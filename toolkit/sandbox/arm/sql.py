@@ -194,7 +194,8 @@ class KeyVersion:
 @dataclass
 class VaultKey:
     """A key of a key vault: its versions, oldest first; ``deleted`` keys are gone from the
-    vault (a server key naming one is not found)."""
+    vault (a server key naming one is not found).
+    """
 
     vault: str
     name: str
@@ -418,7 +419,8 @@ def _iso(when: datetime) -> str:
 
 def _protector_state(sandbox: Sandbox, server: SqlServer) -> dict[str, Any]:
     """The server's live protector state (under ``sandbox.state``), with a change whose time
-    has come applied. Call with ``state_lock`` held."""
+    has come applied. Call with ``state_lock`` held.
+    """
     states = sandbox.state.setdefault("sql_protectors", {})
     key = (server.subscription_id.lower(), server.resource_group.lower(), server.name.lower())
     state = states.get(key)
@@ -443,7 +445,8 @@ def _apply(state: dict[str, Any], pending: dict[str, Any]) -> None:
 def protector_body(sql: SqlWorld, server: SqlServer, state: dict[str, Any],
                    sandbox: Sandbox) -> dict[str, Any]:
     """The EncryptionProtector resource of a server in a given state, in the sandbox cloud's
-    words (key type, ``kind``, vault host)."""
+    words (key type, ``kind``, vault host).
+    """
     namespace = sandbox.namespace
     props = dict(state["properties"])
     key_type = sandbox.words.key_vault_type if props["serverKeyType"] == VAULT \

@@ -74,7 +74,8 @@ def _group_id(ns: str, name: str) -> str:
 
 def _children(world: World, ns: str, mg: ManagementGroup, recurse: bool) -> list[dict[str, Any]]:
     """The groups, then the subscriptions, directly below ``mg`` (and theirs, with
-    ``recurse``), as the hierarchy answer lists them."""
+    ``recurse``), as the hierarchy answer lists them.
+    """
     out: list[dict[str, Any]] = []
     for child in world.management_groups:
         if child.parent != mg.name:

@@ -220,7 +220,8 @@ def _definition_problem(parts: dict[str, bytes]) -> str | None:
 
 def _display_name_problem(name: Any) -> str | None:
     """Why the service refuses an item display name (completing "The display name ..."), or
-    ``None``."""
+    ``None``.
+    """
     rule = (f"must be 1 to {DISPLAY_NAME_MAX} characters, must not start or end with a space or "
             "a '.', and must contain no control characters and none of "
             + " ".join(sorted(DISPLAY_NAME_FORBIDDEN)))

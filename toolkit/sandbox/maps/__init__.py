@@ -35,7 +35,8 @@ def note_arrival(request: Request, operation: str) -> None:
 def peak_rate(sandbox: Sandbox, operation: str, window: float = 1.0,
               since: float | None = None) -> int:
     """The most requests of ``operation`` that arrived within any ``window`` seconds
-    (optionally only those after the monotonic time ``since``)."""
+    (optionally only those after the monotonic time ``since``).
+    """
     with sandbox.state_lock:
         times = sorted(sandbox.state.get("maps.arrivals", {}).get(operation, ()))
     if since is not None:

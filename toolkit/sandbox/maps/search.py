@@ -234,7 +234,8 @@ def _list(value: str | None, allowed: tuple[str, ...], name: str) -> set[str] | 
 def _location(request: Request) -> tuple[tuple[float, float] | None,
                                         tuple[float, ...] | None]:
     """``coordinates`` and ``bbox`` (the reference point: the coordinates, else the bbox's
-    centre)."""
+    centre).
+    """
     coords = request.param("coordinates")
     bbox_text = request.param("bbox")
     ref = None
@@ -314,7 +315,8 @@ def _whole(keys: tuple[str, ...], text: str) -> int | None:
 
 def _narrows(ent: Entity, context: list[str]) -> bool:
     """Whether the text after the commas names the entity's locality, parish or postcode (or
-    the country)."""
+    the country).
+    """
     where = {_norm(x) for x in (ent.locality, ent.parish, "Andorra") if x}
     for part in context:
         code = re.match(r"^(ad\d{3})\b\s*", part)

@@ -276,7 +276,8 @@ class Resource:
 @dataclass
 class GroupRecords:
     """The evaluation history of one resource group, column-wise; records are ordered by pair
-    then time."""
+    then time.
+    """
 
     pair_resource: np.ndarray
     pair_policy: np.ndarray

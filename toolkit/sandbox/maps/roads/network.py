@@ -1,5 +1,6 @@
 """The drivable road graph of Andorra: loading, arcs, speeds, restrictions, costs, nearest
-roads (see the package docstring)."""
+roads (see the package docstring).
+"""
 
 from __future__ import annotations
 
@@ -141,7 +142,8 @@ class RoadNetwork:
 
     def _main_component(self) -> np.ndarray:
         """Edges inside the largest strongly connected part of the directed graph (routes snap
-        onto them, so that every routed point can be both reached and left)."""
+        onto them, so that every routed point can be both reached and left).
+        """
         n = len(self.lonlat)
         fwd: list[list[int]] = [[] for _ in range(n)]
         rev: list[list[int]] = [[] for _ in range(n)]
@@ -273,7 +275,8 @@ class RoadNetwork:
 
     def piece(self, edge: int, start: float, end: float) -> list[list[float]]:
         """Coordinates along an edge from offset ``start`` to ``end`` (reversed when
-        ``end < start``), both ends included."""
+        ``end < start``), both ends included.
+        """
         cum, coords = self.edge_cum[edge], self.edge_coords[edge]
         lo, hi = sorted((start, end))
         inner = [coords[i].tolist() for i in range(len(cum)) if lo < cum[i] < hi]

@@ -1,5 +1,6 @@
 """Paths on the road network: the cheapest route through waypoints (A* on the directed arcs, by
-time or distance, with the mode's restrictions, ``avoid`` and traffic) and alternatives."""
+time or distance, with the mode's restrictions, ``avoid`` and traffic) and alternatives.
+"""
 
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def _dijkstra(net: RoadNetwork, sources: dict[int, float], costs: list[float],
 def _leg(net: RoadNetwork, a: tuple[int, float], b: tuple[int, float], costs: list[float],
          rate: float = 0.0) -> tuple[float, list[tuple[int, float, float]]] | None:
     """Cheapest path between two edge positions, as pieces ``(arc, from, to)`` with
-    offsets along each arc."""
+    offsets along each arc.
+    """
     ea, sa = a
     eb, sb = b
     la, lb = net.edge_len[ea], net.edge_len[eb]

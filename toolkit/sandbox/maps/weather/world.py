@@ -223,7 +223,8 @@ def _land() -> tuple[Any, Any]:
 
 def covered(lon: float, lat: float) -> bool:
     """Whether the service answers for a point: land, inland seas, or within ~50 nmi of a
-    coast."""
+    coast.
+    """
     import shapely
 
     polys, tree = _land()
@@ -485,7 +486,8 @@ def hourly_reading(ww: WeatherWorld, lon: float, lat: float, at: datetime, *,
 def daily_forecast(ww: WeatherWorld, lon: float, lat: float, at: datetime, duration: int, *,
                    language: str | None = None) -> list[dict[str, Any]]:
     """DailyAirQuality records from the local day of ``at`` on: per pollutant the day's highest
-    hourly index."""
+    hourly index.
+    """
     tz = ww.timezone_at(lon, lat)
     today: date = at.astimezone(tz).date()
     out = []
@@ -610,7 +612,8 @@ def alerts_at(ww: WeatherWorld, parish: str | None, at: datetime) -> list[tuple[
                                                                                    AlertArea,
                                                                                    str]]]]:
     """The alerts listed at ``at`` for a location in ``parish``: each with its listed areas and
-    their statuses, highest priority (lowest number) first."""
+    their statuses, highest priority (lowest number) first.
+    """
     if parish is None:
         return []
     k = ww.cycle_index(at)
