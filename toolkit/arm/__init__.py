@@ -1,0 +1,1 @@
+"""Resource manager services (spec 1): policy insights, resources, clusters, support and more."""

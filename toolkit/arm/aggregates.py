@@ -24,7 +24,7 @@ _BY_LOWER = {c.name.lower(): c for c in POLICY_STATES.columns}
 
 
 def apply_columns(apply: str) -> list[str] | None:
-    """The columns an ``$apply`` result has (None: whole records), from the expression."""
+    """Name the columns an ``$apply`` result has, from the expression (None: whole records)."""
     for step in reversed(split_top_level(apply, "/")):
         low = step.lower()
         if low.startswith("filter"):
@@ -45,7 +45,7 @@ def _canonical(name: str) -> str:
 
 def aggregate_frame(records: list[dict[str, Any]], apply: str,
                     attrs: Mapping[str, Any]) -> pd.DataFrame:
-    """The typed frame of an ``$apply`` result's records.
+    """Build the typed frame of an ``$apply`` result's records.
 
     Returns
     -------

@@ -1,5 +1,6 @@
-"""Cluster credentials: a managed cluster's monitoring-user kubeconfigs (spec 1 §2.10, §4.8) and a
-hosted cluster's kubeadmin credentials (§4.9).
+"""Cluster credentials (spec 1 §2.10, §4.8, §4.9).
+
+A managed cluster's monitoring-user kubeconfigs and a hosted cluster's kubeadmin credentials.
 
 Credential values are held in :class:`~toolkit.Secret` cells: repr, HTML, ``to_csv``, ``to_json``,
 logs and error messages show a mask; ``.reveal()`` is the only way to the value, and
@@ -55,7 +56,7 @@ HOSTED_NAME_RE = re.compile(r"^[^/?#\s]{1,200}$")
 
 
 def _decode(value: Any) -> str | bytes | None:
-    """The kubeconfig a Base64 ``value`` carries (text when it is UTF-8)."""
+    """Decode the kubeconfig a Base64 ``value`` carries (text when it is UTF-8)."""
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -76,9 +77,11 @@ KUBECONFIG_MAX_DEPTH = 64
 
 
 def _load_kubeconfig(text: str | bytes) -> Any:
-    """YAML with the safe loader, refusing what a kubeconfig never needs and a hostile one uses
-    to exhaust memory: anchors and aliases, more than ``KUBECONFIG_MAX_NODES`` nodes, nesting
-    deeper than ``KUBECONFIG_MAX_DEPTH``, more than ``KUBECONFIG_MAX_BYTES``.
+    """Load YAML with the safe loader, refusing what a kubeconfig never needs.
+
+    Refused is what a hostile one uses to exhaust memory: anchors and aliases, more than
+    ``KUBECONFIG_MAX_NODES`` nodes, nesting deeper than ``KUBECONFIG_MAX_DEPTH``, more than
+    ``KUBECONFIG_MAX_BYTES``.
     """
     import yaml
     from yaml.events import AliasEvent
@@ -118,9 +121,11 @@ def _load_kubeconfig(text: str | bytes) -> Any:
 
 
 def kubeconfig_summary(text: str | bytes | None) -> dict[str, Any]:
-    """What a kubeconfig says that is not secret: cluster name, server URL, context, user name
-    and how the user authenticates (``token``, ``client-certificate``, ``exec``, ``basic``,
-    ``auth-provider``). Fields it does not have are ``None``.
+    """Summarize what a kubeconfig says that is not secret.
+
+    Cluster name, server URL, context, user name and how the user authenticates (``token``,
+    ``client-certificate``, ``exec``, ``basic``, ``auth-provider``). Fields it does not have are
+    ``None``.
     """
     out: dict[str, Any] = {"cluster_name": None, "server_url": None, "context": None,
                            "user_name": None, "auth_kind": None}
@@ -170,7 +175,7 @@ def cluster_monitoring_credentials(subscription_id: str, resource_group: str, cl
                                    server_fqdn: str | None = None,
                                    api_version: str = MANAGED_API_VERSION,
                                    connection: Connection | None = None) -> pd.DataFrame:
-    """The monitoring user's kubeconfigs of a managed cluster, masked.
+    """Read the monitoring user's kubeconfigs of a managed cluster, masked.
 
     Parameters
     ----------
@@ -234,7 +239,7 @@ def cluster_monitoring_credentials(subscription_id: str, resource_group: str, cl
 def hosted_cluster_credentials(subscription_id: str, resource_group: str, cluster: str, *,
                                api_version: str = HOSTED_API_VERSION,
                                connection: Connection | None = None) -> pd.DataFrame:
-    """The kubeadmin credentials of a hosted cluster, the password masked.
+    """Read the kubeadmin credentials of a hosted cluster, the password masked.
 
     Parameters
     ----------

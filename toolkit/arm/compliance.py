@@ -41,7 +41,7 @@ def _by(by: Any, df: pd.DataFrame, helper: str) -> list[str]:
 
 
 def _newest(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
-    """The newest record per (resource, assignment, definition, reference id[, extra])."""
+    """Keep the newest record per (resource, assignment, definition, reference id[, extra])."""
     keys = [k for k in _KEY if k in df.columns] + list(extra)
     if "timestamp" not in df.columns or len(keys) < 2:
         return df
@@ -216,7 +216,7 @@ def _timestamp(value: Any, parameter: str) -> pd.Timestamp | None:
 
 def _window(df: pd.DataFrame | None, window: Any) -> tuple[pd.Timestamp | None,
                                                              pd.Timestamp | None]:
-    """The window's start and end (UTC): given, or recorded by :func:`policy_states`."""
+    """Give the window's start and end (UTC): given, or recorded by :func:`policy_states`."""
     if df is not None:
         window = df.attrs.get("window")
         if not isinstance(window, tuple | list) or len(window) != 2:
@@ -228,8 +228,9 @@ def _window(df: pd.DataFrame | None, window: Any) -> tuple[pd.Timestamp | None,
 
 def _complete(day: pd.Series, freq: str, lo: pd.Timestamp | None,
               hi: pd.Timestamp | None) -> pd.Series:
-    """Whether each period starting at ``day`` lies wholly inside ``[lo, hi]``; an unknown end
-    leaves the period at that end incomplete.
+    """Tell whether each period starting at ``day`` lies wholly inside ``[lo, hi]``.
+
+    An unknown end leaves the period at that end incomplete.
     """
     periods = day.dt.tz_convert(None).dt.to_period(freq)
     starts = periods.dt.start_time.dt.tz_localize("UTC")

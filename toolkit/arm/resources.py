@@ -1,6 +1,8 @@
-"""The tenant's standard resource-management lists: management groups, subscriptions, resource
-groups, and the management-group hierarchy. They find the scopes to ask about, the same way
-against a real tenant as against the sandbox (every page read, typed frames).
+"""The tenant's standard resource-management lists.
+
+Management groups, subscriptions, resource groups, and the management-group hierarchy. They find the
+scopes to ask about, the same way against a real tenant as against the sandbox (every page read,
+typed frames).
 """
 
 from __future__ import annotations
@@ -152,8 +154,9 @@ def resource_groups(subscription_id: str, *, max_items: int | None = None,
 
 
 def _tree_rows(body: dict[str, Any], url: str) -> list[dict[str, Any]]:
-    """The hierarchy answer's nodes, depth first in the service's order, as rows. Walked with a
-    stack, not recursion, and bounded: deeper than :data:`TREE_MAX_DEPTH` or more than
+    """Flatten the hierarchy answer's nodes into rows, depth first in the service's order.
+
+    Walked with a stack, not recursion, and bounded: deeper than :data:`TREE_MAX_DEPTH` or more than
     :data:`TREE_MAX_ROWS` rows is a ProtocolError.
     """
 
@@ -201,7 +204,7 @@ def _tree_rows(body: dict[str, Any], url: str) -> list[dict[str, Any]]:
 
 
 def _tenant_root(pipe: Pipeline, ns: str, api_version: str) -> str:
-    """The tenant root group's id: the tenant id, which every group of the list carries."""
+    """Find the tenant root group's id: the tenant id, which every group of the list carries."""
     response = pipe.send("GET", f"/providers/{ns}.Management/managementGroups",
                          params={"api-version": api_version}, operation=_TREE_OPERATION)
     values = response.json_object().get("value")
@@ -216,7 +219,7 @@ def _tenant_root(pipe: Pipeline, ns: str, api_version: str) -> str:
 
 def management_group_tree(group_id: str | None = None, *, api_version: str | None = None,
                           connection: Connection | None = None) -> pd.DataFrame:
-    """The management-group hierarchy below a group: its groups and subscriptions, one row each.
+    """List the management-group hierarchy below a group: its groups and subscriptions, a row each.
 
     One request (``GET .../managementGroups/{group_id}?$expand=children&$recurse=true``) gives
     the whole tree; roll compliance up it by joining ``policy_summary`` or ``policy_states``

@@ -1,6 +1,7 @@
-"""ARM scope strings for policy insights: which scopes the service answers for, how to read the
-scope a user copies from the portal (in either vocabulary: the real provider word or the
-connection's), and the query options each scope accepts.
+"""ARM scope strings for policy insights.
+
+Which scopes the service answers for, how to read the scope a user copies from the portal (in either
+vocabulary: the real provider word or the connection's), and the query options each scope accepts.
 
 The scopes of ``policyStates`` and ``summarize``: a management group, a subscription, a resource
 group, a single resource, a policy assignment at subscription or resource-group level, a policy
@@ -74,7 +75,7 @@ class Scope:
     resource_group: str | None = None
 
     def path(self, namespace: str) -> str:
-        """The scope path in the vocabulary of ``namespace``."""
+        """Write the scope path in the vocabulary of ``namespace``."""
         return self.template.replace("{ns}", namespace)
 
 
@@ -116,7 +117,7 @@ def parse_scope(value: Any, parameter: str = "scope") -> Scope:
 
 
 def resolve_scope(subscription_id: Any, resource_group: Any, scope: Any) -> Scope:
-    """The scope of a policy call: ``scope=``, else the subscription (and resource group).
+    """Resolve the scope of a policy call: ``scope=``, else the subscription (and resource group).
 
     Raises
     ------

@@ -1,5 +1,4 @@
-"""Support: the services a ticket can be opened for, and their problem classifications
-(spec 1 §2.9, §4.7).
+"""Support (spec 1 §2.9, §4.7): services a ticket can be opened for, their problem classifications.
 
 Service and classification names are identifiers the service hands out; the spec asks clients to
 discover them, never to hard-code them: :func:`support_services` lists the services,
@@ -48,8 +47,9 @@ def _headers(language: str | None) -> dict[str, str] | None:
 
 
 def _service_name(service_name: Any) -> str:
-    """A service name, or the name inside a service id
-    (``/providers/<ns>.Support/services/<name>``).
+    """Take a service name, or the name inside a service id.
+
+    The id reads ``/providers/<ns>.Support/services/<name>``.
     """
     if isinstance(service_name, str):
         m = _SERVICE_ID_RE.match(service_name)
