@@ -35,8 +35,10 @@ def require_columns(df: Any, columns: Iterable[str], helper: str) -> pd.DataFram
 
 
 def new_axes(ax: Any = None, *, figsize: tuple[float, float] = (8, 4)) -> Any:
-    """The given Axes, or a new figure's (with constrained layout, so legends and labels
-    outside the axes stay inside the figure).
+    """Return the given Axes, or a new figure's.
+
+    A new figure has constrained layout, so legends and labels outside the axes stay inside the
+    figure.
     """
     if ax is not None:
         return ax
@@ -49,8 +51,9 @@ def new_axes(ax: Any = None, *, figsize: tuple[float, float] = (8, 4)) -> Any:
 
 
 def mark_sandbox(figure: Any) -> None:
-    """Write :data:`~toolkit._core.provenance.SANDBOX_MARK` in the figure's lower left corner
-    (once per figure). A figure laid out by matplotlib (constrained or tight layout) keeps a
+    """Write :data:`~toolkit._core.provenance.SANDBOX_MARK` in the figure's lower left corner.
+
+    Written once per figure. A figure laid out by matplotlib (constrained or tight layout) keeps a
     strip free for it along its bottom edge, so it covers no label.
     """
     if any(t.get_gid() == _MARK_GID for t in figure.texts):
@@ -67,10 +70,11 @@ def mark_sandbox(figure: Any) -> None:
 
 
 def marks_sandbox(helper: Callable[_P, Any]) -> Callable[_P, Any]:
-    """Decorate a plot helper: it draws in the one style of the helpers
-    (:func:`~toolkit.plot._style.report_style`, the user's ``rcParams`` untouched), and when
-    any frame it is given is the sandbox's (``df.attrs["sandbox"]``), the figure of the Axes it
-    returns says so visibly.
+    """Decorate a plot helper: one style, and a visible mark on sandbox figures.
+
+    The helper draws in the one style of the helpers (:func:`~toolkit.plot._style.report_style`, the
+    user's ``rcParams`` untouched), and when any frame it is given is the sandbox's
+    (``df.attrs["sandbox"]``), the figure of the Axes it returns says so visibly.
     """
 
     @wraps(helper)

@@ -73,7 +73,7 @@ _WORDS = {
 
 
 def axis_label(column: str) -> str:
-    """An axis title in words for a grouping column (``resourceType`` -> ``resource type``)."""
+    """Word an axis title for a grouping column (``resourceType`` -> ``resource type``)."""
     if column in _WORDS:
         return _WORDS[column]
     words = []
@@ -86,7 +86,7 @@ def axis_label(column: str) -> str:
 
 
 def series_style(k: int) -> dict[str, Any]:
-    """The colour, marker and line style of the ``k``-th series."""
+    """Give the colour, marker and line style of the ``k``-th series."""
     shift = k // len(SERIES_COLORS)  # past the last colour, the markers move on by one
     return {"color": SERIES_COLORS[k % len(SERIES_COLORS)],
             "marker": SERIES_MARKERS[(k + shift) % len(SERIES_MARKERS)],
@@ -112,8 +112,9 @@ def report_style() -> Iterator[None]:
 
 
 def finish_axes(ax: Any) -> None:
-    """Settle at the report sizes what matplotlib makes only when the figure is drawn, after
-    the helper returned (tick labels, the offset text of an axis).
+    """Settle at the report sizes what matplotlib makes only when the figure is drawn.
+
+    That is, after the helper returned: tick labels, the offset text of an axis.
     """
     ax.tick_params(labelsize=REPORT_RC["xtick.labelsize"])
     for axis in (ax.xaxis, ax.yaxis):

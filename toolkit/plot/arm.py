@@ -74,8 +74,9 @@ ENCRYPTION_POSTURES = {
 
 
 def encryption_posture_of(df: pd.DataFrame) -> pd.Series:
-    """The posture of each protector row (the keys of :data:`ENCRYPTION_POSTURES`), as an
-    ordered category.
+    """Classify each protector row's posture (the keys of :data:`ENCRYPTION_POSTURES`).
+
+    The result is an ordered category.
     """
     require_columns(df, ["serverKeyType", "serverKeyName", "autoRotationEnabled"],
                     "plot.encryption_posture")

@@ -1,5 +1,4 @@
-"""Map pictures: routes on the road network, GPS traces before and after snapping, traffic
-incidents.
+"""Map pictures: routes on the road network, GPS traces before and after snapping, incidents.
 
 The background is a frame of lines (``background=``): the caller's own (any GeoDataFrame of
 roads, rivers, borders...), ``True`` for the road network the toolkit ships for Andorra
@@ -73,8 +72,9 @@ def stamp_credit(ax: Any, credit: str | None) -> None:
 
 
 def spread_labels(ax: Any, texts: Sequence[Any], xs: Any, ys: Any) -> None:
-    """Move map labels (``Text`` artists at their points) apart so none covers another or a
-    point, with a thin leader line to its point where it had to move (adjustText).
+    """Move map labels (``Text`` artists at their points) apart so none covers another or a point.
+
+    A thin leader line goes to its point where a label had to move (adjustText).
     """
     if not texts:
         return
@@ -170,8 +170,9 @@ def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
 @marks_sandbox
 def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None = None,
            background: Any = True, labels: bool = True, title: str | None = None) -> Any:
-    """Routes on the road network, one colour per meaning however many routes there are: main
-    routes bold, alternatives dashed in a colour of their own, the start, the stops (waypoints)
+    """Draw routes on the road network, one colour per meaning however many routes there are.
+
+    Main routes bold, alternatives dashed in a colour of their own, the start, the stops (waypoints)
     and the ends marked.
 
     Parameters
@@ -261,7 +262,7 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
 @marks_sandbox
 def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background: Any = True,
                   cmap: str = "viridis", title: str | None = None) -> Any:
-    """A GPS trace before (grey) and after snapping (coloured by speed limit).
+    """Draw a GPS trace before (grey) and after snapping (coloured by speed limit).
 
     Parameters
     ----------
@@ -340,8 +341,9 @@ def _draw_incidents(ax: Any, df: pd.DataFrame, handles: list[Any]) -> None:
 @marks_sandbox
 def incidents(df: pd.DataFrame, *, ax: Any = None, background: Any = True,
               bbox: Any = None, title: str | None = None) -> Any:
-    """Traffic incidents by type (colour) and severity (size); a line to where each ends, an X
-    where the road is closed.
+    """Draw traffic incidents by type (colour) and severity (size).
+
+    A line goes to where each ends, an X where the road is closed.
 
     Parameters
     ----------

@@ -34,8 +34,10 @@ _SUMMARY_LEVELS = {"policyAssignmentName": "assignment", "policyAssignmentId": "
 
 
 def _from_policy_summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
-    """The rows of one level of a :func:`toolkit.policy_summary` frame, counted the way
-    :func:`toolkit.compliance_summary` counts (the service's own resource counts).
+    """Take the rows of one level of a :func:`toolkit.policy_summary` frame.
+
+    They are counted the way :func:`toolkit.compliance_summary` counts (the service's own resource
+    counts).
     """
     if by not in _SUMMARY_LEVELS:
         raise ValidationError("by", by, "with a policy_summary frame must be one of "
@@ -123,8 +125,9 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any
 
 
 def _covered(parts: list[tuple[Any, pd.DataFrame]], day: pd.Series) -> list[int]:
-    """For each series, how many of the series drawn after it (at most 2) cover it: the same
-    value (within half a point) on most of the days both have.
+    """Count for each series how many of the series drawn after it (at most 2) cover it.
+
+    A series covers another with the same value (within half a point) on most of the days both have.
     """
     values = [pd.Series(part["compliance_pct"].to_numpy(dtype=float),
                         index=day[part.index].to_numpy()).groupby(level=0).mean()
@@ -143,8 +146,9 @@ def _covered(parts: list[tuple[Any, pd.DataFrame]], day: pd.Series) -> list[int]
 @marks_sandbox
 def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = None,
                      title: str | None = None, events: Sequence[tuple[Any, str]] = ()) -> Any:
-    """Compliance percentage over time (one line per group with ``by``), with non-compliant
-    resources shaded when there is one line.
+    """Draw the compliance percentage over time (one line per group with ``by``).
+
+    Non-compliant resources are shaded when there is one line.
 
     Periods only partly inside the window asked (``complete`` false: the first and last day of
     a window that does not start and end at midnight) are not joined to the line: they are

@@ -57,8 +57,9 @@ def _colour(row: pd.Series) -> str:
 
 
 def _band_lines(ax: Any, top: float, *, vertical: bool = False) -> None:
-    """Dashed lines at the band limits below ``top``, each labelled with the category it
-    closes, outside the axes (above them for vertical lines, staggered in two rows; right of
+    """Draw dashed lines at the band limits below ``top``, labelled with the category each closes.
+
+    The labels sit outside the axes (above them for vertical lines, staggered in two rows; right of
     them for horizontal ones), so no label runs through a bar.
     """
     for k, (limit, name) in enumerate(zip(AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES,
@@ -120,7 +121,7 @@ def _category_legend(ax: Any, categories: Sequence[str], **kw: Any) -> None:
 @marks_sandbox
 def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, labels: Any = None,
                          ax: Any = None, title: str | None = None) -> Any:
-    """The daily forecast as bars in the category colours, with the band limits marked.
+    """Draw the daily forecast as bars in the category colours, with the band limits marked.
 
     With one place (or ``location=`` naming one), one bar per day: its height is the global
     index, its colour the service's ``categoryColor``, its label the dominant pollutant. With
@@ -207,8 +208,9 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
 def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Any = None,
                    xlabel: str = "distance along the route (km)",
                    title: str | None = None) -> Any:
-    """The daily forecast at points along a route: one line per forecast day (the global index
-    against the distance), with the band limits marked.
+    """Draw the daily forecast at points along a route, with the band limits marked.
+
+    One line per forecast day: the global index against the distance.
 
     Parameters
     ----------
@@ -254,8 +256,10 @@ def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Any = None,
 
 
 def _day_label(value: Any) -> str:
-    """The local date of a forecast day: the service stamps a day with its local midnight in
-    UTC, so the date twelve hours later is the local date for any offset within ±12 h.
+    """Give the local date of a forecast day.
+
+    The service stamps a day with its local midnight in UTC, so the date twelve hours later is the
+    local date for any offset within ±12 h.
     """
     return (pd.Timestamp(value) + pd.Timedelta(hours=12)).strftime("%a\n%d %b")
 
@@ -272,8 +276,10 @@ def _rect(x: float, y: float, colour: str) -> Any:
 @marks_sandbox
 def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
                title: str | None = None) -> Any:
-    """The pollutant breakdown of one current reading: each pollutant's global index as a bar
-    coloured by its own category, its concentration written beside it, the band limits marked.
+    """Draw the pollutant breakdown of one current reading.
+
+    Each pollutant's global index is a bar coloured by its own category, its concentration written
+    beside it, the band limits marked.
 
     Parameters
     ----------
@@ -336,9 +342,10 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
 @marks_sandbox
 def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
                     background: Any = True, title: str | None = None) -> Any:
-    """Current (or forecast) air quality at many places on a map: one dot per place in its
-    category colour, sized by the global index, over a background of lines (by default the
-    shipped road network, where the places lie inside it).
+    """Map the current (or forecast) air quality at many places.
+
+    One dot per place in its category colour, sized by the global index, over a background of lines
+    (by default the shipped road network, where the places lie inside it).
 
     Parameters
     ----------
@@ -416,8 +423,9 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
 @marks_sandbox
 def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Any = None,
                    title: str | None = None) -> Any:
-    """Severe weather alerts as a timeline: one bar per alert area from its start to its end
-    (UTC), coloured by its latest status.
+    """Draw severe weather alerts as a timeline.
+
+    One bar per alert area from its start to its end (UTC), coloured by its latest status.
 
     Parameters
     ----------
