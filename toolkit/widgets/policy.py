@@ -1,5 +1,7 @@
-"""A compliance explorer: choose a scope (subscription and resource group), a time window, a
-compliance state and a grouping; see the summary table and the chart.
+"""A compliance explorer: choose a scope, a window, a state and a grouping; see table and chart.
+
+The scope is a subscription and resource group, the window a time window, the state a compliance
+state; the explorer shows the summary table and the chart.
 
 It works against any connection: the scopes to offer come from the caller (``scopes=``: pairs
 of subscription id and resource group, or a frame of them), and the end of the window defaults
@@ -61,7 +63,7 @@ class ComplianceView:
 
 
 def scope_table(scopes: Any = None) -> pd.DataFrame:
-    """The scopes to offer, as a frame.
+    """Build the scopes to offer, as a frame.
 
     Parameters
     ----------
@@ -104,9 +106,10 @@ def scope_table(scopes: Any = None) -> pd.DataFrame:
 
 def newest_evaluation(subscription_id: str, resource_group: str, *,
                       connection: Connection | None = None) -> pd.Timestamp:
-    """The time of the newest evaluation the service holds for a scope over its default window
-    (the last day by its own clock): its "now" as far as the data go (this machine's current
-    time when the window holds none).
+    """Find the time of the newest evaluation the service holds for a scope.
+
+    Over its default window (the last day by its own clock): its "now" as far as the data go (this
+    machine's current time when the window holds none).
 
     Returns
     -------
@@ -128,7 +131,7 @@ def newest_evaluation(subscription_id: str, resource_group: str, *,
 def compliance_view(subscription_id: str, resource_group: str, *, window_days: int = 1,
                     state: str | None = None, by: str = "assignment", end: Any = None,
                     connection: Connection | None = None) -> ComplianceView:
-    """The newest states of a resource group in a window, summarised by a grouping.
+    """Summarise the newest states of a resource group in a window by a grouping.
 
     Parameters
     ----------
@@ -307,14 +310,15 @@ class ComplianceExplorer:
         self._chart.value = buffer.getvalue()
 
     def labels(self) -> dict[str, str]:
-        """The label each dropdown shows now (what a reader sees in the controls)."""
+        """Give the label each dropdown shows now (what a reader sees in the controls)."""
         return {name: str(control.label) for name, control in (
             ("scope", self._scope), ("window", self._window), ("state", self._state),
             ("group by", self._by))}
 
     def static_html(self) -> str:
-        """What the explorer shows, as plain HTML: the choices, the counts, the table and the
-        chart (the view an HTML report keeps).
+        """Render what the explorer shows as plain HTML: choices, counts, table and chart.
+
+        This is the view an HTML report keeps.
         """
         import html
 
@@ -334,6 +338,6 @@ class ComplianceExplorer:
 def compliance_explorer(subscription_id: str | None = None, resource_group: str | None = None,
                         *, scopes: Any = None, end: Any = None,
                         connection: Connection | None = None) -> ComplianceExplorer:
-    """A :class:`ComplianceExplorer` (display it, or drive it with ``.select``)."""
+    """Create a :class:`ComplianceExplorer` (display it, or drive it with ``.select``)."""
     return ComplianceExplorer(subscription_id, resource_group, scopes=scopes, end=end,
                               connection=connection)

@@ -1,5 +1,7 @@
-"""An air-quality explorer: pick a place by name (through autocomplete) or by coordinates and see
-the current air, the week ahead and any severe weather alerts.
+"""An air-quality explorer: pick a place, see the current air, the week ahead and the alerts.
+
+The place is picked by name (through autocomplete) or by coordinates; the explorer shows the current
+air, the week ahead and any severe weather alerts.
 
 The logic is in plain functions (:func:`find_places`, :func:`place_weather`) that the widget
 calls; :class:`AirQualityExplorer` can be driven without a browser (``explorer.select("Ordino")``
@@ -42,7 +44,7 @@ MAP_HEIGHT = 380
 
 
 def _known(places: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
-    """A caller's gazetteer by lower-cased name: ``(lon, lat)``."""
+    """Index a caller's gazetteer by lower-cased name: ``(lon, lat)``."""
     if places is None:
         return {}
     return {str(n).casefold(): (float(o), float(a)) for n, o, a in
@@ -128,8 +130,9 @@ class PlaceWeather:
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> pd.DataFrame:
-        """One row per day: the forecast category and index, the dominant pollutant and the
-        alerts in force that day (today's row also has the current reading).
+        """Tabulate a row per day: forecast category and index, dominant pollutant, alerts in force.
+
+        Today's row also has the current reading.
         """
         f = self.forecast
         days = (f["dateTime"] + pd.Timedelta(hours=12)).dt.strftime("%a %d %b")
@@ -154,7 +157,7 @@ class PlaceWeather:
         return out
 
     def figure(self) -> Any:
-        """The static picture: pollutants now, the week ahead, the alert timeline."""
+        """Draw the static picture: pollutants now, the week ahead, the alert timeline."""
         import matplotlib.pyplot as plt
 
         from toolkit import plot
@@ -181,7 +184,7 @@ class PlaceWeather:
 def place_weather(location: Any, *, label: str | None = None, duration: int = 7,
                   language: str | None = None,
                   connection: Connection | None = None) -> PlaceWeather:
-    """Current air, the daily forecast and the alerts at one place.
+    """Read the current air, the daily forecast and the alerts at one place.
 
     Parameters
     ----------
@@ -216,8 +219,9 @@ def place_weather(location: Any, *, label: str | None = None, duration: int = 7,
 
 
 class AirQualityExplorer:
-    """Pick a place (by name through autocomplete, or by coordinates); see the air now, the week
-    ahead and the alerts.
+    """Pick a place (by name through autocomplete, or by coordinates); see air, week ahead, alerts.
+
+    The explorer shows the air now, the week ahead and the alerts.
 
     Parameters
     ----------
@@ -345,8 +349,9 @@ class AirQualityExplorer:
             self._quiet = False
 
     def find(self, text: str) -> PlaceWeather | None:
-        """What the Find button does: ask autocomplete for ``text``, fill the suggestion list
-        and show the best placed suggestion (``None`` when none could be placed).
+        """Do what the Find button does: ask autocomplete for ``text`` and show the best placed one.
+
+        The suggestion list is filled; ``None`` when no suggestion could be placed.
         """
         found = self.search(text)
         placed = found[found["lon"].notna()]
@@ -367,8 +372,9 @@ class AirQualityExplorer:
             self._quiet = False
 
     def show_coordinates(self) -> PlaceWeather:
-        """What the Show button does: show the place at the longitude and latitude boxes (the
-        place shown keeps its name when the boxes still hold its coordinates).
+        """Do what the Show button does: show the place at the longitude and latitude boxes.
+
+        The place shown keeps its name when the boxes still hold its coordinates.
         """
         lon, lat = float(self.lon_box.value), float(self.lat_box.value)
         current = self.result
@@ -379,10 +385,11 @@ class AirQualityExplorer:
         return self.select((lon, lat))
 
     def select(self, place: Any, *, label: str | None = None) -> PlaceWeather:
-        """Show a place: a name (a suggestion's label, placed as :func:`find_places` does, or
-        any name :func:`toolkit.geocode` finds) or ``(lon, lat)`` (named ``label``, else by its
-        coordinates); returns what is shown. The place shown is the one source of the boxes,
-        the titles and the map.
+        """Show a place, and return what is shown.
+
+        The place is a name (a suggestion's label, placed as :func:`find_places` does, or any name
+        :func:`toolkit.geocode` finds) or ``(lon, lat)`` (named ``label``, else by its coordinates).
+        The place shown is the one source of the boxes, the titles and the map.
         """
         location: Any = place
         listed: str | None = None
@@ -437,8 +444,9 @@ class AirQualityExplorer:
             self.map_view.value = map_iframe(self.map, MAP_HEIGHT)
 
     def static_html(self) -> str:
-        """What the explorer shows, as plain HTML: the place, the table, the pictures and the
-        map (the view an HTML report keeps).
+        """Render what the explorer shows as plain HTML: place, table, pictures and map.
+
+        This is the view an HTML report keeps.
         """
         from toolkit.widgets._static import png_tag
 
@@ -458,6 +466,6 @@ def air_quality_explorer(*, near: Any = DEFAULT_NEAR, places: pd.DataFrame | Non
                          duration: int = 7, language: str | None = None,
                          interactive: bool | None = None,
                          connection: Connection | None = None) -> AirQualityExplorer:
-    """An :class:`AirQualityExplorer` (the same parameters)."""
+    """Create an :class:`AirQualityExplorer` (the same parameters)."""
     return AirQualityExplorer(near=near, places=places, duration=duration, language=language,
                               interactive=interactive, connection=connection)
