@@ -1,5 +1,6 @@
-"""Facts of the resource-management services (spec 1): api-versions, names' patterns, policy
-record fields and the enumerations the answers use.
+"""Facts of the resource-management services (spec 1).
+
+Api-versions, names' patterns, policy record fields and the enumerations the answers use.
 
 Data only: the client (``toolkit.arm``, ``toolkit._core.validate``, ``toolkit._core.schemas``)
 and the sandbox (``toolkit.sandbox.arm``) both read these; each compiles its own patterns and

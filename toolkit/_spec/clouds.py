@@ -84,13 +84,14 @@ class Vocabulary:
     hosted_cluster_type: str
 
     def provider(self, service: str) -> str:
-        """The full provider namespace of a service word: ``provider("Sql")`` is
-        ``Microsoft.Sql`` in the real vocabulary.
+        """Give the full provider namespace of a service word.
+
+        ``provider("Sql")`` is ``Microsoft.Sql`` in the real vocabulary.
         """
         return f"{self.namespace}.{service}"
 
     def header(self, name: str) -> str:
-        """A custom header's full name: ``header("request-id")`` is ``x-ms-request-id``."""
+        """Give a custom header's full name: ``header("request-id")`` is ``x-ms-request-id``."""
         return f"{self.header_prefix}{name}"
 
 
@@ -183,11 +184,11 @@ class Cloud:
         return self.authority_host is not None
 
     def host(self, family: str) -> str | None:
-        """The base URL of a family in this cloud (``None`` where not offered)."""
+        """Give the base URL of a family in this cloud (``None`` where not offered)."""
         return self.hosts.get(family)
 
     def scope(self, family: str) -> str | None:
-        """The token scope of a family in this cloud."""
+        """Give the token scope of a family in this cloud."""
         return self.scopes.get(family)
 
 
@@ -265,8 +266,10 @@ _BY_NAME: Mapping[str, Cloud] = MappingProxyType(
 
 
 def get_cloud(name: str) -> Cloud:
-    """The cloud of that name (``neutral``, ``public``, ``usgov``, ``china``), or of the Azure
-    CLI's name for it (``AzureCloud``, ``AzureUSGovernment``, ``AzureChinaCloud``), in any case.
+    """Look up the cloud of that name, or of the Azure CLI's name for it, in any case.
+
+    The names are ``neutral``, ``public``, ``usgov`` and ``china``; the Azure CLI's are
+    ``AzureCloud``, ``AzureUSGovernment`` and ``AzureChinaCloud``.
 
     Raises
     ------

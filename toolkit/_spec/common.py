@@ -1,5 +1,7 @@
-"""Facts shared by every family: the shape of the GUIDs that name subscriptions, tenants,
-workspaces and items, and the header the sandbox marks its answers with.
+"""Facts shared by every family.
+
+The shape of the GUIDs that name subscriptions, tenants, workspaces and items, and the header the
+sandbox marks its answers with.
 
 Data only (see :mod:`toolkit._spec`).
 """

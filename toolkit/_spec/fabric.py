@@ -1,5 +1,6 @@
-"""Facts of the eventstream service (spec 3, item creation): the api-version, item naming
-limits, label strategies and the item and principal type enumerations.
+"""Facts of the eventstream service (spec 3, item creation).
+
+The api-version, item naming limits, label strategies and the item and principal type enumerations.
 
 Data only: the client (``toolkit.fabric``, ``toolkit._core.schemas``) and the sandbox
 (``toolkit.sandbox.fabric``) read these; each side writes its own checks.
