@@ -1,5 +1,7 @@
-"""The map of Andorra the toolkit ships (derived from OpenStreetMap, ODbL): its drivable roads
-and its named places, as raw records (for the sandbox) and as frames (for plots and widgets).
+"""The map of Andorra the toolkit ships (derived from OpenStreetMap, ODbL).
+
+Its drivable roads and its named places, as raw records (for the sandbox) and as frames (for plots
+and widgets).
 
 Everything is read on first use and kept for the process; nothing is read at import.
 ``ATTRIBUTION`` is the credit line every picture drawn from this data carries.
@@ -37,16 +39,20 @@ def _read(name: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def road_records() -> dict[str, Any]:
-    """The road network as derived: ``nodes`` (lon, lat pairs), ``edges`` (start node, end node,
-    way, length in metres, inner points) and ``ways`` (the OpenStreetMap tags routing needs).
+    """Load the road network as derived: ``nodes``, ``edges`` and ``ways``.
+
+    ``nodes`` are (lon, lat) pairs, ``edges`` (start node, end node, way, length in metres, inner
+    points) and ``ways`` the OpenStreetMap tags routing needs.
     """
     return _read("andorra_roads.json.gz")
 
 
 @lru_cache(maxsize=1)
 def place_records() -> dict[str, Any]:
-    """The places as derived: ``parishes``, ``places`` (the country, towns, villages, hamlets,
-    localities), ``pois`` (named points of interest) and ``streets``.
+    """Load the places as derived: ``parishes``, ``places``, ``pois`` and ``streets``.
+
+    ``places`` are the country, towns, villages, hamlets and localities, ``pois`` the named points
+    of interest.
     """
     return _read("andorra_places.json.gz")
 
@@ -74,7 +80,7 @@ def _roads() -> gpd.GeoDataFrame:
 
 
 def roads() -> gpd.GeoDataFrame:
-    """The drivable roads of Andorra, one row per road segment between junctions.
+    """Load the drivable roads of Andorra, one row per road segment between junctions.
 
     Returns
     -------
@@ -87,7 +93,7 @@ def roads() -> gpd.GeoDataFrame:
 
 
 def towns() -> pd.DataFrame:
-    """The towns and villages of Andorra, with their centres.
+    """Load the towns and villages of Andorra, with their centres.
 
     Returns
     -------
