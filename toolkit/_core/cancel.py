@@ -31,8 +31,9 @@ _current: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVa
 
 
 class CancelledError(ToolkitError):
-    """The work this request belonged to was cancelled (Ctrl-C, or another item's failure);
-    the request was not sent.
+    """The work this request belonged to was cancelled; the request was not sent.
+
+    Cancelled by Ctrl-C, or by another item's failure.
     """
 
 
@@ -57,8 +58,9 @@ class Cancellation(threading.Event):
         return super().is_set() or (self.parent is not None and self.parent.is_set())
 
     def set(self, grace: float = SEND_GRACE) -> None:
-        """Cancel: no request starts its write from now on; returns once the writes already
-        under way are done (or after ``grace`` seconds).
+        """Cancel: no request starts its write from now on.
+
+        Returns once the writes already under way are done (or after ``grace`` seconds).
         """
         with self._writes:
             super().set()
@@ -74,8 +76,9 @@ class Cancellation(threading.Event):
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """Hold the block (a request's write) as under way, so that :meth:`set` waits for it;
-        raise CancelledError instead when already cancelled.
+        """Hold the block (a request's write) as under way, so that :meth:`set` waits for it.
+
+        Raise CancelledError instead when already cancelled.
         """
         chain = self._chain()
         for one in chain:  # counted first, then checked: a set() in between waits for it
@@ -102,7 +105,7 @@ def cancellable(event: threading.Event) -> Iterator[None]:
 
 
 def current() -> threading.Event | None:
-    """The cancellation the surrounding work runs under, if any."""
+    """Return the cancellation the surrounding work runs under, if any."""
     return _current.get()
 
 
@@ -116,9 +119,10 @@ def check_cancelled() -> None:
 
 @contextmanager
 def sending() -> Iterator[None]:
-    """The last check before a request's bytes are written, held while they are: raises
-    CancelledError when the surrounding work is cancelled; a :class:`Cancellation` set meanwhile
-    waits for the write to end.
+    """Make the last check before a request's bytes are written, held while they are.
+
+    Raises CancelledError when the surrounding work is cancelled; a :class:`Cancellation` set
+    meanwhile waits for the write to end.
     """
     event = _current.get()
     if isinstance(event, Cancellation):

@@ -66,8 +66,10 @@ class RateLimiter:
         self.follows_service = True
 
     def configure(self, rate: float, burst: int) -> None:
-        """New limits, starting from a full bucket. They are the caller's own: from now on the
-        service's count can lower the bucket, never raise it.
+        """Set new limits, starting from a full bucket.
+
+        They are the caller's own: from now on the service's count can lower the bucket, never raise
+        it.
         """
         with self._lock:
             self.rate, self.base_rate, self.burst = rate, rate, burst
@@ -76,15 +78,18 @@ class RateLimiter:
             self.follows_service = False
 
     def started(self) -> int:
-        """Wait for a token (:meth:`acquire`) for a request whose answer will say what the
-        service has left (:meth:`finished`); the request's ticket (its place in the order the
-        requests were let through).
+        """Wait for a token (:meth:`acquire`) for a request whose answer reports what is left.
+
+        The answer will say what the service has left (:meth:`finished`). Returns the request's
+        ticket (its place in the order the requests were let through).
         """
         return self._take(started=True)
 
     def finished(self, remaining: int | None, ticket: int | None = None) -> None:
-        """A request begun with :meth:`started` is answered; ``remaining`` is the service's own
-        count of what is left in the caller's bucket (its rate-limit header), if it sent one.
+        """Note that a request begun with :meth:`started` is answered.
+
+        ``remaining`` is the service's own count of what is left in the caller's bucket (its
+        rate-limit header), if it sent one.
 
         The bucket then holds that count less the requests still on their way (which the
         service may not have counted yet): lower when other clients of the same caller have
@@ -105,13 +110,14 @@ class RateLimiter:
             self._follow(remaining)
 
     def throttled(self, wait: float | None) -> None:
-        """The service refused a request for want of tokens and asked to wait ``wait`` seconds:
-        the bucket is empty until then (its next token comes at the wait's end, for the refused
-        request sent again), and the rate is halved (at most down to a sixteenth),
-        coming back with each answer (:meth:`finished`). Several clients of one caller (the
-        workers of a cluster) each keep their own bucket and learn of one another only this way
-        and by the service's count: halving is what makes them, together, fit the caller's
-        budget instead of being refused again together.
+        """Empty the bucket and halve the rate: the service refused a request for want of tokens.
+
+        The service asked to wait ``wait`` seconds: the bucket is empty until then (its next token
+        comes at the wait's end, for the refused request sent again), and the rate is halved (at
+        most down to a sixteenth), coming back with each answer (:meth:`finished`). Several clients
+        of one caller (the workers of a cluster) each keep their own bucket and learn of one another
+        only this way and by the service's count: halving is what makes them, together, fit the
+        caller's budget instead of being refused again together.
         """
         with self._lock:
             now = self._clock()
@@ -120,9 +126,10 @@ class RateLimiter:
             self._tokens = 1.0 - max(0.0, wait or 0.0) * self.rate  # one token at the wait's end
 
     def observe(self, remaining: int | None) -> None:
-        """The service's count of what is left in this bucket, from the answer to a request
-        that did not take its token here (one the service counted in this bucket though the
-        connection took it from another): the bucket follows it as in :meth:`finished`.
+        """Follow the service's count of what is left in this bucket, as in :meth:`finished`.
+
+        The count comes from the answer to a request that did not take its token here (one the
+        service counted in this bucket though the connection took it from another).
         """
         with self._lock:
             self._follow(remaining)
@@ -141,8 +148,10 @@ class RateLimiter:
         self._take(started=False)
 
     def _take(self, *, started: bool) -> int:
-        """Wait for a token and take it; a request :meth:`started` is counted on its way in the
-        same step, so that no answer in between can give its token out again.
+        """Wait for a token and take it.
+
+        A request :meth:`started` is counted on its way in the same step, so that no answer in
+        between can give its token out again.
         """
         while True:
             with self._lock:
@@ -170,8 +179,10 @@ def _forget(key: int) -> None:
 
 def shared_limiter(connection: Any, service: str, rate: float,
                    burst: int | None = None) -> RateLimiter:
-    """The rate limiter of ``service`` on ``connection``: made on first use, then the same
-    object for every call and thread using that connection (kept while the connection lives).
+    """Get the rate limiter of ``service`` on ``connection``, made on first use.
+
+    Then the same object for every call and thread using that connection (kept while the connection
+    lives).
 
     Parameters
     ----------
@@ -209,7 +220,7 @@ class Outcome(Generic[T, R]):
         return self.error is None
 
     def result(self) -> R:
-        """The value, or raise the error this item ended with."""
+        """Return the value, or raise the error this item ended with."""
         if self.error is not None:
             raise self.error
         return cast(R, self.value)
@@ -299,7 +310,7 @@ def fan_out(
 def settle(outcomes: Sequence[Outcome[T, R]], *,
            fatal: tuple[type[ToolkitError], ...] = (),
            spared: tuple[type[ToolkitError], ...] = ()) -> Sequence[Outcome[T, R]]:
-    """The one rule of a batch: when every item failed, raise; otherwise keep errors as rows.
+    """Apply the one rule of a batch: when every item failed, raise; otherwise keep errors as rows.
 
     Parameters
     ----------

@@ -174,10 +174,10 @@ class Origin:
 
     @classmethod
     def of(cls, url: str) -> Origin | None:
-        """The origin of an absolute http(s) URL, or ``None`` when it has none or is ambiguous.
+        r"""Read an absolute http(s) URL's origin, or ``None`` when it has none or is ambiguous.
 
         A URL is read both as the standard library reads it and as the transport (urllib3)
-        does; a URL the two read differently (``http://a\\@b/``), one with user information
+        does; a URL the two read differently (``http://a\@b/``), one with user information
         (``user@host``), or one with a backslash, whitespace or control character has no origin,
         so it is never trusted.
         """
@@ -209,8 +209,9 @@ class Origin:
 
 
 def parse_trusted_host(entry: str) -> tuple[str, int | None]:
-    """A ``trusted_hosts`` entry as (host, port or ``None`` for any); a bad one raises
-    ValidationError.
+    """Parse a ``trusted_hosts`` entry as (host, port or ``None`` for any).
+
+    A bad one raises ValidationError.
     """
     if not isinstance(entry, str) or not entry or any(c in entry for c in "/@\\"):
         raise ValidationError("trusted_hosts", entry,
@@ -261,8 +262,9 @@ PLAIN_HTTP_RULE = ("plain http is allowed only to loopback addresses (127.0.0.0/
 
 
 def check_plain_http(parameter: str, url: str) -> None:
-    """Refuse an endpoint (named ``parameter``) that is plain http to a host other than this
-    machine; an empty one (a family not offered) passes.
+    """Refuse an endpoint (named ``parameter``) in plain http to a host other than this machine.
+
+    An empty one (a family not offered) passes.
 
     Raises
     ------
@@ -274,8 +276,9 @@ def check_plain_http(parameter: str, url: str) -> None:
 
 
 def check_verify(verify: Any, urls: list[str]) -> bool | str:
-    """``verify`` as the pipeline takes it: ``True``, a CA bundle path, or ``False`` when every
-    URL is loopback; anything else raises ValidationError.
+    """Check ``verify`` as the pipeline takes it: ``True``, a CA bundle path, or ``False``.
+
+    ``False`` only when every URL is loopback; anything else raises ValidationError.
     """
     if verify is True:
         return True
@@ -351,9 +354,10 @@ class FamilyConfig:
         return origin
 
     def trusts(self, origin: Origin) -> bool:
-        """Whether requests (and the credential) may go to ``origin``: the family's own
-        scheme, host and port, or a trusted host over https; plain http only on loopback, even
-        to the family's own endpoint.
+        """Tell whether requests (and the credential) may go to ``origin``.
+
+        The family's own scheme, host and port, or a trusted host over https; plain http only on
+        loopback, even to the family's own endpoint.
         """
         if origin.scheme != "https" and not origin.loopback:
             return False

@@ -42,7 +42,7 @@ _INSTALL = ('needs azure-identity: pip install "cloudops-frames[identity]", or p
 
 
 def credential_word(word: str, parameter: str = "credential") -> str:
-    """The shortcut word, normalized (lower case, ``-`` read as ``_``).
+    """Normalize the shortcut word (lower case, ``-`` read as ``_``).
 
     Raises
     ------
@@ -57,7 +57,7 @@ def credential_word(word: str, parameter: str = "credential") -> str:
 
 
 def credential_for(word: str, cloud: Cloud, parameter: str = "credential") -> Any:
-    """The azure-identity credential a shortcut word names, for ``cloud``.
+    """Build the azure-identity credential a shortcut word names, for ``cloud``.
 
     Parameters
     ----------

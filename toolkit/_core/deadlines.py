@@ -41,8 +41,9 @@ class Deadlines:
         self._thread: threading.Thread | None = None
 
     def arm(self, when: float, action: Callable[[], None]) -> int:
-        """Run ``action`` (in the deadlines' thread) at monotonic time ``when``; the id to
-        :meth:`disarm` it with.
+        """Run ``action`` (in the deadlines' thread) at monotonic time ``when``.
+
+        Returns the id to :meth:`disarm` it with.
         """
         with self._cond:
             key = next(self._ids)
@@ -108,7 +109,7 @@ _LOCK = threading.Lock()
 
 
 def deadlines() -> Deadlines:
-    """The process's deadlines (made on first use)."""
+    """Return the process's deadlines (made on first use)."""
     global _DEADLINES
     with _LOCK:
         if _DEADLINES is None:

@@ -90,8 +90,9 @@ class ToolkitError(Exception):
         return redact(super().__str__())
 
     def keep_partial(self, frame: Any, note: str) -> None:
-        """Attach the records read before the failure (:attr:`partial`) and add ``note``,
-        which says so, to the message.
+        """Attach the records read before the failure (:attr:`partial`).
+
+        ``note``, which says so, is added to the message.
         """
         self.partial = frame
         self.args = (f"{self.args[0] if self.args else ''}{note}", *self.args[1:])
@@ -116,8 +117,9 @@ class EmptySnapshotWarning(ToolkitWarning):
 
 
 class PlaceNotFoundError(ToolkitError, LookupError):
-    """A place name the service's geocoding could not place (no match, or only a
-    Low-confidence one). A batch keeps it as that location's row (``error.code``
+    """A place name the service's geocoding could not place.
+
+    No match, or only a Low-confidence one. A batch keeps it as that location's row (``error.code``
     ``PlaceNotFoundError``); it is raised when no location could be asked about.
 
     Attributes
@@ -147,9 +149,10 @@ class RevealedSecretsWarning(ToolkitWarning):
 
 
 class RetryWaitWarning(ToolkitWarning):
-    """A service asked to wait longer than ``max_retry_wait`` before asking again; the toolkit
-    did not wait (the request failed with ``retry_after``, or a batch kept the item as an error
-    row).
+    """A service asked to wait longer than ``max_retry_wait`` before asking again.
+
+    The toolkit did not wait (the request failed with ``retry_after``, or a batch kept the item as
+    an error row).
     """
 
 
@@ -159,8 +162,10 @@ _LIBRARY = frozenset({"toolkit", "azure", "requests", "urllib3", "concurrent", "
 
 
 def warn_user(message: str, category: type[Warning]) -> None:
-    """``warnings.warn`` attributed to the first caller outside the toolkit (and the libraries
-    it calls through), so a notebook shows it once, at the user's own line.
+    """Warn (``warnings.warn``) at the first caller outside the toolkit.
+
+    Attributed past the libraries the toolkit calls through too, so a notebook shows it once, at the
+    user's own line.
     """
     import sys
     import warnings
@@ -200,8 +205,9 @@ class TransportError(ToolkitError, ConnectionError):
 
 
 class ProtocolError(ToolkitError):
-    """The service answered with something the toolkit cannot read (malformed or truncated body,
-    a body of the wrong shape, missing header).
+    """The service answered with something the toolkit cannot read.
+
+    A malformed or truncated body, a body of the wrong shape, a missing header.
     """
 
     def __init__(self, message: str, *, url: str | None = None, status: int | None = None) -> None:
@@ -211,8 +217,9 @@ class ProtocolError(ToolkitError):
 
 
 class UntrustedOriginError(ProtocolError):
-    """A link or operation URL the service sent names another origin (scheme, host, port) than
-    the family's endpoint and its trusted hosts: nothing was sent there.
+    """A link or operation URL the service sent names another origin: nothing was sent there.
+
+    Another origin (scheme, host, port) than the family's endpoint and its trusted hosts.
 
     Attributes
     ----------
@@ -226,8 +233,10 @@ class UntrustedOriginError(ProtocolError):
 
 
 class ResponseLimitError(ProtocolError):
-    """A response broke one of the toolkit's caps: a body larger than ``max_body_bytes`` (after
-    decompression), or an answer slower than ``request_deadline``. It is not asked for again.
+    """A response broke one of the toolkit's caps; it is not asked for again.
+
+    A body larger than ``max_body_bytes`` (after decompression), or an answer slower than
+    ``request_deadline``.
 
     Attributes
     ----------
@@ -329,7 +338,7 @@ class ApiError(ToolkitError, HttpResponseError):
         return (_restore, (type(self), self.args, state))
 
     def _lead(self) -> str:
-        """What happened, before the service's code and message."""
+        """Say what happened, before the service's code and message."""
         return f"HTTP {self.status}" + (f" {self.code}" if self.code else "")
 
     def _where(self) -> str:
@@ -356,8 +365,9 @@ class ServiceError(ApiError):
 
 
 class AuthenticationError(ApiError, ClientAuthenticationError):
-    """401 or 403: the credential is missing, wrong, expired, for another audience, or lacks a
-    permission.
+    """401 or 403: the credential is refused.
+
+    It is missing, wrong, expired, for another audience, or lacks a permission.
     """
 
     hint = (
@@ -374,17 +384,16 @@ class NotFoundError(ApiError, ResourceNotFoundError):
 
 
 class ConflictError(ApiError, ResourceExistsError):
-    """409: the resource is in a state that does not allow the request (e.g. a change in
-    progress).
-    """
+    """409: the resource's state does not allow the request (e.g. a change in progress)."""
 
     hint = "Wait for the running change to finish, then try again."
 
 
 class RateLimitError(ApiError):
-    """429 that the toolkit did not wait out: the service asked for a longer wait than the cap
-    (``max_retry_wait``), or throttling outlasted every retry. ``retry_after`` says how long to
-    wait.
+    """429 that the toolkit did not wait out.
+
+    The service asked for a longer wait than the cap (``max_retry_wait``), or throttling outlasted
+    every retry. ``retry_after`` says how long to wait.
     """
 
     def __init__(self, status: int = 429, info: ErrorInfo | None = None, **kw: Any) -> None:
@@ -401,8 +410,10 @@ class RateLimitError(ApiError):
 
 
 class OperationFailedError(ApiError):
-    """A long-running operation ended Failed or Canceled; code and message are the
-    operation's (``status`` is the HTTP status of the poll that reported it).
+    """A long-running operation ended Failed or Canceled.
+
+    Code and message are the operation's (``status`` is the HTTP status of the poll that reported
+    it).
     """
 
     hint = "The operation itself failed on the service; read the code and message above."
@@ -437,9 +448,10 @@ class OperationTimeoutError(ToolkitError, TimeoutError):
 
 
 class OperationWaitError(OperationTimeoutError):
-    """A long-running operation's service asked to wait longer before the next poll than the
-    toolkit sits out (``max_retry_wait``). The operation goes on; ``err.operation.result()``
-    resumes (after ``retry_after`` seconds, it polls at once).
+    """A long-running operation's service asked to wait longer before the next poll than allowed.
+
+    Longer than the toolkit sits out (``max_retry_wait``). The operation goes on;
+    ``err.operation.result()`` resumes (after ``retry_after`` seconds, it polls at once).
 
     Attributes
     ----------
@@ -464,7 +476,7 @@ class OperationWaitError(OperationTimeoutError):
 
 
 def _reason(status: int) -> str | None:
-    """The HTTP reason phrase of a status (``Not Found``)."""
+    """Give the HTTP reason phrase of a status (``Not Found``)."""
     from http import HTTPStatus
 
     try:
@@ -576,8 +588,9 @@ def error_from_response(
     header_prefix: str = "x-vendor-",
     hint: str | None = None,
 ) -> ApiError:
-    """Build the ApiError subclass that fits an error response (``hint`` replaces the class's
-    advice).
+    """Build the ApiError subclass that fits an error response.
+
+    ``hint`` replaces the class's advice.
     """
     headers = _ci(headers)
     info = parse_error_body(body, headers, header_prefix)

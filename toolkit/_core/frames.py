@@ -44,7 +44,7 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def getter(path: tuple[str, ...]) -> Callable[[Any], Any]:
-    """A fast accessor for a nested field; missing or non-dict steps give ``None``."""
+    """Make a fast accessor for a nested field; missing or non-dict steps give ``None``."""
     if len(path) == 1:
         (key,) = path
 
@@ -64,8 +64,10 @@ def getter(path: tuple[str, ...]) -> Callable[[Any], Any]:
 
 
 def as_text(value: Any) -> Any:
-    """A JSON value as text: strings as they are, objects and arrays as compact JSON, numbers
-    and booleans through ``str``, ``None`` and NaN as ``None``.
+    """Write a JSON value as text.
+
+    Strings as they are, objects and arrays as compact JSON, numbers and booleans through ``str``,
+    ``None`` and NaN as ``None``.
     """
     if value is None or isinstance(value, str):
         return value
@@ -101,9 +103,11 @@ def _to_numeric(values: Sequence[Any]) -> pd.Series:
 
 
 def category_dtype(col: Col, texts: Iterable[Any]) -> pd.CategoricalDtype:
-    """The categorical dtype of a column holding ``texts``: the documented categories first (in
-    their documented order, which is the rank when the column is ordered), then every other value
-    seen, sorted, so that undocumented values are kept rather than lost.
+    """Build the categorical dtype of a column holding ``texts``.
+
+    The documented categories first (in their documented order, which is the rank when the column is
+    ordered), then every other value seen, sorted, so that undocumented values are kept rather than
+    lost.
     """
     documented = list(col.categories)
     known = set(documented)
@@ -212,7 +216,7 @@ class FrameBuilder:
         self.rows += n
 
     def build(self, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
-        """The typed frame of everything added."""
+        """Build the typed frame of everything added."""
         data = {c.name: convert_column(v, c) for c, v in zip(self.columns, self._data,
                                                              strict=True)}
         df = pd.DataFrame(data, index=pd.RangeIndex(self.rows))
@@ -224,8 +228,9 @@ class FrameBuilder:
 def build_frame(records: Iterable[Mapping[str, Any]], schema: Schema,
                 attrs: Mapping[str, Any] | None = None,
                 columns: Sequence[str] | None = None, *, flat: bool = False) -> pd.DataFrame:
-    """Records in the service's shape (or keyed by column name, with ``flat``) to the schema's
-    typed frame.
+    """Turn records into the schema's typed frame.
+
+    Records are in the service's shape (or keyed by column name, with ``flat``).
     """
     builder = FrameBuilder(schema, columns, flat=flat)
     builder.add(records)
@@ -233,14 +238,12 @@ def build_frame(records: Iterable[Mapping[str, Any]], schema: Schema,
 
 
 def empty_frame(schema: Schema, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """The schema's frame with no rows (every column, every dtype)."""
+    """Build the schema's frame with no rows (every column, every dtype)."""
     return build_frame([], schema, attrs)
 
 
 def to_geoframe(df: pd.DataFrame, geometry: str = "geometry") -> gpd.GeoDataFrame:
-    """Wrap a frame whose ``geometry`` column holds shapely objects as an EPSG:4326
-    GeoDataFrame.
-    """
+    """Wrap a frame whose ``geometry`` column holds shapely objects as an EPSG:4326 GeoDataFrame."""
     import geopandas as gpd
 
     attrs = provenance_of(df)

@@ -126,8 +126,9 @@ def _from_geometries(geoms: Sequence[object], parameter: str) -> np.ndarray:
 
 
 def _in_4326(obj: Any) -> Any:
-    """A GeoSeries/GeoDataFrame in EPSG:4326: reprojected when it has another CRS (none is
-    taken as longitude/latitude already).
+    """Bring a GeoSeries/GeoDataFrame into EPSG:4326.
+
+    Reprojected when it has another CRS (none is taken as longitude/latitude already).
     """
     crs = getattr(obj, "crs", None)
     if crs is None or not hasattr(obj, "to_crs"):
@@ -143,7 +144,8 @@ _ORDER = "(longitude, latitude)"
 
 
 def location_names(value: object) -> list[str | None] | None:
-    """The place names among locations, one entry per location (``None`` for a point), or
+    """Find the place names among locations, one entry per location (``None`` for a point).
+
     ``None`` when ``value`` holds no name.
     """
     import pandas as pd
@@ -160,8 +162,9 @@ def location_names(value: object) -> list[str | None] | None:
 
 def _named(value: object, names: list[str | None], parameter: str,
            places: PlaceResolver | None) -> np.ndarray:
-    """Locations given (at least partly) by name: the points checked first, then the names
-    resolved in one call of ``places``.
+    """Read locations given (at least partly) by name.
+
+    The points are checked first, then the names resolved in one call of ``places``.
     """
     items = [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
     arr = np.full((len(items), 2), np.nan)
@@ -275,8 +278,9 @@ def to_lonlat(value: object, parameter: str, *, min_points: int = 1,
 
 
 def _check_range(arr: np.ndarray, parameter: str, *, indexed: bool) -> None:
-    """Finite numbers, longitude in [-180, 180] and latitude in [-90, 90]; the error names the
-    toolkit's order and shows the pair as read.
+    """Check for finite numbers, longitude in [-180, 180] and latitude in [-90, 90].
+
+    The error names the toolkit's order and shows the pair as read.
     """
     bad = ~np.isfinite(arr).all(axis=1)
     lon_bad = ~bad & ((arr[:, 0] < -180) | (arr[:, 0] > 180))
@@ -294,7 +298,7 @@ def _check_range(arr: np.ndarray, parameter: str, *, indexed: bool) -> None:
 
 
 def _swap_hint(lonlat: np.ndarray) -> str:
-    """A note for an out-of-range pair that would be in range the other way round."""
+    """Note an out-of-range pair that would be in range the other way round."""
     lon, lat = float(lonlat[0]), float(lonlat[1])
     if not (-90 <= lon <= 90 and -180 <= lat <= 180):
         return ""
@@ -321,7 +325,7 @@ def latlon_param(lon: float, lat: float) -> str:
 
 
 def to_bbox(value: object, parameter: str = "bbox") -> tuple[float, float, float, float]:
-    """A bounding box ``(min_lon, min_lat, max_lon, max_lat)``.
+    """Read a bounding box ``(min_lon, min_lat, max_lon, max_lat)``.
 
     Accepts a 4-sequence, a shapely geometry (``.bounds``), a GeoSeries/GeoDataFrame
     (``.total_bounds``) or anything whose ``bounds`` is a 4-sequence. Checks ranges and order.
@@ -427,7 +431,7 @@ _GEOMETRY_NAMES = {name.lower(): name for name in GEOMETRY_TYPES}
 
 
 def geojson_geometry(value: object, *, empty: str | None = None) -> BaseGeometry | None:
-    """A GeoJSON geometry dict as a shapely geometry.
+    """Read a GeoJSON geometry dict as a shapely geometry.
 
     ``None`` (the service sends ``null`` for geometries it does not have) stays ``None``; a
     geometry with no coordinates becomes an empty geometry of its type. ``empty`` names the type

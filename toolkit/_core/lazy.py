@@ -22,7 +22,7 @@ __all__ = ["attach", "exports_of"]
 
 @cache
 def exports_of(init_file: str) -> dict[str, str]:
-    """The names imported under ``if TYPE_CHECKING:`` in a module's source: name -> module."""
+    """Read the names imported under ``if TYPE_CHECKING:`` in a module's source: name -> module."""
     import ast  # only when a name is first asked for: ``import toolkit`` stays cheap
 
     with open(init_file, encoding="utf-8") as f:
@@ -40,7 +40,7 @@ def exports_of(init_file: str) -> dict[str, str]:
 
 def attach(package: str, init_file: str, submodules: Iterable[str] = ()
            ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The ``__getattr__`` and ``__dir__`` of a package with lazy exports.
+    """Make the ``__getattr__`` and ``__dir__`` of a package with lazy exports.
 
     Parameters
     ----------

@@ -1,5 +1,6 @@
-"""Reading the text of OData expressions the toolkit sends (``$apply`` steps, ``$expand``
-options): splitting at a separator that stands outside parentheses and quoted strings.
+"""Reading the text of OData expressions the toolkit sends (``$apply`` steps, ``$expand`` options).
+
+Splitting at a separator that stands outside parentheses and quoted strings.
 
 The service evaluates the expressions; the client only needs to find their top-level parts, to
 check them before a request and to type the columns an ``$apply`` answers with.
@@ -11,8 +12,9 @@ __all__ = ["split_top_level"]
 
 
 def split_top_level(text: str, sep: str) -> list[str]:
-    """The parts of ``text`` between the ``sep`` characters that stand outside parentheses and
-    single-quoted strings, stripped of surrounding white space.
+    """Split ``text`` at the ``sep`` characters outside parentheses and single-quoted strings.
+
+    The parts are stripped of surrounding white space.
 
     Raises
     ------

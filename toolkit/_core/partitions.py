@@ -33,9 +33,10 @@ __all__ = ["read_chains"]
 
 
 class Builder(FrameSink, Protocol):
-    """What the pages of one chain are fed into (e.g.
-    :class:`~toolkit._core.columns.InterningBuilder`): a frame sink that can take in the rows of
-    another of its kind.
+    """What the pages of one chain are fed into.
+
+    A frame sink that can take in the rows of another of its kind, for example
+    :class:`~toolkit._core.columns.InterningBuilder`.
     """
 
     def absorb(self, other: Any) -> None:
@@ -141,7 +142,7 @@ def read_chains(
 
 
 def _joined(builders: Sequence[Builder | None]) -> Builder | None:
-    """The first builder, having absorbed the others' rows in order (``None``: no rows)."""
+    """Return the first builder, having absorbed the others' rows in order (``None``: no rows)."""
     kept = [b for b in builders if b is not None and b.rows]
     if not kept:
         return None
@@ -153,8 +154,9 @@ def _joined(builders: Sequence[Builder | None]) -> Builder | None:
 def _with_partial(err: BaseException, results: Sequence[Any], builders: Sequence[Any],
                   operation: str, api_version: str | None,
                   request_ids: Sequence[str]) -> BaseException:
-    """The failure, given every record the chains read before it (``err.partial``: the parts
-    that finished and what the others had read, in part order), once every chain has stopped.
+    """Give the failure every record the chains read before it, once every chain has stopped.
+
+    ``err.partial``: the parts that finished and what the others had read, in part order.
     """
     if not isinstance(err, ToolkitError):
         return err

@@ -119,7 +119,7 @@ class _NoBar:
 
 def progress_bar(connection: object, *, desc: str, total: int | None = None,
                  unit: str = "request") -> ProgressBar:
-    """A progress bar when the connection's ``progress`` setting allows it, else a no-op.
+    """Make a progress bar when the connection's ``progress`` setting allows it, else a no-op.
 
     The bar appears only for work of at least ``progress_min`` steps (counted as they happen when
     the total is unknown, as for pages) and is removed when done (``leave=False``), so finished

@@ -1,5 +1,7 @@
-"""Provenance recorded in ``df.attrs``: operation, api-version, endpoint, request ids (and which
-of them were answered from the response cache), time, and whether the data is the sandbox's.
+"""Provenance recorded in ``df.attrs``.
+
+Operation, api-version, endpoint, request ids (and which of them were answered from the response
+cache), time, and whether the data is the sandbox's.
 
 ``df.attrs["sandbox"]`` is ``True`` on every frame built from an answer of a sandbox (invented
 data) and ``False`` on every other frame; frames the toolkit derives from one
@@ -49,7 +51,7 @@ def answered_by_sandbox(request_ids: Iterable[str]) -> bool:
 
 def provenance(operation: str, api_version: str | None, url: str | None,
                request_ids: Sequence[str] = ()) -> dict[str, Any]:
-    """The ``attrs`` every frame carries."""
+    """Build the ``attrs`` every frame carries."""
     endpoint = None
     if url:
         parts = urlsplit(url)
@@ -69,13 +71,14 @@ def provenance(operation: str, api_version: str | None, url: str | None,
 
 
 def provenance_of(df: pd.DataFrame) -> dict[str, Any]:
-    """A copy of a frame's ``attrs``, to carry into a frame derived from it."""
+    """Copy a frame's ``attrs``, to carry into a frame derived from it."""
     return {str(key): value for key, value in df.attrs.items()}
 
 
 def keeps_sandbox_flag(derive: Callable[_P, pd.DataFrame]) -> Callable[_P, pd.DataFrame]:
-    """Decorate a helper that derives a frame from the frame it is given first: the result
-    says whether its source was the sandbox's (``attrs["sandbox"]``), like its source.
+    """Decorate a helper that derives a frame from the frame it is given first.
+
+    The result says whether its source was the sandbox's (``attrs["sandbox"]``), like its source.
     """
 
     @wraps(derive)
@@ -93,18 +96,20 @@ _default_is_sandbox = False
 
 
 def note_default_connection(sandbox: bool) -> None:
-    """Record whether the default connection answers from a sandbox: frames whose provenance
-    pandas dropped (``pd.concat`` of frames with different ``attrs``, ``merge``...) are taken
-    as its answers by :func:`from_sandbox`.
+    """Record whether the default connection answers from a sandbox.
+
+    Frames whose provenance pandas dropped (``pd.concat`` of frames with different ``attrs``,
+    ``merge``...) are taken as its answers by :func:`from_sandbox`.
     """
     global _default_is_sandbox
     _default_is_sandbox = sandbox
 
 
 def from_sandbox(*values: Any) -> bool:
-    """Whether any of the values is a frame the sandbox answered (``attrs["sandbox"]``), or a
-    frame that no longer says where it came from while the default connection is a sandbox:
-    a picture of invented data is never left unmarked because pandas lost the flag.
+    """Tell whether any of the values is a frame the sandbox answered (``attrs["sandbox"]``).
+
+    Or a frame that no longer says where it came from while the default connection is a sandbox: a
+    picture of invented data is never left unmarked because pandas lost the flag.
     """
     frames = [v for v in values if isinstance(getattr(v, "attrs", None), dict)]
     if any(v.attrs.get("sandbox") is True for v in frames):

@@ -1,5 +1,7 @@
-"""A bounded, thread-safe set of request ids: which answers had a property (came from the
-response cache, came from a sandbox), remembered for the frames built from them.
+"""A bounded, thread-safe set of request ids.
+
+Which answers had a property (came from the response cache, came from a sandbox), remembered for the
+frames built from them.
 """
 
 from __future__ import annotations

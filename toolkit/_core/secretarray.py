@@ -1,5 +1,7 @@
-"""The ``secret`` column type: a pandas extension array of :class:`~toolkit._core.secrets.Secret`
-values that every writer sees masked.
+"""The ``secret`` column type, masked for every writer.
+
+A pandas extension array of :class:`~toolkit._core.secrets.Secret` values that every writer sees
+masked.
 
 A frame's credential column (a kubeconfig, a password) has dtype ``secret``. Its cells are
 ``Secret`` values (``df["value"].iloc[0].reveal()`` gives one), shown as the mask. Arrow, and so
@@ -37,13 +39,15 @@ class SecretDtype(ExtensionDtype):
 
     @classmethod
     def construct_array_type(cls) -> builtins.type[SecretArray]:
-        """The array type of this dtype."""
+        """Return the array type of this dtype."""
         return SecretArray
 
 
 def _cell(value: Any, label: str | None) -> Secret | None:
-    """A cell: a Secret or None; a string or bytes is wrapped only when a ``label`` is given
-    (the toolkit building a column), never when pandas casts other values back.
+    """Make a cell: a Secret or None.
+
+    A string or bytes is wrapped only when a ``label`` is given (the toolkit building a column),
+    never when pandas casts other values back.
     """
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return None
@@ -141,15 +145,17 @@ class SecretArray(ExtensionArray):
 
     # -- writers
     def __arrow_array__(self, type: Any = None) -> Any:
-        """The mask for every value (Arrow, Parquet, and anything writing through them)."""
+        """Give the mask for every value (Arrow, Parquet, and anything writing through them)."""
         import pyarrow as pa
 
         return pa.array([None if v is None else MASK for v in self._data], type=pa.string())
 
 
 def secret_array(values: Sequence[Any], label: str = "secret") -> SecretArray:
-    """A :class:`SecretArray` of ``values`` (strings or bytes are wrapped as ``Secret`` with
-    ``label``; empty and missing values are ``None``).
+    """Make a :class:`SecretArray` of ``values``.
+
+    Strings or bytes are wrapped as ``Secret`` with ``label``; empty and missing values are
+    ``None``.
     """
     out = np.empty(len(values), dtype=object)
     out[:] = [_cell(v, label) for v in values]

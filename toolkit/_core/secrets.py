@@ -220,8 +220,10 @@ def install_log_redaction(*names: str) -> None:
 
 
 def open_private(path: str | os.PathLike[str], *, overwrite: bool = True) -> IO[bytes]:
-    """Open a file for writing secrets: created readable and writable by its owner only (mode
-    0600, also when it existed with a wider mode), so no other user can read it at any moment.
+    """Open a file for writing secrets, readable and writable by its owner only.
+
+    Created with mode 0600 (also when it existed with a wider mode), so no other user can read it at
+    any moment.
 
     Raises
     ------

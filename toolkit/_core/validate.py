@@ -80,7 +80,7 @@ def resource_group_problem(name: Any) -> str | None:
 
 
 def check_resource_group(value: Any, parameter: str = "resource_group") -> str:
-    """A valid resource group name, else ValidationError."""
+    """Check a resource group name, else ValidationError."""
     problem = resource_group_problem(value)
     if problem or not isinstance(value, str):
         raise ValidationError(parameter, value, problem or RESOURCE_GROUP_RULE)
@@ -88,7 +88,7 @@ def check_resource_group(value: Any, parameter: str = "resource_group") -> str:
 
 
 def check_uuid(value: Any, parameter: str) -> str:
-    """A UUID string (any case), else ValidationError."""
+    """Check a UUID string (any case), else ValidationError."""
     if isinstance(value, uuid.UUID):
         return str(value)
     if not isinstance(value, str):
@@ -100,13 +100,13 @@ def check_uuid(value: Any, parameter: str) -> str:
 
 
 def check_subscription_id(value: Any, parameter: str = "subscription_id") -> str:
-    """A subscription id (a UUID), else ValidationError."""
+    """Check a subscription id (a UUID), else ValidationError."""
     return check_uuid(value, parameter)
 
 
 def check_name(value: Any, parameter: str, *, min_len: int = 1, max_len: int | None = None,
                pattern: re.Pattern[str] | None = None, rule: str = "") -> str:
-    """A non-empty string within length (and pattern) limits."""
+    """Check a non-empty string within length (and pattern) limits."""
     if not isinstance(value, str):
         raise ValidationError(parameter, value, f"must be a string{'; ' + rule if rule else ''}")
     if len(value) < min_len or (max_len is not None and len(value) > max_len):
@@ -128,7 +128,7 @@ def check_choice(value: Any, parameter: str, choices: Sequence[str], *,
 
 
 def check_bool(value: Any, parameter: str) -> bool:
-    """``True`` or ``False`` (numpy booleans too), else ValidationError."""
+    """Check ``True`` or ``False`` (numpy booleans too), else ValidationError."""
     if isinstance(value, bool):
         return value
     try:
@@ -143,7 +143,7 @@ def check_bool(value: Any, parameter: str) -> bool:
 
 def check_int(value: Any, parameter: str, *, minimum: int | None = None,
               maximum: int | None = None) -> int:
-    """An integer (not a bool) within bounds."""
+    """Check an integer (not a bool) within bounds."""
     import numpy as np
 
     number: int
@@ -169,8 +169,9 @@ LANGUAGE_TAG_RE = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
 
 
 def check_language(value: Any, parameter: str = "language") -> str | None:
-    """``None`` or an IETF language tag such as ``en`` or ``fr-FR`` (it travels in the
-    ``Accept-Language`` header, so it must be plain ASCII).
+    """Check ``None`` or an IETF language tag such as ``en`` or ``fr-FR``.
+
+    It travels in the ``Accept-Language`` header, so it must be plain ASCII.
     """
     if value is None:
         return None
@@ -181,7 +182,7 @@ def check_language(value: Any, parameter: str = "language") -> str | None:
 
 
 def check_api_version(value: Any, parameter: str = "api_version") -> str:
-    """A non-empty api-version string (spec: required, minLength 1)."""
+    """Check a non-empty api-version string (spec: required, minLength 1)."""
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(parameter, value, "the api-version is required: a non-empty string "
                               "such as '2025-01-01'")
@@ -222,8 +223,9 @@ def many_strings(value: Any, parameter: str) -> tuple[list[str], bool]:
 
 def check_frame(df: object, columns: Sequence[str], helper: str,
                 source: str = "the matching toolkit function") -> pd.DataFrame:
-    """A DataFrame holding ``columns`` (a helper's input); ValidationError names what is
-    missing and which function's frame to pass.
+    """Check a DataFrame holds ``columns`` (a helper's input).
+
+    ValidationError names what is missing and which function's frame to pass.
     """
     import pandas as pd
 
