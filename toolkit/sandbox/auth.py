@@ -61,8 +61,9 @@ class TokenAuthority:
     def mint(self, audience: str | Sequence[str], *, expires_in: float = 3600,
              roles: Sequence[str] = ALL_ROLES, subject: str = "analyst@contoso.example",
              object_id: str | None = None, expires_on: int | None = None) -> str:
-        """A signed token for ``audience`` (a resource URL, with or without ``/.default``; a
-        list gives a token several families accept, for a sandbox used from another process).
+        """Sign a token for ``audience`` (a resource URL, with or without ``/.default``).
+
+        A list gives a token several families accept, for a sandbox used from another process.
 
         The token lives at least ``expires_in`` seconds: its ``exp`` (whole seconds) is rounded
         up, or is ``expires_on`` when given.
@@ -83,7 +84,7 @@ class TokenAuthority:
         return f"{head}.{body}.{sig}"
 
     def verify(self, token: str) -> dict[str, Any]:
-        """The token's claims; raise ValueError(code, message) when it is not valid."""
+        """Return the token's claims; raise ValueError(code, message) when it is not valid."""
         parts = token.split(".")
         if len(parts) != 3:
             raise ValueError("InvalidAuthenticationToken", "The access token is invalid: it is "
@@ -100,7 +101,7 @@ class TokenAuthority:
         return claims
 
     def sas_token(self, expires_in: float = 3600) -> str:
-        """A maps SAS token (sent as ``Authorization: jwt-sas <token>``)."""
+        """Sign a maps SAS token (sent as ``Authorization: jwt-sas <token>``)."""
         return self.mint("maps-sas", expires_in=expires_in, roles=("MapsSas",))
 
 
@@ -125,7 +126,7 @@ class SandboxCredential:
         self.issued = 0
 
     def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
-        """A token for the first scope."""
+        """Give a token for the first scope."""
         if not scopes:
             raise ValueError("get_token needs a scope")
         self.issued += 1
@@ -134,4 +135,5 @@ class SandboxCredential:
         return AccessToken(token, expires_on)
 
     def __repr__(self) -> str:
+        """Show the credential without its authority's signing key."""
         return "SandboxCredential()"

@@ -30,6 +30,7 @@ class Buckets:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def take(self, key: str) -> int | None:
+        """Spend a token of the key's bucket: ``None``, or the whole seconds until one is back."""
         now = time.monotonic()
         with self._lock:
             bucket = self._buckets.get(key)
@@ -43,7 +44,7 @@ class Buckets:
             return max(1, math.ceil((1 - bucket.tokens) / self.rate)) if self.rate > 0 else 3600
 
     def left(self, key: str) -> int:
-        """The whole tokens the key's bucket holds now (a full bucket for a key not seen)."""
+        """Count the whole tokens the key's bucket holds now (a full bucket for a key not seen)."""
         now = time.monotonic()
         with self._lock:
             bucket = self._buckets.get(key)

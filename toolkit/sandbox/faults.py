@@ -59,17 +59,20 @@ class FaultRule:
     fired: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
+        """Check the kind and compile the path pattern."""
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"fault kind must be one of {FAULT_KINDS}, not {self.kind!r}")
         self._rx = re.compile(self.path) if self.path else None
 
     def matches(self, method: str, target: str) -> bool:
+        """Tell whether the rule applies to a request of this method and target."""
         if self.method and self.method.upper() != method.upper():
             return False
         return self._rx is None or bool(self._rx.search(target))
 
     @property
     def spent(self) -> bool:
+        """Tell whether the rule has fired its ``count`` times."""
         return self.count is not None and self.fired >= self.count
 
 
@@ -83,17 +86,20 @@ class FaultPlan:
         self.injected: dict[str, int] = {}
 
     def add(self, rule: FaultRule) -> FaultRule:
+        """Add a rule after the others; return it."""
         with self._lock:
             self.rules.append(rule)
         return rule
 
     def clear(self) -> None:
+        """Remove every rule."""
         with self._lock:
             self.rules.clear()
 
     def draw(self, method: str, target: str) -> list[FaultRule]:
-        """The rules that fire for this request (at most one status fault, plus latency and
-        body faults).
+        """Draw the rules that fire for this request.
+
+        At most one status fault, plus latency and body faults.
         """
         fired: list[FaultRule] = []
         with self._lock:
@@ -114,13 +120,15 @@ class FaultPlan:
         return fired
 
     def jitter(self, rule: FaultRule) -> float:
+        """Draw a ``latency`` rule's delay in ms: ``latency_ms`` give or take ``jitter_ms``."""
         with self._lock:
             return max(0.0, rule.latency_ms + self._rng.uniform(-rule.jitter_ms, rule.jitter_ms))
 
 
 def parse_fault_header(value: str) -> FaultRule | None:
-    """A one-request rule from ``x-vendor-sandbox-fault`` (``503``, ``429; retry-after=2``,
-    ``latency=150``, ``drop``...).
+    """Parse a one-request rule from ``x-vendor-sandbox-fault``.
+
+    For example ``503``, ``429; retry-after=2``, ``latency=150``, ``drop``.
     """
     parts = [p.strip() for p in value.split(";") if p.strip()]
     if not parts:

@@ -1,5 +1,6 @@
-"""A network between the client and the sandbox, modelled on loopback: round-trip latency,
-bandwidth per connection, and a service time per request.
+"""A network between the client and the sandbox, modelled on loopback.
+
+Round-trip latency, bandwidth per connection, and a service time per request.
 
 On loopback a round trip costs nothing and bytes are free; against a real service they are not,
 and what makes a read fast there (fewer round trips, fewer bytes, several connections at once)
@@ -61,6 +62,7 @@ class NetworkModel:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Check every setting is within its limits; raise ValueError otherwise."""
         if not 0 <= self.rtt_ms <= MAX_RTT_MS:
             raise ValueError(f"rtt_ms must be between 0 and {MAX_RTT_MS:g}, not {self.rtt_ms!r}")
         if self.mbit_per_s is not None and not self.mbit_per_s >= MIN_MBIT:
@@ -79,8 +81,9 @@ class NetworkModel:
             sleep(self.rtt_ms / 1000.0)
 
     def before_answer(self, sleep: Callable[[float], None] = time.sleep) -> None:
-        """Wait from a request's arrival to its answer's first byte: the round trip and the
-        service time.
+        """Wait from a request's arrival to its answer's first byte.
+
+        The wait is the round trip and the service time.
         """
         wait = (self.rtt_ms + self.service_ms) / 1000.0
         if wait:

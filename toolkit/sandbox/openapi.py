@@ -184,7 +184,7 @@ def _prefix(stem: str) -> str:
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` that also admits ``null``."""
+    """Make ``schema`` also admit ``null``."""
     t = schema.get("type")
     if isinstance(t, str) and "$ref" not in schema and "allOf" not in schema:
         out = dict(schema, type=[t, "null"])
@@ -204,7 +204,7 @@ _DROP = {"discriminator", "x-vendor-discriminator-value", "example", "x-vendor-e
 
 
 def _schema(node: Any, stem: str, *, optional: bool = False) -> Any:
-    """A Swagger 2.0 schema as an OpenAPI 3.1 (JSON Schema 2020-12) one.
+    """Translate a Swagger 2.0 schema into an OpenAPI 3.1 (JSON Schema 2020-12) one.
 
     ``#/definitions/X`` becomes ``#/components/schemas/<excerpt>.X``; ``x-nullable`` and
     optional properties admit ``null``; an extensible enumeration (``modelAsString``) lists its
@@ -274,7 +274,7 @@ def _parameter(param: dict[str, Any], stem: str) -> dict[str, Any]:
 
 
 def _media_types(stem: str, op: dict[str, Any], key: str) -> list[str]:
-    """The media types of an operation's answers (``produces``) or body (``consumes``)."""
+    """List the media types of an operation's answers (``produces``) or body (``consumes``)."""
     return list(op.get(key) or _load(stem).get(key) or ["application/json"])
 
 
@@ -308,7 +308,7 @@ def _point(lon: float, lat: float, **props: Any) -> dict[str, Any]:
 
 
 def _body_examples(sandbox: Sandbox) -> dict[str, Any]:
-    """Example request bodies that the sandbox accepts."""
+    """Give example request bodies that the sandbox accepts."""
     ns = sandbox.namespace
     (lon0, lat0), (lon1, lat1) = _TOWNS
     trace = [_point(lon0 + (lon1 - lon0) * i / 20, lat0 + (lat1 - lat0) * i / 20)
@@ -329,7 +329,7 @@ def _body_examples(sandbox: Sandbox) -> dict[str, Any]:
 
 
 def _examples(sandbox: Sandbox) -> dict[str, dict[str, Any]]:
-    """Example path values, per route, of things that exist in the sandbox's world."""
+    """Give example path values, per route, of things that exist in the sandbox's world."""
     cat = sandbox.catalog()
 
     def first(kind: str) -> dict[str, Any]:
@@ -541,7 +541,7 @@ def _routes(sandbox: Sandbox) -> Iterator[Route]:
 
 
 def build_document(sandbox: Sandbox) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of every route ``sandbox`` serves (see the module docstring).
+    """Build the OpenAPI 3.1 document of every route ``sandbox`` serves (see the module docstring).
 
     Parameters
     ----------

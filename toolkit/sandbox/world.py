@@ -42,7 +42,7 @@ _NOW_RULE = ("must be a date, a datetime or an ISO 8601 string such as '2026-11-
 
 
 def world_epoch(now: date | datetime | str | None = None) -> datetime:
-    """The instant a sandbox's clock starts from, which its whole world is built back from.
+    """Give the instant a sandbox's clock starts from, which its whole world is built back from.
 
     Parameters
     ----------
@@ -116,7 +116,7 @@ class Subscription:
     resource_groups: list[ResourceGroup] = field(default_factory=list)
 
     def group(self, name: str) -> ResourceGroup | None:
-        """The resource group of this name (names are case-insensitive)."""
+        """Find the resource group of this name (names are case-insensitive)."""
         low = name.lower()
         return next((g for g in self.resource_groups if g.name.lower() == low), None)
 
@@ -213,20 +213,20 @@ class World:
         self._lock = threading.RLock()
 
     def rng(self, name: str) -> random.Random:
-        """A generator for one part of the world, independent of the others."""
+        """Make a generator for one part of the world, independent of the others."""
         return random.Random(f"{self.seed}:{name}")
 
     def subscription(self, subscription_id: str) -> Subscription | None:
-        """The subscription with this id (case-insensitive)."""
+        """Find the subscription with this id (case-insensitive)."""
         low = subscription_id.lower()
         return next((s for s in self.subscriptions if s.id.lower() == low), None)
 
     def group_of(self, subscription_name: str) -> str:
-        """The management group a subscription sits directly below."""
+        """Give the management group a subscription sits directly below."""
         return _SUB_GROUP.get(subscription_name, "stores")
 
     def management_group(self, name: str) -> ManagementGroup:
-        """The management group of this name (``root`` or the tenant id: the root group)."""
+        """Find the management group of this name (``root`` or the tenant id: the root group)."""
         low = self.tenant_id if name == "root" else name.lower()
         for mg in self.management_groups:
             if mg.name.lower() == low:
@@ -234,7 +234,7 @@ class World:
         raise KeyError(name)
 
     def ancestors(self, subscription_name: str) -> list[str]:
-        """The management groups above a subscription, nearest first, root last."""
+        """List the management groups above a subscription, nearest first, root last."""
         out: list[str] = []
         name: str | None = self.group_of(subscription_name)
         while name is not None:
@@ -249,11 +249,11 @@ class World:
 
     @staticmethod
     def locations() -> tuple[str, ...]:
-        """The regions the world uses."""
+        """List the regions the world uses."""
         return _LOCATIONS
 
     def section(self, name: str) -> Any:
-        """A section of the world, built on first use."""
+        """Return a section of the world, built on first use."""
         with self._lock:
             if name not in self._sections:
                 builder = _resolve(SECTIONS[name])

@@ -1,0 +1,1 @@
+"""The sandbox's resource manager (spec 1): one module per service area."""

@@ -1,5 +1,6 @@
-"""Managed clusters' monitoring credentials and hosted clusters' admin credentials
-(spec 1 §2.10, §4.8, §4.9).
+"""Cluster credentials (spec 1 §2.10, §4.8, §4.9).
+
+Managed clusters' monitoring credentials and hosted clusters' admin credentials.
 
 ``POST .../managedClusters/{name}/listClusterMonitoringUserCredential`` answers 200 with
 ``{"kubeconfigs": [{"name": "clusterMonitoringUser", "value": <Base64 kubeconfig>}]}``. The
@@ -113,12 +114,14 @@ class ClusterWorld:
     hosted: list[HostedCluster]
 
     def find_managed(self, sub: str, rg: str, name: str) -> ManagedCluster | None:
+        """Find the managed cluster of that name in that group (case-insensitive)."""
         want = (sub.lower(), rg.lower(), name.lower())
         return next((c for c in self.managed if (c.subscription_id.lower(),
                                                  c.resource_group.lower(),
                                                  c.name.lower()) == want), None)
 
     def find_hosted(self, sub: str, rg: str, name: str) -> HostedCluster | None:
+        """Find the hosted cluster of that name in that group (case-insensitive)."""
         want = (sub.lower(), rg.lower(), name.lower())
         return next((c for c in self.hosted if (c.subscription_id.lower(),
                                                 c.resource_group.lower(),
@@ -134,7 +137,7 @@ def _pem(rng: Any, label: str, size: int) -> str:
 
 
 def build_world(world: World) -> ClusterWorld:
-    """Managed and hosted clusters with their credentials, deterministic from the seed."""
+    """Build the managed and hosted clusters with their credentials, deterministic from the seed."""
     rng = world.rng("clusters")
     suffix = world.cloud.k8s_suffix
     subs = {s.name: s for s in world.subscriptions}
@@ -184,8 +187,9 @@ def catalog_rows(clusters: ClusterWorld) -> list[dict[str, Any]]:
 
 
 def kubeconfig(cluster: ManagedCluster, host: str, environment: str) -> str:
-    """The monitoring user's kubeconfig (YAML text) for the API server at ``host``, signing
-    in (``kubelogin``) to the cloud ``environment``.
+    """Write the monitoring user's kubeconfig (YAML text) for the API server at ``host``.
+
+    It signs in (``kubelogin``) to the cloud ``environment``.
     """
     user_name = f"clusterMonitoringUser_{cluster.resource_group}_{cluster.name}"
     user: dict[str, Any]

@@ -94,9 +94,7 @@ _GATEWAYS: tuple[tuple[str, str, str, list[tuple[str, str, list[tuple[str, str]]
 
 @dataclass
 class Server:
-    """A backend server: its address, NIC ip configuration (VMs only), and health per
-    settings.
-    """
+    """A backend server: its address, NIC ip configuration (VMs only), and health per settings."""
 
     address: str
     ip_configuration: str | None
@@ -123,13 +121,15 @@ class Gateway:
     pools: list[Pool]
 
     def base_id(self, namespace: str) -> str:
+        """Give the gateway's resource id in the vocabulary of ``namespace``."""
         return (f"/subscriptions/{self.subscription_id}/resourceGroups/{self.resource_group}"
                 f"/providers/{namespace}.Network/applicationGateways/{self.name}")
 
 
 def build_world(world: World) -> dict[tuple[str, str, str], Gateway]:
-    """The gateways of the world, keyed by (subscription id, resource group, name), lower
-    case.
+    """Build the gateways of the world, keyed by (subscription id, resource group, name).
+
+    The keys are lower case.
     """
     rng = world.rng("network")
     subs = {s.name: s for s in world.subscriptions}
@@ -197,7 +197,7 @@ def _settings_resource(gw_id: str, name: str, namespace: str, expand: bool) -> d
 
 
 def backend_health_body(gw: Gateway, namespace: str, expand: bool) -> dict[str, Any]:
-    """The ApplicationGatewayBackendHealth body of a gateway."""
+    """Build the ApplicationGatewayBackendHealth body of a gateway."""
     gw_id = gw.base_id(namespace)
     pools = []
     for pool in gw.pools:

@@ -1,5 +1,6 @@
-"""The OData query options policy insights accepts: ``$filter``, ``$apply``, ``$orderby``,
-``$select``.
+"""The OData query options policy insights accepts.
+
+They are ``$filter``, ``$apply``, ``$orderby`` and ``$select``.
 
 Expressions are evaluated column-wise over a :class:`Table` (pandas Series per column, computed on
 demand), so a query over a million records never builds a million dicts.
@@ -83,10 +84,11 @@ class Table:
         self._cache: dict[str, pd.Series] = {}
 
     def __len__(self) -> int:
+        """Count the rows."""
         return len(self.rows)
 
     def resolve(self, name: str, option: str = "$filter") -> str:
-        """The canonical name of a column, else ODataError."""
+        """Resolve the canonical name of a column, else ODataError."""
         found = self._by_lower.get(name.lower())
         if found is None:
             raise ODataError(option, f"unknown column '{name}'; known columns: "
@@ -94,7 +96,7 @@ class Table:
         return found
 
     def column(self, name: str) -> pd.Series:
-        """The column as a Series with a default index."""
+        """Return the column as a Series with a default index."""
         if name not in self._cache:
             values = self._fetch(name, self.rows)
             self._cache[name] = values if isinstance(values, pd.Series) else \
@@ -103,11 +105,11 @@ class Table:
         return self._cache[name]
 
     def take(self, positions: np.ndarray) -> Table:
-        """The rows at these positions (of this table)."""
+        """Take the rows at these positions (of this table)."""
         return Table(self.names, self._fetch, self.rows[positions])
 
     def frame(self, names: Sequence[str] | None = None) -> pd.DataFrame:
-        """The columns as a DataFrame."""
+        """Return the columns as a DataFrame."""
         names = self.names if names is None else names
         return pd.DataFrame({n: self.column(n) for n in names}, index=pd.RangeIndex(len(self)))
 
@@ -350,7 +352,7 @@ def _compare(op: str, series: pd.Series, value: Any, option: str, name: str) -> 
 
 
 def evaluate_filter(tree: Any, table: Table, option: str = "$filter") -> np.ndarray:
-    """The boolean mask of the rows of ``table`` the filter keeps."""
+    """Compute the boolean mask of the rows of ``table`` the filter keeps."""
     kind = tree[0]
     if kind == "or":
         return evaluate_filter(tree[1], table, option) | evaluate_filter(tree[2], table, option)
@@ -389,7 +391,7 @@ def evaluate_filter(tree: Any, table: Table, option: str = "$filter") -> np.ndar
 
 
 def _items(value: Any) -> list[str]:
-    """The items of a collection value, lower-cased: a list, or text joined with commas."""
+    """Read the items of a collection value, lower-cased: a list, or text joined with commas."""
     if isinstance(value, list | tuple):
         return [str(v).lower() for v in value]
     if value is None or (isinstance(value, float) and np.isnan(value)):
@@ -427,8 +429,10 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class Apply:
-    """One transformation: ``filter`` (tree), ``groupby`` (columns, aggregates) or
-    ``aggregate`` (aggregates).
+    """One ``$apply`` transformation: ``filter``, ``groupby`` or ``aggregate``.
+
+    A ``filter`` holds its tree, a ``groupby`` its columns and aggregates, an ``aggregate`` its
+    aggregates.
     """
 
     kind: str

@@ -1,5 +1,7 @@
-"""SQL servers: name availability (spec 1 §2.6, §4.4), the operations catalogue (§2.7, §4.5) and
-the servers' encryption protectors (§2.5, §4.3).
+"""SQL servers: name availability, the operations catalogue and the encryption protectors.
+
+Name availability (spec 1 §2.6, §4.4), the operations catalogue (§2.7, §4.5) and the servers'
+encryption protectors (§2.5, §4.3).
 
 Server names are global: a name is taken when any server of the world has it, or one of the names
 other tenants hold. ``checkNameAvailability`` always answers 200 (``reason`` and ``message`` only
@@ -193,8 +195,9 @@ class KeyVersion:
 
 @dataclass
 class VaultKey:
-    """A key of a key vault: its versions, oldest first; ``deleted`` keys are gone from the
-    vault (a server key naming one is not found).
+    """A key of a key vault: its versions, oldest first.
+
+    ``deleted`` keys are gone from the vault (a server key naming one is not found).
     """
 
     vault: str
@@ -224,7 +227,7 @@ class SqlWorld:
     keys: dict[tuple[str, str], VaultKey] = field(default_factory=dict)
 
     def server(self, subscription_id: str, resource_group: str, name: str) -> SqlServer | None:
-        """The server of that name in that group (case-insensitive)."""
+        """Find the server of that name in that group (case-insensitive)."""
         want = (subscription_id.lower(), resource_group.lower(), name.lower())
         return next((s for s in self.servers if (s.subscription_id.lower(),
                                                  s.resource_group.lower(),
@@ -267,7 +270,7 @@ def _operations(words: Vocabulary) -> list[dict[str, Any]]:
 
 
 def build_world(world: World) -> SqlWorld:
-    """The SQL servers, the taken names and the operations catalogue."""
+    """Build the SQL servers, the taken names and the operations catalogue."""
     subs = {s.name: s for s in world.subscriptions}
     servers: list[SqlServer] = []
     for sub_name, rg_name, names in _SERVERS:
@@ -418,8 +421,9 @@ def _iso(when: datetime) -> str:
 
 
 def _protector_state(sandbox: Sandbox, server: SqlServer) -> dict[str, Any]:
-    """The server's live protector state (under ``sandbox.state``), with a change whose time
-    has come applied. Call with ``state_lock`` held.
+    """Return the server's live protector state (under ``sandbox.state``).
+
+    A change whose time has come is applied first. Call with ``state_lock`` held.
     """
     states = sandbox.state.setdefault("sql_protectors", {})
     key = (server.subscription_id.lower(), server.resource_group.lower(), server.name.lower())
@@ -444,8 +448,9 @@ def _apply(state: dict[str, Any], pending: dict[str, Any]) -> None:
 
 def protector_body(sql: SqlWorld, server: SqlServer, state: dict[str, Any],
                    sandbox: Sandbox) -> dict[str, Any]:
-    """The EncryptionProtector resource of a server in a given state, in the sandbox cloud's
-    words (key type, ``kind``, vault host).
+    """Build the EncryptionProtector resource of a server in a given state.
+
+    In the sandbox cloud's words (key type, ``kind``, vault host).
     """
     namespace = sandbox.namespace
     props = dict(state["properties"])
@@ -501,7 +506,7 @@ def _find_server(request: Request) -> tuple[SqlWorld, SqlServer]:
 
 
 def _check_key(sql: SqlWorld, body: Any, words: Vocabulary) -> dict[str, Any]:
-    """The new protector properties a PUT body asks for, or the service's 400/404."""
+    """Read the new protector properties a PUT body asks for, or raise the service's 400/404."""
     props = body.get("properties") if isinstance(body, dict) else None
     if not isinstance(props, dict):
         raise SandboxHTTPError(400, "InvalidKeyUpsertRequest",

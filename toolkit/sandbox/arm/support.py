@@ -278,6 +278,7 @@ class SupportWorld:
     services: list[SupportService]
 
     def service(self, name: str) -> SupportService | None:
+        """Find the service of that name (case-insensitive)."""
         low = name.lower()
         return next((s for s in self.services if s.name == low), None)
 
@@ -287,7 +288,7 @@ def _uuid(rng: Any) -> str:
 
 
 def build_world(world: World) -> SupportWorld:
-    """The services and their classifications, deterministic from the seed."""
+    """Build the services and their classifications, deterministic from the seed."""
     rng = world.rng("support")
     ns = world.namespace
     services = []

@@ -1,6 +1,8 @@
-"""The tenant's resource-management lists: management groups, subscriptions and the resource
-groups of a subscription, served from the world, each paged as the service pages it (GET on the
-next link: ``@nextLink`` for management groups, ``nextLink`` for the others).
+"""The tenant's resource-management lists, served from the world.
+
+Management groups, subscriptions and the resource groups of a subscription, each paged as the
+service pages it (GET on the next link: ``@nextLink`` for management groups, ``nextLink`` for the
+others).
 
 ``GET /providers/Vendor.Management/managementGroups``, ``GET /subscriptions`` and
 ``GET /subscriptions/{s}/resourcegroups``; :data:`PAGE_SIZE` items a page (small, so that the
@@ -73,8 +75,9 @@ def _group_id(ns: str, name: str) -> str:
 
 
 def _children(world: World, ns: str, mg: ManagementGroup, recurse: bool) -> list[dict[str, Any]]:
-    """The groups, then the subscriptions, directly below ``mg`` (and theirs, with
-    ``recurse``), as the hierarchy answer lists them.
+    """List the groups, then the subscriptions, directly below ``mg``, as the hierarchy answer does.
+
+    With ``recurse``, theirs too.
     """
     out: list[dict[str, Any]] = []
     for child in world.management_groups:

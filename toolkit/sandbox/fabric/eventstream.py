@@ -121,6 +121,7 @@ class Fabric:
     labels: dict[str, tuple[str, bool]]
 
     def label_named(self, name: str | None) -> str | None:
+        """Find the id of the label of that name."""
         return next((i for i, (n, _) in self.labels.items() if n == name), None)
 
 
@@ -161,7 +162,7 @@ def catalog_rows(fabric: Fabric) -> list[dict[str, Any]]:
 
 
 def limits(sandbox: Sandbox) -> Buckets:
-    """The per-caller creation throttle (``configure``/``refill`` it in tests)."""
+    """Return the per-caller creation throttle (``configure``/``refill`` it in tests)."""
     with sandbox.state_lock:
         buckets = sandbox.state.get("fabric_limits")
         if buckets is None:
@@ -219,8 +220,9 @@ def _definition_problem(parts: dict[str, bytes]) -> str | None:
 
 
 def _display_name_problem(name: Any) -> str | None:
-    """Why the service refuses an item display name (completing "The display name ..."), or
-    ``None``.
+    """Say why the service refuses an item display name, or ``None``.
+
+    The reason completes "The display name ...".
     """
     rule = (f"must be 1 to {DISPLAY_NAME_MAX} characters, must not start or end with a space or "
             "a '.', and must contain no control characters and none of "

@@ -188,10 +188,12 @@ class Tenant:
     policies: list[CAPolicy] = field(default_factory=list)
 
     def strength(self, strength_id: str) -> Strength | None:
+        """Find the strength policy of that id (case-insensitive)."""
         low = strength_id.lower()
         return next((s for s in self.strengths if s.id.lower() == low), None)
 
     def users_of(self, strength_id: str) -> list[CAPolicy]:
+        """List the conditional-access policies that use a strength policy."""
         low = strength_id.lower()
         return [p for p in self.policies if p.strength_id.lower() == low]
 
@@ -202,7 +204,7 @@ def _stamp(world: World, days_ago: float) -> str:
 
 
 def build_world(world: World) -> Tenant:
-    """The tenant's strength policies and conditional-access policies."""
+    """Build the tenant's strength policies and conditional-access policies."""
     rng = world.rng("identity")
     tenant = Tenant(world.tenant_id)
     for sid, name, desc, kind, combos in _STRENGTHS:
@@ -236,7 +238,7 @@ def catalog_rows(tenant: Tenant) -> list[dict[str, Any]]:
 
 
 def limits(sandbox: Sandbox) -> Buckets:
-    """The tenant throttle of the identity routes (``configure``/``refill`` it in tests)."""
+    """Return the tenant throttle of the identity routes (``configure``/``refill`` it in tests)."""
     with sandbox.state_lock:
         buckets = sandbox.state.get("graph_limits")
         if buckets is None:

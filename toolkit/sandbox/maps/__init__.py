@@ -1,5 +1,7 @@
-"""The maps family of the sandbox: autocomplete, route directions batch, snap to roads and
-traffic incidents over the real road network of Andorra (OpenStreetMap contributors, ODbL).
+"""The maps family of the sandbox, over the real road network of Andorra.
+
+Autocomplete, route directions batch, snap to roads and traffic incidents (road network:
+OpenStreetMap contributors, ODbL).
 
 The road network and the places load on the first maps request (and are kept for the process),
 so starting a sandbox stays fast. Every maps request's arrival time is noted per operation, so a
@@ -34,8 +36,9 @@ def note_arrival(request: Request, operation: str) -> None:
 
 def peak_rate(sandbox: Sandbox, operation: str, window: float = 1.0,
               since: float | None = None) -> int:
-    """The most requests of ``operation`` that arrived within any ``window`` seconds
-    (optionally only those after the monotonic time ``since``).
+    """Count the most requests of ``operation`` that arrived within any ``window`` seconds.
+
+    Optionally only those after the monotonic time ``since``.
     """
     with sandbox.state_lock:
         times = sorted(sandbox.state.get("maps.arrivals", {}).get(operation, ()))

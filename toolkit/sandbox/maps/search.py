@@ -1,5 +1,6 @@
-"""Geocode autocomplete (spec 2 §2.1, §4.1) and geocoding (Search ``GET /geocode``) over
-Andorra's places, points of interest and streets.
+"""Geocode autocomplete and geocoding over Andorra's places, points of interest and streets.
+
+Autocomplete is spec 2 §2.1, §4.1; geocoding is Search ``GET /geocode``.
 
 The entities come from the OpenStreetMap extract (``toolkit/_data/andorra_places.json.gz``, (c)
 OpenStreetMap contributors, ODbL): the country, its towns, villages, hamlets and localities,
@@ -180,7 +181,7 @@ def _address(ent: Entity, lang: str | None, number: str | None = None) -> dict[s
 def suggest(query: str, *, ref: tuple[float, float] | None, bbox: tuple[float, ...] | None,
             country: str | None, types: set[str] | None, groups: set[str] | None, top: int,
             lang: str | None) -> list[dict[str, Any]]:
-    """The ranked features for a query."""
+    """Rank the features for a query."""
     if country is not None and country.upper() != COUNTRY_ISO:
         return []
     text, number = _split_number(_norm(query))
@@ -233,8 +234,9 @@ def _list(value: str | None, allowed: tuple[str, ...], name: str) -> set[str] | 
 
 def _location(request: Request) -> tuple[tuple[float, float] | None,
                                         tuple[float, ...] | None]:
-    """``coordinates`` and ``bbox`` (the reference point: the coordinates, else the bbox's
-    centre).
+    """Read ``coordinates`` and ``bbox``, and the reference point they give.
+
+    The reference point is the coordinates, else the bbox's centre.
     """
     coords = request.param("coordinates")
     bbox_text = request.param("bbox")
@@ -314,8 +316,9 @@ def _whole(keys: tuple[str, ...], text: str) -> int | None:
 
 
 def _narrows(ent: Entity, context: list[str]) -> bool:
-    """Whether the text after the commas names the entity's locality, parish or postcode (or
-    the country).
+    """Tell whether the text after the commas names where the entity is.
+
+    Its locality, parish or postcode, or the country.
     """
     where = {_norm(x) for x in (ent.locality, ent.parish, "Andorra") if x}
     for part in context:
@@ -332,7 +335,7 @@ def _narrows(ent: Entity, context: list[str]) -> bool:
 def geocode_features(query: str, *, ref: tuple[float, float] | None,
                      bbox: tuple[float, ...] | None, country: str | None, top: int,
                      lang: str | None) -> list[dict[str, Any]]:
-    """The ranked geocoding features for a query (see the module's notes)."""
+    """Rank the geocoding features for a query (see the module's notes)."""
     if country is not None and country.upper() != COUNTRY_ISO:
         return []
     head, *context = [p for p in (_norm(x) for x in query.split(",")) if p] or [""]
@@ -403,7 +406,7 @@ def _geocode(request: Request) -> Reply:
 
 
 def catalog_rows(section: Any) -> list[dict[str, Any]]:
-    """The towns and villages of the maps world, for :func:`toolkit.sandbox.catalog`."""
+    """List the towns and villages of the maps world, for :func:`toolkit.sandbox.catalog`."""
     rows = []
     for e in entities():
         if e.type == "PopulatedPlace" and e.weight <= 1:
@@ -414,7 +417,7 @@ def catalog_rows(section: Any) -> list[dict[str, Any]]:
 
 
 def build_world(world: Any) -> tuple[Entity, ...]:
-    """The maps section of the world: the entities (the road network loads on demand)."""
+    """Build the maps section of the world: the entities (the road network loads on demand)."""
     return entities()
 
 

@@ -75,6 +75,7 @@ class Incident:
 
     @property
     def id(self) -> int:
+        """Give the incident's numeric id, derived from its key (so the same in every run)."""
         digest = hashlib.sha256(self.key.encode()).digest()
         return ID_BASE + int.from_bytes(digest[:8], "big") % (2**52)
 
@@ -358,7 +359,7 @@ def _step(at: datetime) -> datetime:
 
 
 def incidents_at(sandbox: Sandbox, at: datetime | None = None) -> tuple[Incident, ...]:
-    """The incidents active at a moment (default: the sandbox clock)."""
+    """List the incidents active at a moment (default: the sandbox clock)."""
     at = at or sandbox.now()
     return _incidents_cached(sandbox.seed, sandbox.epoch, _step(at))
 
@@ -378,7 +379,7 @@ def _iso(t: datetime) -> str:
 
 
 def feature(inc: Incident, language: str | None) -> dict[str, Any]:
-    """The incident as the service's GeoJSON feature."""
+    """Write the incident as the service's GeoJSON feature."""
     lang = (language or "en").split("-")[0].lower()
     text = inc.description.get(lang) or inc.description["en"]
     return {
@@ -399,7 +400,7 @@ def feature(inc: Incident, language: str | None) -> dict[str, Any]:
 
 
 def parse_bbox(text: str | None, name: str = "bbox") -> tuple[float, float, float, float]:
-    """A ``minLon,minLat,maxLon,maxLat`` query value, checked like the service does."""
+    """Parse a ``minLon,minLat,maxLon,maxLat`` query value, checked like the service does."""
     if not text:
         raise SandboxHTTPError(400, "BadRequest", f"The '{name}' parameter is required.")
     try:

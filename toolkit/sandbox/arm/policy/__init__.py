@@ -1,3 +1,5 @@
-"""The sandbox's policy insights: the world (:mod:`.world`: definitions, assignments, resources
-and their evaluation history) and the HTTP operations over it (:mod:`.handlers`).
+"""The sandbox's policy insights: the world (:mod:`.world`) and its operations (:mod:`.handlers`).
+
+The world holds definitions, assignments, resources and their evaluation history; the operations
+read it.
 """

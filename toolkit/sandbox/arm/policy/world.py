@@ -1,5 +1,7 @@
-"""The sandbox's policy world: definitions, sets, assignments, resources and their evaluation
-history (spec 1 §2.8, §4.6). The HTTP side is :mod:`toolkit.sandbox.arm.policy.handlers`.
+"""The sandbox's policy world (spec 1 §2.8, §4.6).
+
+Definitions, sets, assignments, resources and their evaluation history. The HTTP side is
+:mod:`toolkit.sandbox.arm.policy.handlers`.
 
 The world: 24 definitions (real categories and effects), three policy sets with reference ids and
 group names, 10 assignments placed at the scopes they live at (the tenant root and ``retail``
@@ -275,8 +277,9 @@ class Resource:
 
 @dataclass
 class GroupRecords:
-    """The evaluation history of one resource group, column-wise; records are ordered by pair
-    then time.
+    """The evaluation history of one resource group, column-wise.
+
+    Records are ordered by pair then time.
     """
 
     pair_resource: np.ndarray
@@ -309,7 +312,7 @@ class PolicyWorld:
 
     # --------------------------------------------------------------------- records
     def records(self, subscription_id: str, group: str) -> GroupRecords:
-        """The history of a group (built on first use)."""
+        """Return the history of a group (built on first use)."""
         key = (subscription_id.lower(), group.lower())
         with self._lock:
             if key not in self._records:
@@ -317,7 +320,7 @@ class PolicyWorld:
             return self._records[key]
 
     def scope_records(self, keys: list[tuple[str, str]]) -> GroupRecords:
-        """The histories of several groups as one (pairs numbered on; kept for a few scopes)."""
+        """Join the histories of several groups (pairs numbered on; kept for a few scopes)."""
         keys = [(s.lower(), g.lower()) for s, g in keys]
         if len(keys) == 1:
             return self.records(*keys[0])
@@ -437,7 +440,7 @@ class PolicyWorld:
             return self._columns[name]
 
     def resource_fragment(self, r: int) -> bytes:
-        """The resource fields of a record, serialized (without braces)."""
+        """Serialize the resource fields of a record (without braces)."""
         frag = self._res_frag.get(r)
         if frag is None:
             frag = orjson.dumps({k: self.resources[r].fields[k] for k in RESOURCE_FIELDS})[1:-1]
@@ -445,7 +448,7 @@ class PolicyWorld:
         return frag
 
     def policy_fragment(self, p: int) -> bytes:
-        """The policy fields of a record, serialized (without braces)."""
+        """Serialize the policy fields of a record (without braces)."""
         frag = self._pol_frag.get(p)
         if frag is None:
             frag = orjson.dumps({k: self.policies[p].fields[k] for k in POLICY_FIELDS})[1:-1]

@@ -1,5 +1,6 @@
-"""The road network behind the maps sandbox: a real graph of Andorra's drivable roads, in three
-modules, one idea each.
+"""The road network behind the maps sandbox: a real graph of Andorra's drivable roads.
+
+It is in three modules, one idea each.
 
 * :mod:`.network`: the graph itself, built from the bundled OpenStreetMap data
   (:mod:`toolkit._data.andorra`, (c) OpenStreetMap contributors, ODbL) on the first maps request

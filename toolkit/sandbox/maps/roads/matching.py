@@ -1,5 +1,7 @@
-"""Map matching: GPS traces snapped to the road network (a hidden-Markov model solved with
-Viterbi), interpolation along the matched path, and synthetic traces to test it with.
+"""Map matching: GPS traces snapped to the road network.
+
+The traces are snapped with a hidden-Markov model solved with Viterbi; also interpolation along the
+matched path, and synthetic traces to test it with.
 """
 
 from __future__ import annotations
@@ -235,8 +237,10 @@ def _record(net: RoadNetwork, edge: int, lonlat: Any, index: int | None, interpo
 
 def sample_trace(line: Any, *, spacing_m: float = 10.0, noise_m: float = 5.0,
                  seed: int = 0) -> np.ndarray:
-    """GPS-like points along a line of ``(lon, lat)``: one every ``spacing_m`` metres with
-    Gaussian noise of ``noise_m`` metres (deterministic from ``seed``).
+    """Sample GPS-like points along a line of ``(lon, lat)``.
+
+    One every ``spacing_m`` metres with Gaussian noise of ``noise_m`` metres (deterministic from
+    ``seed``).
     """
     coords = np.asarray(line, dtype=float)
     seg = haversine_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])

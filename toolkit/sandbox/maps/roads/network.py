@@ -1,5 +1,6 @@
-"""The drivable road graph of Andorra: loading, arcs, speeds, restrictions, costs, nearest
-roads (see the package docstring).
+"""The drivable road graph of Andorra.
+
+Loading, arcs, speeds, restrictions, costs, nearest roads (see the package docstring).
 """
 
 from __future__ import annotations
@@ -141,8 +142,9 @@ class RoadNetwork:
                     (width is not None and width < 3.0))
 
     def _main_component(self) -> np.ndarray:
-        """Edges inside the largest strongly connected part of the directed graph (routes snap
-        onto them, so that every routed point can be both reached and left).
+        """Find the edges inside the largest strongly connected part of the directed graph.
+
+        Routes snap onto them, so that every routed point can be both reached and left.
         """
         n = len(self.lonlat)
         fwd: list[list[int]] = [[] for _ in range(n)]
@@ -189,13 +191,15 @@ class RoadNetwork:
         return (comps[self.edge_u] == biggest) & (comps[self.edge_v] == biggest)
 
     def arc_head(self, arc: int) -> int:
+        """Give the node an arc leads to."""
         return self.head[arc]
 
     def arc_tail(self, arc: int) -> int:
+        """Give the node an arc starts from."""
         return self.tail[arc]
 
     def arc_coords(self, arc: int) -> list[list[float]]:
-        """The whole arc's coordinates in its direction (rounded to 1e-6 degrees; cached)."""
+        """Give the whole arc's coordinates in its direction (rounded to 1e-6 degrees; cached)."""
         hit = self._arc_coords.get(arc)
         if hit is None:
             coords = np.round(self.edge_coords[arc >> 1], 6).tolist()
@@ -204,13 +208,16 @@ class RoadNetwork:
         return hit
 
     def road_name(self, edge: int) -> str | None:
+        """Give the name (else the ref) of an edge's road, or ``None``."""
         way = self.ways[self.edge_way[edge]]
         return way.get("name") or way.get("ref")
 
     def way_of(self, edge: int) -> dict[str, Any]:
+        """Give the OpenStreetMap tags of an edge's way."""
         return self.ways[self.edge_way[edge]]
 
     def speed_kmh(self, edge: int, mode: str = "driving") -> float:
+        """Give the free-flow speed on an edge for a travel mode, in km/h (at least 5)."""
         v = self.limit_kmh[edge] * FREE_FLOW
         if mode == "truck":
             v = min(v * TRUCK_FACTOR, TRUCK_MAX_KMH)
@@ -258,11 +265,12 @@ class RoadNetwork:
         return out
 
     def arc_seconds(self, arc: int, mode: str) -> float:
+        """Give the seconds an arc takes at free-flow speed for a travel mode."""
         return self.edge_len[arc >> 1] / (self.speed_kmh(arc >> 1, mode) / 3.6)
 
     # ------------------------------------------------------------------ geometry helpers
     def position(self, edge: int, offset: float) -> tuple[float, float]:
-        """The lon/lat at ``offset`` metres from the edge's first node."""
+        """Give the lon/lat at ``offset`` metres from the edge's first node."""
         cum, coords = self.edge_cum[edge], self.edge_coords[edge]
         offset = min(max(offset, 0.0), cum[-1])
         i = int(np.searchsorted(cum, offset, side="right")) - 1
@@ -274,8 +282,9 @@ class RoadNetwork:
         return float(lon), float(lat)
 
     def piece(self, edge: int, start: float, end: float) -> list[list[float]]:
-        """Coordinates along an edge from offset ``start`` to ``end`` (reversed when
-        ``end < start``), both ends included.
+        """Give coordinates along an edge from offset ``start`` to ``end``, both ends included.
+
+        Reversed when ``end < start``.
         """
         cum, coords = self.edge_cum[edge], self.edge_coords[edge]
         lo, hi = sorted((start, end))
@@ -294,7 +303,7 @@ class RoadNetwork:
     # ------------------------------------------------------------------ nearest roads
     def nearest(self, lonlat: tuple[float, float], usable: np.ndarray | None = None,
                 max_m: float = 1500.0) -> tuple[int, float, float] | None:
-        """The nearest usable edge: ``(edge, offset from u in metres, distance in metres)``."""
+        """Find the nearest usable edge: ``(edge, offset from u in metres, distance in metres)``."""
         import shapely
 
         pt = shapely.points(self.proj.forward(np.asarray([lonlat]))[0])
@@ -313,7 +322,7 @@ class RoadNetwork:
 
 @lru_cache(maxsize=1)
 def network() -> RoadNetwork:
-    """The road network, loaded on first use and kept for the process."""
+    """Return the road network, loaded on first use and kept for the process."""
     net = RoadNetwork(road_records())
     logger.info("road network loaded: %d nodes, %d edges", len(net.lonlat), net.n_edges)
     return net

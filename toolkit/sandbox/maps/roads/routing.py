@@ -1,5 +1,7 @@
-"""Paths on the road network: the cheapest route through waypoints (A* on the directed arcs, by
-time or distance, with the mode's restrictions, ``avoid`` and traffic) and alternatives.
+"""Paths on the road network: the cheapest route through waypoints, and alternatives.
+
+The cheapest route is found with A* on the directed arcs, by time or distance, with the mode's
+restrictions, ``avoid`` and traffic.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ class RouteResult:
 def _dijkstra(net: RoadNetwork, sources: dict[int, float], costs: list[float],
               targets: dict[int, float], goal: tuple[float, float] | None = None,
               rate: float = 0.0) -> tuple[float, int | None, dict[int, int]]:
-    """Cheapest way from the sources (node -> initial cost) to a target (node -> final
-    cost); returns the total, the target node reached and the predecessor arcs.
+    """Find the cheapest way from the sources (node -> initial cost) to a target (node -> end cost).
+
+    Returns the total, the target node reached and the predecessor arcs.
 
     With ``goal`` (metric x, y) and ``rate`` (the least cost of a metre anywhere), the
     search is A*: the straight distance to the goal times ``rate`` never overestimates.
@@ -77,8 +80,9 @@ def _dijkstra(net: RoadNetwork, sources: dict[int, float], costs: list[float],
 
 def _leg(net: RoadNetwork, a: tuple[int, float], b: tuple[int, float], costs: list[float],
          rate: float = 0.0) -> tuple[float, list[tuple[int, float, float]]] | None:
-    """Cheapest path between two edge positions, as pieces ``(arc, from, to)`` with
-    offsets along each arc.
+    """Find the cheapest path between two edge positions.
+
+    The path comes as pieces ``(arc, from, to)`` with offsets along each arc.
     """
     ea, sa = a
     eb, sb = b
@@ -138,7 +142,7 @@ def route(net: RoadNetwork, waypoints: list[tuple[float, float]], *, mode: str =
           optimize: str = "fastestWithoutTraffic", avoid: frozenset[str] = frozenset(),
           traffic: dict[int, float] | None = None, penalty: dict[int, float] | None = None,
           snapped: list[tuple[int, float]] | None = None) -> RouteResult | None:
-    """The best route through the waypoints, or ``None`` when there is none."""
+    """Find the best route through the waypoints, or ``None`` when there is none."""
     traffic_for_cost = traffic if optimize == "fastestWithTraffic" else None
     base_key = tuple(sorted(traffic_for_cost.items())) if traffic_for_cost else None
     costs = net.arc_costs(mode, optimize, avoid, traffic_for_cost, key=base_key)
@@ -189,7 +193,7 @@ def routes(net: RoadNetwork, waypoints: list[tuple[float, float]], *, mode: str 
            optimize: str = "fastestWithoutTraffic", avoid: frozenset[str] = frozenset(),
            traffic: dict[int, float] | None = None, count: int = 1,
            snapped: list[tuple[int, float]] | None = None) -> list[RouteResult]:
-    """The main route and up to ``count - 1`` alternatives that differ enough from it."""
+    """Find the main route and up to ``count - 1`` alternatives that differ enough from it."""
     main = route(net, waypoints, mode=mode, optimize=optimize, avoid=avoid, traffic=traffic,
                       snapped=snapped)
     if main is None:

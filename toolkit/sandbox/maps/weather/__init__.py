@@ -1,5 +1,7 @@
-"""Weather (spec 2 §2.5-2.7, §4.5-4.7): current air quality, daily air-quality forecasts and
-severe weather alerts over the maps world (Andorra), answered anywhere the real service covers.
+"""Weather (spec 2 §2.5-2.7, §4.5-4.7) over the maps world (Andorra).
+
+Current air quality, daily air-quality forecasts and severe weather alerts, answered anywhere the
+real service covers.
 
 **Air quality** is a deterministic field over space and time:
 

@@ -1,5 +1,6 @@
-"""The weather routes: current air quality, the daily forecast and severe alerts, checked the way
-the service checks them and answered from :mod:`.world`.
+"""The weather routes: current air quality, the daily forecast and severe alerts.
+
+Checked the way the service checks them and answered from :mod:`.world`.
 """
 
 from __future__ import annotations

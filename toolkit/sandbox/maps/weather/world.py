@@ -1,5 +1,7 @@
-"""The weather world: the air-quality field over space and time, the ten-day cycles with their
-stagnation episodes, and the severe alerts of the national provider (see the package docstring).
+"""The weather world: the air-quality field, the ten-day cycles and the severe alerts.
+
+The air-quality field over space and time, the ten-day cycles with their stagnation episodes, and
+the severe alerts of the national provider (see the package docstring).
 
 No HTTP here: every function answers from the seed, the place and the instant, so the handlers
 (:mod:`.handlers`) and the tests ask the same questions.
@@ -183,7 +185,7 @@ SOURCE_ID = 47
 
 
 def global_index(pollutant: Pollutant, concentration: Any) -> Any:
-    """A concentration's global index (piecewise linear; extrapolated past the last band)."""
+    """Compute a concentration's global index (piecewise linear, extrapolated past the top band)."""
     c = np.asarray(concentration, dtype=float)
     bp = np.asarray(pollutant.breakpoints, dtype=float)
     pts = np.asarray(_INDEX_POINTS)
@@ -193,7 +195,7 @@ def global_index(pollutant: Pollutant, concentration: Any) -> Any:
 
 
 def category_of(value: float) -> str:
-    """The category of a global index by the bands of spec 2 §2.5 (upper limits inclusive)."""
+    """Give the category of a global index by the bands of spec 2 §2.5 (upper limits inclusive)."""
     for limit, name in zip(AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES, strict=False):
         if value <= limit:
             return name
@@ -201,6 +203,7 @@ def category_of(value: float) -> str:
 
 
 def language_of(language: str | None) -> str:
+    """Read a tag's primary language when the category texts have it, else ``en``."""
     if not language:
         return "en"
     primary = language.strip().split("-")[0].split("_")[0].lower()
@@ -222,9 +225,7 @@ def _land() -> tuple[Any, Any]:
 
 
 def covered(lon: float, lat: float) -> bool:
-    """Whether the service answers for a point: land, inland seas, or within ~50 nmi of a
-    coast.
-    """
+    """Tell whether the service answers for a point: land, inland seas, or ~50 nmi off a coast."""
     import shapely
 
     polys, tree = _land()
@@ -257,7 +258,7 @@ class Episode:
     strength: float
 
     def factor(self, t: np.ndarray) -> np.ndarray:
-        """The multiplier at epoch seconds ``t`` (1 outside, ``strength`` on the plateau)."""
+        """Give the multiplier at epoch seconds ``t`` (1 outside, ``strength`` on the plateau)."""
         s, e = self.start.timestamp(), self.end.timestamp()
         ramp = 0.22 * (e - s)
         up = np.clip((t - s) / ramp, 0, 1)
@@ -277,7 +278,7 @@ class AlertArea:
     events: list[tuple[datetime, str]]
 
     def status_at(self, t: datetime) -> str | None:
-        """The latest status at ``t``, or None when not issued yet or no longer listed."""
+        """Give the latest status at ``t``, or None when not issued yet or no longer listed."""
         current = None
         for when, status in self.events:
             if when <= t:
@@ -290,7 +291,7 @@ class AlertArea:
         return current
 
     def end_at(self, t: datetime) -> datetime:
-        """The end time as known at ``t`` (an Extend pushes it later)."""
+        """Give the end time as known at ``t`` (an Extend pushes it later)."""
         end = self.end
         for when, status in self.events:
             if status == "Extend" and when <= t:
@@ -345,7 +346,7 @@ class WeatherWorld:
         return float(top * (1 - ay) + bottom * ay)
 
     def parish_at(self, lon: float, lat: float) -> str | None:
-        """The parish of the nearest place within 5 km, else None (outside the world)."""
+        """Find the parish of the nearest place within 5 km, else None (outside the world)."""
         best, parish = 5000.0, None
         for _name, p, plon, plat in self.places:
             d = float(haversine_m(lon, lat, plon, plat))
@@ -362,15 +363,17 @@ class WeatherWorld:
 
     # ---------------------------------------------------------------- time
     def cycle(self, k: int) -> tuple[Episode, list[Alert]]:
-        """The episode and alerts of the k-th ten-day cycle after the anchor."""
+        """Give the episode and alerts of the k-th ten-day cycle after the anchor."""
         if k not in self._cycles:
             self._cycles[k] = _make_cycle(self, k)
         return self._cycles[k]
 
     def cycle_index(self, t: datetime) -> int:
+        """Give the number of the ten-day cycle ``t`` falls in, counted from the anchor."""
         return math.floor((t - ANCHOR) / CYCLE)
 
     def episodes_near(self, t0: float, t1: float) -> list[Episode]:
+        """List the episodes of the cycles from ``t0`` to ``t1`` (epoch seconds), padded by one."""
         k0 = self.cycle_index(datetime.fromtimestamp(t0, UTC)) - 1
         k1 = self.cycle_index(datetime.fromtimestamp(t1, UTC)) + 1
         return [self.cycle(k)[0] for k in range(k0, k1 + 1)]
@@ -435,7 +438,7 @@ def concentrations(ww: WeatherWorld, lon: float, lat: float,
 
 
 def _pollutant_indices(conc: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Rounded (concentration, global index) per pollutant."""
+    """Round (concentration, global index) per pollutant."""
     out = {}
     for p in POLLUTANTS:
         c = np.round(conc[p.type], 1)
@@ -445,7 +448,7 @@ def _pollutant_indices(conc: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarra
 
 def _reading(values: dict[str, tuple[float, float]], lang: str,
              with_pollutants: bool) -> dict[str, Any]:
-    """The AirQuality fields from each pollutant's (concentration, global index)."""
+    """Build the AirQuality fields from each pollutant's (concentration, global index)."""
     dominant = max(POLLUTANTS, key=lambda p: (values[p.type][1], -POLLUTANTS.index(p)))
     gi = float(values[dominant.type][1])
     cat = category_of(gi)
@@ -476,7 +479,7 @@ def _iso(t: datetime) -> str:
 
 def hourly_reading(ww: WeatherWorld, lon: float, lat: float, at: datetime, *,
                    language: str | None = None, pollutants: bool = True) -> dict[str, Any]:
-    """The AirQuality record at the top of the hour of ``at``."""
+    """Build the AirQuality record at the top of the hour of ``at``."""
     hour = at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
     idx = _pollutant_indices(concentrations(ww, lon, lat, [hour]))
     values = {k: (float(c[0]), float(g[0])) for k, (c, g) in idx.items()}
@@ -485,8 +488,9 @@ def hourly_reading(ww: WeatherWorld, lon: float, lat: float, at: datetime, *,
 
 def daily_forecast(ww: WeatherWorld, lon: float, lat: float, at: datetime, duration: int, *,
                    language: str | None = None) -> list[dict[str, Any]]:
-    """DailyAirQuality records from the local day of ``at`` on: per pollutant the day's highest
-    hourly index.
+    """Build DailyAirQuality records from the local day of ``at`` on.
+
+    Per pollutant the day's highest hourly index.
     """
     tz = ww.timezone_at(lon, lat)
     today: date = at.astimezone(tz).date()
@@ -611,8 +615,9 @@ def alerts_at(ww: WeatherWorld, parish: str | None, at: datetime) -> list[tuple[
                                                                                list[tuple[
                                                                                    AlertArea,
                                                                                    str]]]]:
-    """The alerts listed at ``at`` for a location in ``parish``: each with its listed areas and
-    their statuses, highest priority (lowest number) first.
+    """List the alerts listed at ``at`` for a location in ``parish``, highest priority first.
+
+    Each with its listed areas and their statuses; highest priority is the lowest number.
     """
     if parish is None:
         return []
@@ -629,6 +634,7 @@ def alerts_at(ww: WeatherWorld, parish: str | None, at: datetime) -> list[tuple[
 
 def alert_record(alert: Alert, listed: list[tuple[AlertArea, str]], at: datetime, tz: tzinfo,
                   lang: str, details: bool) -> dict[str, Any]:
+    """Build the service's alert record of an alert and its listed areas, in ``lang``."""
     title = _ALERT_TEXT[alert.kind]
     upgraded = any(s == "Upgrade" or any(st == "Upgrade" and w <= at for w, st in a.events)
                    for a, s in listed)
@@ -673,7 +679,7 @@ def alert_record(alert: Alert, listed: list[tuple[AlertArea, str]], at: datetime
 
 
 def build_world(world: World) -> WeatherWorld:
-    """The weather section: the urban/road intensity grid and the places of the maps world."""
+    """Build the weather section: the urban/road intensity grid and the places of the maps world."""
     from toolkit.sandbox.maps.roads.network import network
     from toolkit.sandbox.maps.search import entities
 
@@ -731,7 +737,7 @@ def _blur(grid: np.ndarray, sigma: float) -> np.ndarray:
 
 
 def catalog_rows(section: WeatherWorld) -> list[dict[str, Any]]:
-    """The current cycle's episode and alerts, for :func:`toolkit.sandbox.catalog`."""
+    """List the current cycle's episode and alerts, for :func:`toolkit.sandbox.catalog`."""
     episode, alerts = section.cycle(0)
     rows = [{"kind": "air_quality_episode", "name": "stagnation episode",
              "location": "valley parishes",
