@@ -26,6 +26,7 @@ from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWar
 from toolkit._core.messages import Request, Response
 from toolkit._core.pipeline import Pipeline
 from toolkit._core.progress import progress_bar
+from toolkit._core.protocols import Reporting
 from toolkit._core.provenance import provenance
 from toolkit._core.transport import PAGES_IN_FLIGHT
 from toolkit._spec.arm import MANAGEMENT_GROUP_NEXT_KEY, NEXT_KEY, ODATA_NEXT_KEY
@@ -499,7 +500,7 @@ def collect_frame(
     operation: str,
     max_items: int | None = None,
     transform: Callable[[list[Any]], list[Any]] | None = None,
-    connection: Any = None,
+    connection: Reporting | None = None,
     api_version: str | None = None,
 ) -> pd.DataFrame:
     """Feed pages into a frame builder, stopping at ``max_items`` with a warning.

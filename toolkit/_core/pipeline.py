@@ -59,6 +59,7 @@ from toolkit._core.policies import (
     ToolkitRetryPolicy,
     logging_policy,
 )
+from toolkit._core.protocols import Counts
 from toolkit._core.provenance import note_sandbox_answer
 from toolkit._core.ratelimits import ArmBuckets
 from toolkit._core.secrets import install_log_redaction, redact
@@ -127,7 +128,7 @@ class Pipeline:
         self.family = config.family
         self.base_url = config.base_url
         self.header_prefix = config.header_prefix
-        self.stats: Stats = config.stats if config.stats is not None else Stats()
+        self.stats: Counts = config.stats if config.stats is not None else Stats()
         self._arm = ArmBuckets(config.header_prefix, clock=config.clock, sleep=config.sleep)
         settings = config.settings
         if Origin.of(config.base_url) is None:

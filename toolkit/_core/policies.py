@@ -23,6 +23,7 @@ from azure.core.rest import HttpRequest, HttpResponse
 from toolkit._core.cancel import check_cancelled
 from toolkit._core.config import FamilyConfig
 from toolkit._core.errors import RetryWaitWarning, warn_user
+from toolkit._core.protocols import Counts
 from toolkit._core.urls import check_origin, short
 
 logger = logging.getLogger(__name__)
@@ -93,13 +94,13 @@ class ToolkitRetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
     ----------
     max_retry_wait : float
         The longest ``Retry-After`` waited for, in seconds.
-    stats : Stats
-        The connection's counters.
+    stats : Counts
+        The connection's counters (a :class:`Stats`).
     **kw
         RetryPolicy's own settings.
     """
 
-    def __init__(self, *, max_retry_wait: float, stats: Stats, **kw: Any) -> None:
+    def __init__(self, *, max_retry_wait: float, stats: Counts, **kw: Any) -> None:
         super().__init__(**kw)
         self.max_retry_wait = max_retry_wait
         self.stats = stats
@@ -246,11 +247,11 @@ class CountingPolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
 
     Parameters
     ----------
-    stats : Stats
-        The connection's counters.
+    stats : Counts
+        The connection's counters (a :class:`Stats`).
     """
 
-    def __init__(self, stats: Stats) -> None:
+    def __init__(self, stats: Counts) -> None:
         self.stats = stats
 
     def on_request(self, request: _Request) -> None:
