@@ -162,4 +162,4 @@ def test_a_request_is_counted_by_its_method_in_its_subscription_or_the_tenant() 
     assert _arm_bucket("https://h/subscriptions?api-version=1", "HEAD") == (False, "tenant")
     assert _arm_bucket("https://h/providers/Vendor.Management/x", "PUT") == (True, "tenant")
     assert [_remaining(v) for v in (None, " 12 ", "-1", "1e3", "9" * 12)] == \
-        [12 if v == " 12 " else None for v in (None, " 12 ", "-1", "1e3", "9" * 12)]
+        [None, 12, None, None, None]
