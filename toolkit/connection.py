@@ -65,7 +65,8 @@ from toolkit._core.config import (
 )
 from toolkit._core.credentials import credential_for, credential_word, default_credential
 from toolkit._core.errors import SandboxWarning, ValidationError, warn_user
-from toolkit._core.pipeline import FAMILIES, Pipeline, Stats
+from toolkit._core.pipeline import FAMILIES, Pipeline
+from toolkit._core.policies import Stats
 from toolkit._core.provenance import note_default_connection
 from toolkit._core.secrets import RedactingHandler, Secret, install_log_redaction
 from toolkit._spec.clouds import CLOUDS, DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
@@ -545,7 +546,7 @@ def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
         None of them is set (named ``parameter``).
     """
     secret = os.environ.get("TOOLKIT_SANDBOX_SECRET")
-    from toolkit._core.pipeline import is_loopback
+    from toolkit._core.config import is_loopback
 
     if secret and is_loopback(arm_url):
         from toolkit.sandbox.auth import SandboxCredential, TokenAuthority

@@ -11,7 +11,9 @@ import pytest
 import toolkit
 from tests.security.hostile import Answer, Hostile, Seen, json_answer
 from toolkit._core.config import Credentials, FamilyConfig, Settings
-from toolkit._core.pipeline import Pipeline, Stats
+from toolkit._core.messages import Request
+from toolkit._core.pipeline import Pipeline
+from toolkit._core.policies import Stats
 from toolkit._core.polling import start_arm_operation
 
 CORE = Path(toolkit.__file__).parent / "_core"
@@ -50,7 +52,7 @@ def test_the_request_id_is_read_with_the_configured_prefix() -> None:
     with Hostile(lambda s, h: json_answer({}, **{"x-ms-request-id": "rid-ms",
                                                 "x-vendor-request-id": "rid-vendor"})) as svc:
         pipe = _pipeline(svc.url, header_prefix="x-ms-")
-        assert pipe.send("GET", "/x").request_id == "rid-ms"
+        assert pipe.send(Request("GET", "/x")).request_id == "rid-ms"
         pipe.close()
 
 

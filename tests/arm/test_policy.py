@@ -20,6 +20,7 @@ from tests.arm.conftest import policy_window
 from tests.conftest import example
 from toolkit._core.columns import InterningBuilder
 from toolkit._core.errors import TruncatedResultWarning, ValidationError
+from toolkit._core.messages import Request
 from toolkit._core.schemas import POLICY_STATES
 from toolkit.arm import policy
 from toolkit.arm.policy import POLICY_FIELDS, RESOURCE_FIELDS
@@ -851,10 +852,10 @@ def _two_reads_after_another_client(group, monkeypatch, refill: float = 10.0
         other = toolkit.connect(sandbox=sb, progress=False)
         try:
             for _ in range(37):
-                other.pipeline("arm").send(
+                other.pipeline("arm").send(Request(
                     "POST", f"/subscriptions/{sub_id}/providers/{sb.namespace}.PolicyInsights/"
                             "policyStates/latest/queryResults",
-                    params={"api-version": "2024-10-01", "$top": 1})
+                    params={"api-version": "2024-10-01", "$top": 1}))
         finally:
             other.close()
         conn = toolkit.connect(sandbox=sb, progress=False, max_retries=0)
@@ -872,9 +873,9 @@ def test_concurrent_reads_follow_the_services_count_of_what_is_left(group, monke
     assert errors == [] and len(statuses) > 3 * 5 and 429 not in statuses
     # the same reads with the count ignored spend the connection's own bucket, and are refused
     # (here the service refills slowly, so that it shows however fast this machine runs them)
-    from toolkit._core import pipeline
+    from toolkit._core import ratelimits
 
-    monkeypatch.setattr(pipeline, "_remaining", lambda value: None)
+    monkeypatch.setattr(ratelimits, "_remaining", lambda value: None)
     statuses, errors = _two_reads_after_another_client(group, monkeypatch, refill=1.0)
     assert 429 in statuses and errors
 
@@ -885,14 +886,17 @@ def _callers_at_once(group, monkeypatch, *, paced: bool) -> tuple[list[Any], lis
     second), with the default retries: what they raised, and the statuses the service
     answered."""
 
-    from toolkit._core import pipeline
+    from azure.core.pipeline.policies import RetryPolicy
+
+    from toolkit._core.concurrency import RateLimiter
+    from toolkit._core.policies import ToolkitRetryPolicy
     from toolkit.sandbox.arm.common import limits
     from toolkit.sandbox.server import Sandbox
 
     monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
     if not paced:  # attempts sent again go at once, and a 429 leaves the bucket as it was
-        monkeypatch.setattr(pipeline._RetryPolicy, "sleep", pipeline.RetryPolicy.sleep)
-        monkeypatch.setattr(pipeline.RateLimiter, "throttled", lambda self, wait: None)
+        monkeypatch.setattr(ToolkitRetryPolicy, "sleep", RetryPolicy.sleep)
+        monkeypatch.setattr(RateLimiter, "throttled", lambda self, wait: None)
     with Sandbox(seed=7, arm_limits=True) as sb:
         limits(sb)["writes"].configure(rate=10.0, burst=4)
         conns = [toolkit.connect(sandbox=sb, progress=False) for _ in range(3)]

@@ -14,6 +14,7 @@ from tests.conftest import example
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import build_frame
+from toolkit._core.messages import Request
 from toolkit._core.schemas import EVENTSTREAM, EVENTSTREAMS, ITEM_TYPES
 from toolkit.fabric.eventstream import encode_definition
 from toolkit.sandbox.fabric import eventstream as sandbox_fabric
@@ -316,18 +317,18 @@ def test_token_without_the_scopes_is_refused(sandbox, sales, waits) -> None:
 def test_error_details_of_the_flat_body_are_parsed(conn, sales) -> None:
     pipe = conn.pipeline("fabric")
     with pytest.raises(toolkit.ApiError) as info:
-        pipe.send("POST", f"/v1/workspaces/{sales.id}/eventstreams",
-                  json={"displayName": fresh(), "description": "x" * 300}, idempotent=False,
-                  expected=(201, 202))
+        pipe.send(Request("POST", f"/v1/workspaces/{sales.id}/eventstreams",
+                          json={"displayName": fresh(), "description": "x" * 300}, idempotent=False,
+                          expected=(201, 202)))
     err = info.value
     assert err.status == 400 and err.code == "InvalidInput" and err.retriable is False
     assert err.details[0]["errorCode"] == "InvalidParameter"
     assert err.details[0]["relatedResource"]["resourceId"] == "description"
     with pytest.raises(toolkit.ApiError) as info:
-        pipe.send("POST", f"/v1/workspaces/{sales.id}/eventstreams",
-                  json={"displayName": fresh(), "definition": {"parts": [
-                      {"path": "eventstream.json", "payload": "***", "payloadType":
-                       "InlineBase64"}]}}, idempotent=False, expected=(201, 202))
+        pipe.send(Request("POST", f"/v1/workspaces/{sales.id}/eventstreams",
+                          json={"displayName": fresh(), "definition": {"parts": [
+                              {"path": "eventstream.json", "payload": "***", "payloadType":
+                               "InlineBase64"}]}}, idempotent=False, expected=(201, 202)))
     assert info.value.code == "CorruptedPayload"
 
 

@@ -183,7 +183,7 @@ def test_token_without_the_permission_is_a_403(sandbox, waits) -> None:
 def test_429_without_retry_after_backs_off_on_its_own_and_logs(conn, sandbox, tenant, waits,
                                                                caplog) -> None:
     sandbox.inject("429", path="/usage", count=2)
-    with caplog.at_level(logging.INFO, logger="toolkit._core.pipeline"), \
+    with caplog.at_level(logging.INFO, logger="toolkit._core.policies"), \
             sandbox.recording() as log:
         df = toolkit.authentication_strength_usage(MFA, connection=conn)
     assert [r.status for r in log] == [429, 429, 200]

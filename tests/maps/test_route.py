@@ -17,6 +17,7 @@ import toolkit.maps.route as route_module
 from tests.maps.conftest import TOWNS, drive
 from toolkit._core.errors import ValidationError
 from toolkit._core.geo import haversine_m, path_length_m
+from toolkit._core.messages import Request
 from toolkit._core.schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
 from toolkit.maps.route import plan_windows
 
@@ -357,9 +358,9 @@ def test_a_long_trace_is_windowed_and_stitched_exactly(conn, sandbox) -> None:
                 "features": [{"type": "Feature", "properties": {},
                               "geometry": {"type": "Point", "coordinates": [float(x), float(y)]}}
                              for x, y in trace]}
-        whole = conn.pipeline("maps").send("POST", "/route/snapToRoads",
-                                           params={"api-version": "2025-01-01"},
-                                           json=body).json()["features"]
+        whole = conn.pipeline("maps").send(Request("POST", "/route/snapToRoads",
+                                                   params={"api-version": "2025-01-01"},
+                                                   json=body)).json()["features"]
     finally:
         sandbox.state.pop("maps.snap_limits")
     ref = {f["properties"]["inputIndex"]: f["properties"].get("name", "") for f in whole}

@@ -21,7 +21,9 @@ from tests.security.conftest import MAPS_KEY, TOKEN, connect_to
 from tests.security.hostile import Answer, Forwarder, Hostile, Seen, json_answer
 from toolkit._core.config import Credentials, FamilyConfig, Origin, Settings
 from toolkit._core.errors import UntrustedOriginError, ValidationError
-from toolkit._core.pipeline import Pipeline, Stats
+from toolkit._core.messages import Request
+from toolkit._core.pipeline import Pipeline
+from toolkit._core.policies import Stats
 
 SUB = "00000000-0000-0000-0000-000000000001"
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
@@ -127,9 +129,9 @@ def _maps_pipeline(base: str, **settings: Any) -> Pipeline:
 def test_maps_key_goes_to_its_own_origin_only(foreign: Hostile) -> None:
     with Hostile(lambda s, h: json_answer({"ok": True})) as service:
         pipe = _maps_pipeline(service.url)
-        pipe.send("GET", "/search", operation="probe")
+        pipe.send(Request("GET", "/search", operation="probe"))
         with pytest.raises(UntrustedOriginError):
-            pipe.send("GET", f"{foreign.url}/search", operation="probe")
+            pipe.send(Request("GET", f"{foreign.url}/search", operation="probe"))
         pipe.close()
     assert service.seen[0].headers.get("subscription-key") == MAPS_KEY
     assert foreign.count() == 0
@@ -152,7 +154,7 @@ def test_plain_http_after_https_is_refused() -> None:
     pipe = _maps_pipeline(f"https://127.0.0.1:{port}")
     try:
         with pytest.raises(UntrustedOriginError, match="over http"):
-            pipe.send("GET", f"http://127.0.0.1:{port}/search", operation="probe")
+            pipe.send(Request("GET", f"http://127.0.0.1:{port}/search", operation="probe"))
     finally:
         thread.join()
         listener.close()
@@ -210,7 +212,7 @@ def test_verify_false_holds_per_request() -> None:
         conn = connect_to(service, verify=False, trusted_hosts=["management.vendor.com"])
         pipe = conn.pipeline("arm")
         with pytest.raises(UntrustedOriginError, match="TLS verification is turned off"):
-            pipe.send("GET", "https://management.vendor.com/providers", operation="probe")
+            pipe.send(Request("GET", "https://management.vendor.com/providers", operation="probe"))
         assert service.count() == 0
 
 

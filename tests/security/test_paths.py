@@ -10,7 +10,7 @@ import toolkit
 from tests.security.conftest import connect_to
 from tests.security.hostile import Hostile, json_answer
 from toolkit._core.errors import ValidationError
-from toolkit._core.pipeline import segment
+from toolkit._core.urls import segment
 
 SUB = "00000000-0000-0000-0000-000000000001"
 

@@ -14,11 +14,12 @@ import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from typing import Generic, TypeVar, cast
 
 from toolkit._core.cancel import Cancellation, cancellable, check_cancelled, current
 from toolkit._core.errors import ToolkitError
 from toolkit._core.progress import progress_bar
+from toolkit._core.protocols import Running
 
 logger = logging.getLogger(__name__)
 
@@ -177,7 +178,7 @@ def _forget(key: int) -> None:
         _LIMITERS.pop(key, None)
 
 
-def shared_limiter(connection: Any, service: str, rate: float,
+def shared_limiter(connection: Running, service: str, rate: float,
                    burst: int | None = None) -> RateLimiter:
     """Get the rate limiter of ``service`` on ``connection``, made on first use.
 
@@ -230,7 +231,7 @@ def fan_out(
     func: Callable[[T], R],
     items: Sequence[T],
     *,
-    connection: Any,
+    connection: Running,
     desc: str,
     rate: float | None = None,
     max_workers: int | None = None,

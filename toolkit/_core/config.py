@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from urllib3.exceptions import LocationParseError
@@ -26,7 +26,11 @@ from urllib3.util import parse_url
 
 from toolkit import __version__
 from toolkit._core.errors import ValidationError
+from toolkit._core.protocols import Counts
 from toolkit._core.secrets import Secret
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
 
 __all__ = ["Credentials", "FamilyConfig", "Origin", "Settings", "check_plain_http",
            "check_verify", "is_loopback", "parse_trusted_host"]
@@ -233,8 +237,8 @@ class Credentials:
 
     Attributes
     ----------
-    credential : object or None
-        Anything with ``get_token(*scopes)``.
+    credential : TokenCredential or None
+        azure-core's credential protocol: anything with ``get_token(*scopes)``.
     token : Secret or None
         A static bearer token (used when no credential is given).
     maps_key, maps_sas_token : Secret or None
@@ -243,7 +247,7 @@ class Credentials:
         The maps account id sent with bearer tokens.
     """
 
-    credential: Any = None
+    credential: TokenCredential | None = None
     token: Secret | None = None
     maps_key: Secret | None = None
     maps_sas_token: Secret | None = None
@@ -317,8 +321,9 @@ class FamilyConfig:
         Retries, caps, waits, trusted hosts.
     credentials : Credentials
         What requests are authenticated with.
-    stats : object
-        The connection's request counters (``add(**counts)``).
+    stats : Counts or None
+        The connection's request counters (``add(**counts)``); the pipeline keeps its own
+        when ``None``.
     sleep : callable
         Waits go through it (the connection's, so tests can record them).
     clock : callable
@@ -339,7 +344,7 @@ class FamilyConfig:
     verify: bool | str = True
     settings: Settings = field(default_factory=Settings)
     credentials: Credentials = field(default_factory=Credentials)
-    stats: Any = None
+    stats: Counts | None = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     sandbox: bool = False

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import importlib
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit._core.errors import ValidationError
 from toolkit._spec.clouds import Cloud
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
 
 __all__ = ["CREDENTIAL_WORDS", "credential_for", "credential_word", "default_credential"]
 
@@ -56,7 +59,7 @@ def credential_word(word: str, parameter: str = "credential") -> str:
     return key
 
 
-def credential_for(word: str, cloud: Cloud, parameter: str = "credential") -> Any:
+def credential_for(word: str, cloud: Cloud, parameter: str = "credential") -> TokenCredential:
     """Build the azure-identity credential a shortcut word names, for ``cloud``.
 
     Parameters
@@ -83,10 +86,11 @@ def credential_for(word: str, cloud: Cloud, parameter: str = "credential") -> An
     kwargs: dict[str, Any] = {}
     if takes_authority and cloud.authority_host:
         kwargs["authority"] = cloud.authority_host
-    return getattr(identity, name)(**kwargs)
+    credential: TokenCredential = getattr(identity, name)(**kwargs)
+    return credential
 
 
-def default_credential(cloud: Cloud) -> Any:
+def default_credential(cloud: Cloud) -> TokenCredential:
     """azure-identity's default credential chain for a real cloud named without a credential.
 
     Raises

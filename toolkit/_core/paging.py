@@ -23,9 +23,12 @@ import pandas as pd
 
 from toolkit._core.cancel import Cancellation, cancellable, check_cancelled, current
 from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWarning
-from toolkit._core.pipeline import PAGES_IN_FLIGHT, Pipeline, Response
+from toolkit._core.messages import Request, Response
+from toolkit._core.pipeline import Pipeline
 from toolkit._core.progress import progress_bar
+from toolkit._core.protocols import Reporting
 from toolkit._core.provenance import provenance
+from toolkit._core.transport import PAGES_IN_FLIGHT
 from toolkit._spec.arm import MANAGEMENT_GROUP_NEXT_KEY, NEXT_KEY, ODATA_NEXT_KEY
 
 logger = logging.getLogger(__name__)
@@ -247,9 +250,9 @@ def iter_pages(
         return
     # with a decoder the page is parsed once, by it (the pipeline does not parse it first)
     parsed_here = decode is not None
-    response = first if first is not None else pipeline.send(
+    response = first if first is not None else pipeline.send(Request(
         method, path, params=params, json=json, operation=operation, headers=headers,
-        check_json=not parsed_here)
+        check_json=not parsed_here))
     chain = _Chain(style, operation, decode)
     while True:
         page, next_link = _read_page(chain, response, pipeline, headers)
@@ -258,8 +261,8 @@ def iter_pages(
             return
         chain.follow(next_link, page)
         try:
-            response = pipeline.send(style.next_method, next_link, operation=operation,
-                                     headers=headers, check_json=not parsed_here)
+            response = pipeline.send(Request(style.next_method, next_link, operation=operation,
+                                             headers=headers, check_json=not parsed_here))
         except ToolkitError as err:
             err.next_link = next_link
             raise
@@ -280,8 +283,8 @@ def _read_page(chain: _Chain, response: Response, pipeline: Pipeline,
         asked += 1
         logger.warning("%s: unreadable page; asking again (%d)", chain.operation, asked)
         pipeline.stats.add(retries=1)
-        response = pipeline.send(response.method, response.url, operation=chain.operation,
-                                 headers=headers, check_json=False)
+        response = pipeline.send(Request(response.method, response.url, operation=chain.operation,
+                                         headers=headers, check_json=False))
 
 
 class _Slot:
@@ -394,10 +397,10 @@ class _Fetcher:
         try:
             response = first
             if response is None:
-                response = self._pipeline.send(method, url, params=params, json=json,
-                                               operation=self._operation,
-                                               headers=self._headers, check_json=False,
-                                               on_head=on_head)
+                response = self._pipeline.send(Request(method, url, params=params, json=json,
+                                                       operation=self._operation,
+                                                       headers=self._headers, check_json=False,
+                                                       on_head=on_head))
         except BaseException as err:  # handed to the consumer, with the link that failed
             slot.fill(("error", err, url))
             return
@@ -497,7 +500,7 @@ def collect_frame(
     operation: str,
     max_items: int | None = None,
     transform: Callable[[list[Any]], list[Any]] | None = None,
-    connection: Any = None,
+    connection: Reporting | None = None,
     api_version: str | None = None,
 ) -> pd.DataFrame:
     """Feed pages into a frame builder, stopping at ``max_items`` with a warning.

@@ -25,6 +25,7 @@ from toolkit._core.cancel import Cancellation, cancellable, current
 from toolkit._core.errors import ToolkitError
 from toolkit._core.paging import FrameSink, Page
 from toolkit._core.progress import progress_bar
+from toolkit._core.protocols import Reporting
 from toolkit._core.provenance import provenance
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ def read_chains(
     *,
     operation: str,
     workers: int,
-    connection: Any = None,
+    connection: Reporting | None = None,
     api_version: str | None = None,
 ) -> pd.DataFrame:
     """Read every chain (at most ``workers`` at once) and join their frames in chain order.

@@ -52,7 +52,8 @@ from toolkit._core.errors import (
     ServiceError,
     parse_error_body,
 )
-from toolkit._core.pipeline import Pipeline, Response
+from toolkit._core.messages import Request, Response
+from toolkit._core.pipeline import Pipeline
 from toolkit._core.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -153,7 +154,7 @@ class Operation(Generic[T]):
     def _poll(self) -> None:
         self.polls += 1
         if self._async_url:
-            response = self.pipeline.send("GET", self._async_url, operation=self.name)
+            response = self.pipeline.send(Request("GET", self._async_url, operation=self.name))
             body = response.json_object()
             status = body.get("status", "InProgress")
             if not isinstance(status, str):
@@ -173,14 +174,14 @@ class Operation(Generic[T]):
                 raise self._error
             final_url = self._location if (self._method == "POST" and self._location) \
                 else self._resource_url
-            self._final = self.pipeline.send("GET", final_url, operation=self.name,
-                                             expected=(200, 201, 204))
+            self._final = self.pipeline.send(Request("GET", final_url, operation=self.name,
+                                                     expected=(200, 201, 204)))
             self.status = "Succeeded"
             return
         # without the async header, the URL polled is the Location
         try:
-            response = self.pipeline.send("GET", self.url, operation=self.name,
-                                          expected=(200, 201, 202, 204))
+            response = self.pipeline.send(Request("GET", self.url, operation=self.name,
+                                                  expected=(200, 201, 202, 204)))
         except (AuthenticationError, RateLimitError, ServiceError):
             raise
         except ApiError as err:
@@ -197,7 +198,7 @@ class Operation(Generic[T]):
             self._next_wait = _retry_after(response, self._default_wait)
             return
         if not response.content.strip() and self._method in ("PUT", "PATCH"):
-            response = self.pipeline.send("GET", self._resource_url, operation=self.name)
+            response = self.pipeline.send(Request("GET", self._resource_url, operation=self.name))
         self._final = response
         self.status = "Succeeded"
 
@@ -368,8 +369,8 @@ def start_arm_operation(
     ``resume`` holds the JSON-able arguments the function's ``_resume_parser`` needs to read the
     result in another process (see :func:`resume_operation`).
     """
-    initial = pipeline.send(method, path, params=params, json=json, operation=name,
-                            expected=(200, 201, 202), idempotent=idempotent)
+    initial = pipeline.send(Request(method, path, params=params, json=json, operation=name,
+                                    expected=(200, 201, 202), idempotent=idempotent))
     if initial.status == 202:
         logger.info("%s: accepted (202), polling", name)
     op = Operation(pipeline, name=name, initial=initial, resource_url=pipeline.url(path, params),
@@ -471,7 +472,7 @@ class ItemOperation(Operation[T]):
 
     def _poll(self) -> None:
         self.polls += 1
-        response = self.pipeline.send("GET", self.url, operation=self.name)
+        response = self.pipeline.send(Request("GET", self.url, operation=self.name))
         body = response.json()
         if not isinstance(body, dict):
             raise ProtocolError(f"{self.name}: the operation state is not a JSON object",
@@ -486,7 +487,7 @@ class ItemOperation(Operation[T]):
         low = state.lower()
         if low == "succeeded":
             self.result_url = location or self.url.rstrip("/") + "/result"
-            self._final = self.pipeline.send("GET", self.result_url, operation=self.name)
+            self._final = self.pipeline.send(Request("GET", self.result_url, operation=self.name))
             self.status = "Succeeded"
             return
         if low in _ITEM_FAILED:
@@ -570,8 +571,8 @@ def start_item_operation(
     Returns the parsed result when ``wait`` is true, else the :class:`ItemOperation` handle
     (already finished when the service answered 201).
     """
-    initial = pipeline.send(method, path, params=params, json=json, operation=name,
-                            expected=(200, 201, 202), idempotent=idempotent)
+    initial = pipeline.send(Request(method, path, params=params, json=json, operation=name,
+                                    expected=(200, 201, 202), idempotent=idempotent))
     if initial.status == 202:
         logger.info("%s: accepted (202), polling the operation state", name)
     op = ItemOperation(pipeline, name=name, initial=initial, parse=parse,

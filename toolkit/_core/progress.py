@@ -12,6 +12,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolkit._core.protocols import Reporting
+
 if TYPE_CHECKING:
     from tqdm.std import tqdm
 
@@ -117,7 +119,7 @@ class _NoBar:
         pass
 
 
-def progress_bar(connection: object, *, desc: str, total: int | None = None,
+def progress_bar(connection: Reporting | None, *, desc: str, total: int | None = None,
                  unit: str = "request") -> ProgressBar:
     """Make a progress bar when the connection's ``progress`` setting allows it, else a no-op.
 

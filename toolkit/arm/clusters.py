@@ -21,10 +21,11 @@ import pandas as pd
 
 from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame
-from toolkit._core.pipeline import segment
+from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
 from toolkit._core.secrets import Secret, open_private
+from toolkit._core.urls import segment
 from toolkit._core.validate import (
     check_api_version,
     check_name,
@@ -216,9 +217,9 @@ def cluster_monitoring_credentials(subscription_id: str, resource_group: str, cl
             f"{segment(resource_group, 'resource_group')}/providers/"
             f"{conn.namespace}.ContainerService/managedClusters/{segment(cluster, 'cluster')}/"
             "listClusterMonitoringUserCredential")
-    response = pipe.send("POST", path, params={"api-version": api_version,
-                                               "server-fqdn": server_fqdn},
-                         operation="cluster_monitoring_credentials")
+    response = pipe.send(Request("POST", path, params={"api-version": api_version,
+                                                       "server-fqdn": server_fqdn},
+                                 operation="cluster_monitoring_credentials"))
     body = response.json_object()
     rows = []
     for entry in as_list(body.get("kubeconfigs") if isinstance(body, dict) else None):
@@ -272,8 +273,8 @@ def hosted_cluster_credentials(subscription_id: str, resource_group: str, cluste
             f"{segment(resource_group, 'resource_group')}/providers/"
             f"{words.hosted_cluster_provider}/{words.hosted_cluster_type}/"
             f"{segment(cluster, 'cluster')}/listCredentials")
-    response = pipe.send("POST", path, params={"api-version": api_version},
-                         operation="hosted_cluster_credentials")
+    response = pipe.send(Request("POST", path, params={"api-version": api_version},
+                                 operation="hosted_cluster_credentials"))
     record = response.json_object()
     ids = [response.request_id] if response.request_id else []
     return build_frame([record], HOSTED_CREDENTIALS,

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError, warn_user
+from toolkit._core.messages import Request
 from toolkit._core.schemas import POLICY_STATES
 from toolkit._core.validate import check_choice
 from toolkit.arm.policy import _check_time
@@ -150,9 +151,9 @@ def service_today(connection: Connection | None = None) -> dt.date:
 
     conn = get_connection(connection)
     try:
-        response = conn.pipeline("arm").send(
+        response = conn.pipeline("arm").send(Request(
             "GET", "/subscriptions", params={"api-version": SUBSCRIPTION_API_VERSION},
-            operation="service_clock")
+            operation="service_clock"))
         stamp = response.headers.get("Date")
         when = parsedate_to_datetime(stamp) if stamp else None
     except (ApiError, TypeError, ValueError) as err:

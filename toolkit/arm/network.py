@@ -11,10 +11,11 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame
-from toolkit._core.pipeline import Response, segment
+from toolkit._core.messages import Response
 from toolkit._core.polling import Operation, start_arm_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import BACKEND_HEALTH
+from toolkit._core.urls import segment
 from toolkit._core.validate import (
     check_api_version,
     check_bool,

@@ -28,6 +28,7 @@ import pandas as pd
 
 from toolkit._core.columns import InterningBuilder, page_decoder
 from toolkit._core.errors import ProtocolError, ValidationError
+from toolkit._core.messages import Request
 from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
 from toolkit._core.partitions import read_chains
 from toolkit._core.provenance import provenance
@@ -333,7 +334,8 @@ def policy_states(
             and end_ts is not None and descending is not None):
         # a window read in time slices: worth it only when the result is long, which the first
         # page tells (a next link), and the count then measures
-        first = pipe.send("POST", path, params=params, operation=OPERATION, check_json=False)
+        first = pipe.send(Request("POST", path, params=params, operation=OPERATION,
+                                  check_json=False))
         if envelope_next_link(first.content, ODATA) is not None:
             slices = _time_slices(pipe, path, params, filter_, start_ts, end_ts, limit)
             if len(slices) > 1:
@@ -415,7 +417,7 @@ def _count(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | Non
     clause = _slice_filter(filter_, lo, hi) if (lo is not None or hi is not None) else filter_
     query = {**params, "$filter": clause, "$apply": "aggregate($count as n)",
              "$select": None, "$orderby": None, "$expand": None}
-    body = pipe.send("POST", path, params=query, operation=OPERATION).json_object()
+    body = pipe.send(Request("POST", path, params=query, operation=OPERATION)).json_object()
     rows = body.get("value")
     value = rows[0].get("n") if isinstance(rows, list) and rows and isinstance(rows[0], dict) \
         else None

@@ -15,6 +15,7 @@ import pandas as pd
 
 from toolkit._core.errors import ProtocolError, ToolkitError
 from toolkit._core.frames import FrameBuilder, build_frame
+from toolkit._core.messages import Request
 from toolkit._core.paging import (
     ARM,
     MANAGEMENT_GROUPS as MG_PAGES,
@@ -205,8 +206,8 @@ def _tree_rows(body: dict[str, Any], url: str) -> list[dict[str, Any]]:
 
 def _tenant_root(pipe: Pipeline, ns: str, api_version: str) -> str:
     """Find the tenant root group's id: the tenant id, which every group of the list carries."""
-    response = pipe.send("GET", f"/providers/{ns}.Management/managementGroups",
-                         params={"api-version": api_version}, operation=_TREE_OPERATION)
+    response = pipe.send(Request("GET", f"/providers/{ns}.Management/managementGroups",
+                                 params={"api-version": api_version}, operation=_TREE_OPERATION))
     values = response.json_object().get("value")
     for item in values if isinstance(values, list) else []:
         props = item.get("properties") if isinstance(item, dict) else None
@@ -268,9 +269,9 @@ def management_group_tree(group_id: str | None = None, *, api_version: str | Non
     pipe = conn.pipeline("arm")
     ns = conn.namespace
     root = group_id if group_id is not None else _tenant_root(pipe, ns, version)
-    response = pipe.send("GET", f"/providers/{ns}.Management/managementGroups/{root}",
-                         params={"api-version": version, "$expand": "children",
-                                 "$recurse": "true"}, operation=_TREE_OPERATION)
+    response = pipe.send(Request("GET", f"/providers/{ns}.Management/managementGroups/{root}",
+                                 params={"api-version": version, "$expand": "children",
+                                         "$recurse": "true"}, operation=_TREE_OPERATION))
     rows = _tree_rows(response.json_object(), response.url)
     attrs = provenance(_TREE_OPERATION, version, response.url,
                        [response.request_id] if response.request_id else [])

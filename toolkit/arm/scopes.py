@@ -18,7 +18,7 @@ from typing import Any
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.odata import split_top_level
-from toolkit._core.pipeline import segment
+from toolkit._core.urls import segment
 from toolkit._core.validate import (
     check_choice,
     check_resource_group,

@@ -12,11 +12,12 @@ import pandas as pd
 from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
+from toolkit._core.messages import Request, Response
 from toolkit._core.paging import ARM, collect_frame, iter_pages
-from toolkit._core.pipeline import Response, segment
 from toolkit._core.polling import Operation, start_arm_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import ENCRYPTION_PROTECTOR, NAME_AVAILABILITY, SQL_OPERATIONS
+from toolkit._core.urls import segment
 from toolkit._core.validate import (
     check_api_version,
     check_bool,
@@ -133,9 +134,9 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
             to_send.append(name)
 
     def check(name: str) -> Response:
-        return pipe.send("POST", path, params={"api-version": api_version},
-                         json={"name": name, "type": f"{conn.namespace}.Sql/servers"},
-                         operation="check_server_names")
+        return pipe.send(Request("POST", path, params={"api-version": api_version},
+                                 json={"name": name, "type": f"{conn.namespace}.Sql/servers"},
+                                 operation="check_server_names"))
 
     # paced by the pipeline's bucket of the subscription's resource-manager reads
     outcomes = fan_out(check, to_send, connection=conn, desc="check_server_names")
@@ -399,8 +400,8 @@ def encryption_protector(subscription_id: str, resource_group: str, server: str,
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
     path = _protector_path(conn, subscription_id, resource_group, server)
-    response = pipe.send("GET", path, params={"api-version": api_version},
-                         operation="encryption_protector")
+    response = pipe.send(Request("GET", path, params={"api-version": api_version},
+                                 operation="encryption_protector"))
     df = _protector_frame(response, server, api_version, pipe.url(path))
     df.attrs["operation"] = "encryption_protector"
     return df

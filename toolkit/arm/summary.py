@@ -16,6 +16,7 @@ import pandas as pd
 
 from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.frames import build_frame
+from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import POLICY_SUMMARY
 from toolkit._core.validate import check_api_version, check_int
@@ -157,7 +158,7 @@ def policy_summary(
     params = {"api-version": api_version, "$top": top, "$filter": filter_,
               "$from": _iso(start_ts) if start_ts is not None else None,
               "$to": _iso(end_ts) if end_ts is not None else None}
-    response = pipe.send("POST", path, params=params, operation=OPERATION)
+    response = pipe.send(Request("POST", path, params=params, operation=OPERATION))
     body = response.json_object()
     values = body.get("value")
     if not isinstance(values, list):

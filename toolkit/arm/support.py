@@ -17,8 +17,8 @@ import pandas as pd
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder
 from toolkit._core.paging import ARM, collect_frame, iter_pages
-from toolkit._core.pipeline import segment
 from toolkit._core.schemas import PROBLEM_CLASSIFICATIONS, SUPPORT_SERVICES
+from toolkit._core.urls import segment
 from toolkit._core.validate import check_api_version, check_frame, check_int
 from toolkit._spec.arm import SUPPORT_API_VERSIONS
 from toolkit.connection import get_connection

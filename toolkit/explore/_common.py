@@ -87,7 +87,7 @@ def _offline(tiles: str, frames: Iterable[pd.DataFrame]) -> bool:
         raise ValidationError("tiles", tiles, f"must be one of {', '.join(_TILES_CHOICES)}")
     if tiles != "auto":
         return tiles == "roads"
-    from toolkit._core.pipeline import is_loopback
+    from toolkit._core.config import is_loopback
 
     endpoints = [f.attrs.get("endpoint") for f in frames if isinstance(f, pd.DataFrame)]
     if any(isinstance(e, str) and is_loopback(e) for e in endpoints):

@@ -26,10 +26,11 @@ from toolkit._core.errors import (
     ValidationError,
 )
 from toolkit._core.frames import build_frame
-from toolkit._core.pipeline import Response, segment
+from toolkit._core.messages import Response
 from toolkit._core.polling import ItemOperation, start_item_operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import EVENTSTREAM, EVENTSTREAMS
+from toolkit._core.urls import segment
 from toolkit._core.validate import check_choice, check_timeout, check_uuid
 from toolkit._spec.fabric import (
     API_VERSION_PATTERN,

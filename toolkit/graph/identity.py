@@ -25,10 +25,11 @@ import pandas as pd
 from toolkit._core.concurrency import FAMILY_RATES, Outcome, settle
 from toolkit._core.errors import ToolkitError, ToolkitWarning, ValidationError, warn_user
 from toolkit._core.frames import FrameBuilder, build_frame
+from toolkit._core.messages import Request, Response
 from toolkit._core.paging import PagingStyle, collect_frame, iter_pages
-from toolkit._core.pipeline import Response, segment
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import STRENGTH_AUDIT, STRENGTH_POLICIES, STRENGTH_USAGE
+from toolkit._core.urls import segment
 from toolkit._core.validate import check_int, many_strings
 from toolkit._spec.graph import API_VERSIONS, POLICY_ID_PATTERN, STRENGTH_REQUIREMENTS
 from toolkit.connection import get_connection
@@ -182,7 +183,7 @@ def authentication_strength_usage(policy_id: str | Sequence[str], *,
                 f"{segment(pid, 'policy_id')}/usage")
 
     def call(pid: str) -> Response:
-        return pipe.send("GET", path(pid), operation="authentication_strength_usage")
+        return pipe.send(Request("GET", path(pid), operation="authentication_strength_usage"))
 
     results = _paced(conn, list(dict.fromkeys(ids)), call, FAMILY_RATES["graph"])
     settle(results, fatal=(ToolkitError,) if single else ())

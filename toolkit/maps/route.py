@@ -34,6 +34,7 @@ from toolkit._core.geo import (
     to_lonlat,
     to_point,
 )
+from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
 from toolkit._core.validate import check_api_version, check_choice, check_int, check_language
@@ -455,10 +456,10 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
 
     def send(chunk: list[int]) -> list[Any]:
         try:
-            response = pipe.send("POST", path, params={"api-version": api_version},
-                                 json={"batchItems": [items[i] for i in chunk]},
-                                 headers=headers, operation="route_directions",
-                                 no_retry=frozenset({408}))
+            response = pipe.send(Request("POST", path, params={"api-version": api_version},
+                                         json={"batchItems": [items[i] for i in chunk]},
+                                         headers=headers, operation="route_directions",
+                                         no_retry=frozenset({408})))
         except ApiError as err:
             if err.status != 408:
                 raise
@@ -648,9 +649,9 @@ def snap_to_roads(points: PointsLike, *, include_speed_limit: bool = False,
     def snap(window: tuple[int, int, int, int]) -> list[dict[str, Any]]:
         lo, hi, own_lo, own_hi = window
         try:
-            response = pipe.send("POST", path, params={"api-version": api_version},
-                                 json=body(lo, hi), operation="snap_to_roads",
-                                 content_type="application/geo+json")
+            response = pipe.send(Request("POST", path, params={"api-version": api_version},
+                                         json=body(lo, hi), operation="snap_to_roads",
+                                         content_type="application/geo+json"))
         except ApiError as err:
             # a window past the service's road-distance limit: halve it and try again
             if err.status != 400 or hi - lo <= 2 * SNAP_OVERLAP + 4 or own_hi - own_lo < 4:

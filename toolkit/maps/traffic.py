@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame, to_geoframe
 from toolkit._core.geo import BBoxLike, bbox_param, check_bbox_size, geojson_geometry, to_bbox
+from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import TRAFFIC_INCIDENTS
 from toolkit._core.validate import check_api_version, check_choice
@@ -121,11 +122,11 @@ def traffic_incidents(bbox: BBoxLike, *, incident_types: str | Sequence[str] | N
     conn = get_connection(connection)
     pipe = conn.pipeline("maps")
     path = "/traffic/incident"
-    response = pipe.send("GET", path, params={"api-version": api_version,
-                                              "bbox": bbox_param(box),
-                                              "incidentType": ",".join(dict.fromkeys(kinds))
-                                              if kinds else None},
-                         operation="traffic_incidents")
+    response = pipe.send(Request("GET", path, params={"api-version": api_version,
+                                                      "bbox": bbox_param(box),
+                                                      "incidentType": ",".join(dict.fromkeys(kinds))
+                                                      if kinds else None},
+                                 operation="traffic_incidents"))
     ids = [response.request_id] if response.request_id else []
     return incidents_frame(response.json_object(),
                            provenance("traffic_incidents", api_version, pipe.url(path), ids))
