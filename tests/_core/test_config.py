@@ -12,7 +12,7 @@ import toolkit
 from tests.security.hostile import Answer, Hostile, Seen, json_answer
 from toolkit._core.config import Credentials, FamilyConfig, Settings
 from toolkit._core.pipeline import Pipeline, Stats
-from toolkit._core.polling import start_arm_operation
+from toolkit._core.polling import Operation
 
 CORE = Path(toolkit.__file__).parent / "_core"
 
@@ -66,8 +66,8 @@ def test_polling_follows_the_configured_async_header() -> None:
 
     with Hostile(script) as svc:
         pipe = _pipeline(svc.url, async_header="Azure-AsyncOperation")
-        result = start_arm_operation(pipe, "POST", "/start", name="probe",
-                                     parse=lambda r: r.json())
+        result = Operation.start(pipe, "POST", "/start", name="probe",
+                                 parse=lambda r: r.json()).result()
         pipe.close()
     assert result == {"done": True}
     assert [s.path for s in svc.seen] == ["/start", "/status", "/result"]

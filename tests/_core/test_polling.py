@@ -8,7 +8,7 @@ import pytest
 import toolkit
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import OperationFailedError, OperationTimeoutError, ProtocolError
-from toolkit._core.polling import Operation, start_arm_operation
+from toolkit._core.polling import Operation
 
 
 @pytest.fixture
@@ -21,9 +21,10 @@ def replay(waits):
         yield rp
 
 
-def _start(replay, **kw):
-    return start_arm_operation(replay.conn.pipeline("arm"), "PUT", "/things/a",
-                               name="put_thing", parse=lambda r: r.json(), json={"x": 1}, **kw)
+def _start(replay, wait=True, timeout=None):
+    op = Operation.start(replay.conn.pipeline("arm"), "PUT", "/things/a", name="put_thing",
+                         parse=lambda r: r.json(), json={"x": 1})
+    return op.result(timeout) if wait else op
 
 
 def test_the_async_header_is_polled_to_the_end_then_the_resource_read(replay, waits) -> None:
