@@ -102,8 +102,10 @@ class Operation(Generic[T]):
         ----------
         pipeline : Pipeline
             The family's pipeline.
-        method, path : str
-            The request (a path under the family's base URL).
+        method : str
+            The request's HTTP method.
+        path : str
+            A path under the family's base URL.
         name : str
             The public function starting it (for errors, logs and the token).
         parse : callable
