@@ -390,16 +390,12 @@ def restore_operation(pipeline: Pipeline, state: Mapping[str, Any],
                               "connection to the service that started it")
     cls: type[Operation[Any]] = ItemOperation if state["kind"] == "item" else Operation
     strategy = restore_strategy(state, pipeline.config.settings.poll_interval)
-    op = cls(pipeline, name=state["name"], parse=_unset, strategy=strategy, final=None,
-             url=strategy.url, resume=state["args"])._restored(state)
+    # the parser is the factory's, given the operation (set before the operation is returned)
+    op = cls(pipeline, name=state["name"], parse=lambda response: None, strategy=strategy,
+             final=None, url=strategy.url, resume=state["args"])._restored(state)
     try:
         op._parse = parse(op)
     except TypeError as err:
         raise token_error("is damaged: its arguments do not fit the operation") from err
     logger.info("%s: resumed from a continuation token, polling %s", op.name, op.url)
     return op
-
-
-def _unset(response: Response) -> Any:
-    """Stand for a restored operation's parser until its factory gives it."""
-    raise AssertionError("the result parser of a resumed operation was not set")
