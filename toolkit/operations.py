@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, overload
 
+from toolkit._core.continuation import decode_token, resume_parser
 from toolkit._core.errors import ValidationError
-from toolkit._core.polling import decode_token, restore_operation, resume_parser
+from toolkit._core.polling import Operation, restore_operation
 from toolkit._core.validate import check_timeout
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from toolkit.connection import Connection
 
 __all__ = ["resume_operation"]
 
 
+@overload
+def resume_operation(token: str, *, wait: Literal[True] = ..., timeout: float | None = ...,
+                     connection: Connection | None = ...) -> pd.DataFrame: ...
+@overload
+def resume_operation(token: str, *, wait: Literal[False], timeout: float | None = ...,
+                     connection: Connection | None = ...) -> Operation[pd.DataFrame]: ...
+@overload
+def resume_operation(token: str, *, wait: bool = ..., timeout: float | None = ...,
+                     connection: Connection | None = ...
+                     ) -> pd.DataFrame | Operation[pd.DataFrame]: ...
 def resume_operation(token: str, *, wait: bool = True, timeout: float | None = None,
-                     connection: Connection | None = None) -> Any:
+                     connection: Connection | None = None
+                     ) -> pd.DataFrame | Operation[pd.DataFrame]:
     """Finish a long-running operation started elsewhere, from its continuation token.
 
     ``op.continuation_token`` of an operation started with ``wait=False`` (or carried by an
@@ -54,6 +68,7 @@ def resume_operation(token: str, *, wait: bool = True, timeout: float | None = N
     check_timeout(timeout)
     conn = get_connection(connection)
     factory = resume_parser(state)
-    op = restore_operation(conn.pipeline(state["family"]), state,
-                           lambda operation: factory(conn, operation, **state["args"]))
+    op: Operation[pd.DataFrame] = restore_operation(
+        conn.pipeline(state["family"]), state,
+        lambda operation: factory(conn, operation, **state["args"]))
     return op.result(timeout) if wait else op

@@ -14,7 +14,7 @@ from toolkit._core.config import Credentials, FamilyConfig, Settings
 from toolkit._core.messages import Request
 from toolkit._core.pipeline import Pipeline
 from toolkit._core.policies import Stats
-from toolkit._core.polling import start_arm_operation
+from toolkit._core.polling import Operation
 
 CORE = Path(toolkit.__file__).parent / "_core"
 
@@ -68,8 +68,8 @@ def test_polling_follows_the_configured_async_header() -> None:
 
     with Hostile(script) as svc:
         pipe = _pipeline(svc.url, async_header="Azure-AsyncOperation")
-        result = start_arm_operation(pipe, "POST", "/start", name="probe",
-                                     parse=lambda r: r.json())
+        result = Operation.start(pipe, "POST", "/start", name="probe",
+                                 parse=lambda r: r.json()).result()
         pipe.close()
     assert result == {"done": True}
     assert [s.path for s in svc.seen] == ["/start", "/status", "/result"]

@@ -7,8 +7,14 @@ import pytest
 
 import toolkit
 from tests.replay import Answer, replay_server
-from toolkit._core.errors import OperationFailedError, OperationTimeoutError, ProtocolError
-from toolkit._core.polling import Operation, start_arm_operation
+from toolkit._core.continuation import decode_token
+from toolkit._core.errors import (
+    OperationFailedError,
+    OperationTimeoutError,
+    ProtocolError,
+    ValidationError,
+)
+from toolkit._core.polling import ItemOperation, Operation, restore_operation
 
 
 @pytest.fixture
@@ -21,9 +27,10 @@ def replay(waits):
         yield rp
 
 
-def _start(replay, **kw):
-    return start_arm_operation(replay.conn.pipeline("arm"), "PUT", "/things/a",
-                               name="put_thing", parse=lambda r: r.json(), json={"x": 1}, **kw)
+def _start(replay, wait=True, timeout=None):
+    op = Operation.start(replay.conn.pipeline("arm"), "PUT", "/things/a", name="put_thing",
+                         parse=lambda r: r.json(), json={"x": 1})
+    return op.result(timeout) if wait else op
 
 
 def test_the_async_header_is_polled_to_the_end_then_the_resource_read(replay, waits) -> None:
@@ -69,3 +76,54 @@ def test_wait_false_returns_the_handle(replay) -> None:
     replay.add("PUT", r"/things/a", Answer(200, {"name": "a"}))
     op = _start(replay, wait=False)
     assert isinstance(op, Operation) and op.done() and op.result() == {"name": "a"}
+
+
+def test_wait_polls_to_the_end_and_result_parses_once(replay, waits) -> None:
+    replay.add("PUT", r"/things/a", Answer(202, None, {"Location": "{url}/results/1"}))
+    replay.add("GET", r"/results/1", Answer(202, None, {"Retry-After": "4"}),
+               Answer(200, {"name": "a"}))
+    parsed = []
+    op = Operation.start(replay.conn.pipeline("arm"), "PUT", "/things/a", name="put_thing",
+                         parse=lambda r: parsed.append(r.json()) or len(parsed))
+    assert op.url == replay.url + "/results/1" and op.status == "InProgress"
+    op.wait()
+    assert parsed == [] and op.status == "Succeeded" and op.polls == 2
+    assert waits == [replay.conn.settings.poll_interval, 4.0] and op.waited == sum(waits)
+    assert op.result() == 1 and op.result() == 1 and parsed == [{"name": "a"}]
+
+
+def test_an_operation_done_at_once_has_nothing_to_follow(replay) -> None:
+    replay.add("POST", r"/items$", Answer(201, {"id": "i"}, {"x-vendor-operation-id": "op-9"}))
+    op = ItemOperation.start(replay.conn.pipeline("fabric"), "POST", "/items", name="make",
+                             parse=lambda r: r.json()["id"], idempotent=False)
+    assert isinstance(op, ItemOperation) and op.done() and op.polls == 0
+    assert (op.status, op.state, op.history, op.percent_complete) == ("Succeeded", "Succeeded",
+                                                                      [], None)
+    assert op.operation_id == "op-9" and op.url == replay.url + "/items"
+    assert op.continuation_token is None and op.result() == "i"
+    assert "ItemOperation make Succeeded" in repr(op)
+
+
+def test_a_token_restores_the_operation_of_its_kind_on_a_trusted_pipeline(replay) -> None:
+    replay.add("POST", r"/items$", Answer(202, None, {"Location": "{url}/operations/op-1",
+                                                      "x-vendor-operation-id": "op-1"}))
+    replay.add("GET", r"/operations/op-1$", Answer(200, {"status": "Succeeded"}))
+    replay.add("GET", r"/operations/op-1/result$", Answer(200, {"id": "i"}))
+    pipe = replay.conn.pipeline("fabric")
+    op = ItemOperation.start(pipe, "POST", "/items", name="create_eventstream",
+                             parse=lambda r: r.json(), resume={"api_version": "v1"})
+    state = decode_token(op.continuation_token)
+    assert (state["kind"], state["operation_id"], state["args"]) == ("item", "op-1",
+                                                                     {"api_version": "v1"})
+    seen = []
+    again = restore_operation(pipe, state, lambda o: seen.append(o) or (lambda r: r.json()))
+    assert isinstance(again, ItemOperation) and seen == [again]
+    assert again.operation_id == "op-1" and again.state == "Running"
+    assert again.url == op.url and again.result() == {"id": "i"}
+    assert again.result_url == replay.url + "/operations/op-1/result"
+    foreign = {**state, "url": "https://elsewhere.example/operations/op-1",
+               "_urls": ["https://elsewhere.example/operations/op-1"]}
+    with pytest.raises(ValidationError, match="address outside"):
+        restore_operation(pipe, foreign, lambda o: lambda r: None)
+    with pytest.raises(ValidationError, match="do not fit"):
+        restore_operation(pipe, state, lambda o: (_ for _ in ()).throw(TypeError("args")))

@@ -25,6 +25,7 @@ from toolkit import (
     backend_health,
     create_eventstream,
     geocode,
+    resume_operation,
     severe_weather_alerts,
     snap_to_roads,
     traffic_incidents,
@@ -34,23 +35,33 @@ from toolkit import (
 SUB = "00000000-0000-0000-0000-000000000000"
 
 
-def wait_decides_the_return_type(flag: bool) -> None:
+def wait_decides_the_return_type(token: str) -> None:
     assert_type(update_encryption_protector(SUB, "rg", "srv", server_key_type="ServiceManaged"),
                 pd.DataFrame)
     assert_type(update_encryption_protector(SUB, "rg", "srv", server_key_type="ServiceManaged",
                                             wait=False), Operation[pd.DataFrame])
     assert_type(update_encryption_protector(SUB, "rg", "srv", server_key_type="ServiceManaged",
-                                            wait=flag), pd.DataFrame | Operation[pd.DataFrame])
+                                            wait=True), pd.DataFrame)
     assert_type(backend_health(SUB, "rg", "gw"), pd.DataFrame)
     assert_type(backend_health(SUB, "rg", "gw", wait=False), Operation[pd.DataFrame])
-    assert_type(backend_health(SUB, "rg", "gw", wait=flag),
-                pd.DataFrame | Operation[pd.DataFrame])
     assert_type(create_eventstream(SUB, "stream"), pd.DataFrame)
     assert_type(create_eventstream(SUB, "stream", wait=False), ItemOperation[pd.DataFrame])
-    assert_type(create_eventstream(SUB, "stream", wait=flag),
-                pd.DataFrame | ItemOperation[pd.DataFrame])
     assert_type(update_encryption_protector(SUB, "rg", "srv", server_key_type="ServiceManaged",
                                             wait=False).result(), pd.DataFrame)
+    assert_type(create_eventstream(SUB, "stream", wait=False).result(timeout=5), pd.DataFrame)
+    assert_type(resume_operation(token), pd.DataFrame)
+    assert_type(resume_operation(token, wait=False), Operation[pd.DataFrame])
+    assert_type(backend_health(SUB, "rg", "gw", wait=False).continuation_token, str | None)
+
+
+def wait_given_as_a_bool_reads_as_either(flag: bool) -> None:
+    # ``wait=True``/``wait=False`` read literally; a ``bool`` variable gives either result.
+    assert_type(backend_health(SUB, "rg", "gw", wait=flag), pd.DataFrame | Operation[pd.DataFrame])
+    assert_type(create_eventstream(SUB, "stream", wait=flag),
+                pd.DataFrame | ItemOperation[pd.DataFrame])
+    assert_type(resume_operation("token", wait=flag), pd.DataFrame | Operation[pd.DataFrame])
+    assert_type(backend_health(SUB, "rg", "gw", wait=True if flag else False),  # noqa: SIM210
+                pd.DataFrame | Operation[pd.DataFrame])
 
 
 def geo_inputs(places: gpd.GeoDataFrame, table: pd.DataFrame) -> None:

@@ -1,88 +1,61 @@
-"""Long-running operations, in one place.
+"""Long-running operations: one way to start them, one waiter, one handle.
 
-ARM: an initial 200 carries the result; a 202 carries ``Location`` (and ``Retry-After``). The
-toolkit waits the seconds the service asks (a default when it does not say), then polls:
+:meth:`Operation.start` sends the request that starts an operation. A first answer of 200 or 201
+carries the result (the operation is done at once); a 202 names where to follow it, and the
+handle's polling strategy (:mod:`toolkit._core.poll_strategies`) is the first of its kind that can
+follow that answer: the async-operation header or ``Location`` for :class:`Operation` (resource
+manager), the operation state for :class:`ItemOperation` (eventstream creation). A 202 naming
+nothing to follow is a :class:`~toolkit._core.errors.ProtocolError`.
 
-* ``Location`` style: 202 while running, then the final answer (200/201 with the result, 204
-  without); an empty final body for a PUT means "read the resource".
-* ``<Namespace>-AsyncOperation`` style (used when that header is present): a 200 status body whose
-  ``status`` is ``Succeeded``, ``Failed`` or ``Canceled`` when done; then the result is read from
-  ``Location`` (POST) or the original resource URL (PUT/PATCH).
-
-Item operations (eventstream creation, :class:`ItemOperation`): a 201 carries the item; a 202
-carries ``Location`` (the operation state URL), the operation id and ``Retry-After``. The state
-answers 200 with ``status`` ``NotStarted``/``Running`` (its ``Location`` followed exactly as given)
-until ``Succeeded``, when ``Location`` points at the result, or ``Failed`` with the operation's
-error.
-
-An :class:`Operation` is the handle: ``result(timeout=)`` waits for the end and returns the
-parsed result; a timeout raises :class:`~toolkit._core.errors.OperationTimeoutError` carrying the
-handle, so the caller can resume.
-
-Every wait between polls is bounded: at least ``min_poll_wait`` (a ``Retry-After: 0`` does not
-make the toolkit spin), and a wait the service asks for beyond ``max_retry_wait`` is not sat out:
+The handle waits: ``result(timeout=)`` polls to the end and returns the parsed result;
+``wait(timeout=)`` does the same without reading it. Every wait between polls is bounded: at
+least ``min_poll_wait`` (a ``Retry-After: 0`` does not make the toolkit spin), and a wait the
+service asks for beyond ``max_retry_wait`` is not sat out:
 :class:`~toolkit._core.errors.OperationWaitError` carries the handle to resume later, as a
-throttled request's ``RateLimitError`` does. A status body of the wrong shape is a
-:class:`~toolkit._core.errors.ProtocolError`.
+throttled request's ``RateLimitError`` does. A timeout raises
+:class:`~toolkit._core.errors.OperationTimeoutError` carrying the handle, so the caller can
+resume; its ``continuation_token`` (:mod:`toolkit._core.continuation`) resumes it in another
+process, through :func:`restore_operation`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import importlib
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Literal, TypeVar, overload
-
-import orjson
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from toolkit._core.config import Origin
+from toolkit._core.continuation import encode_token, token_error
 from toolkit._core.errors import (
-    ApiError,
-    AuthenticationError,
-    ErrorInfo,
     OperationFailedError,
     OperationTimeoutError,
     OperationWaitError,
     ProtocolError,
-    RateLimitError,
-    ServiceError,
-    parse_error_body,
 )
 from toolkit._core.messages import Request, Response
 from toolkit._core.pipeline import Pipeline
-from toolkit._core.progress import progress_bar
+from toolkit._core.poll_strategies import (
+    AsyncHeaderPolling,
+    ItemStatusPolling,
+    LocationPolling,
+    PollingStrategy,
+    restore_strategy,
+)
+from toolkit._core.progress import ProgressBar, progress_bar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ItemOperation", "Operation", "decode_token", "restore_operation", "resume_parser",
-           "start_arm_operation", "start_item_operation"]
+__all__ = ["ItemOperation", "Operation", "restore_operation"]
 
 T = TypeVar("T")
 
-_TERMINAL = {"succeeded", "failed", "canceled", "cancelled"}
-
-
-def _retry_after(response: Response, default: float) -> float:
-    """The ``Retry-After`` seconds of a poll answer; absent or unreadable gives ``default``,
-    a negative one 0, an infinite one infinity (refused by the ceiling)."""
-    value = response.headers.get("retry-after")
-    if value is None:
-        return default
-    try:
-        wait = float(value)
-    except ValueError:
-        return default
-    if math.isnan(wait):
-        return default
-    return max(0.0, wait)
-
 
 class Operation(Generic[T]):
-    """A long-running operation on the service.
+    """A long-running operation on the service, and the waiter that follows it.
+
+    Made by :meth:`start` (or by :func:`restore_operation` from a continuation token), never by
+    hand.
 
     Attributes
     ----------
@@ -98,109 +71,112 @@ class Operation(Generic[T]):
         Seconds waited between polls, as the service asked.
     """
 
-    def __init__(
-        self,
-        pipeline: Pipeline,
-        *,
-        name: str,
-        initial: Response,
-        resource_url: str,
-        method: str,
-        parse: Callable[[Response], T],
-        default_wait: float,
-        resume: Mapping[str, Any] | None = None,
-    ) -> None:
+    #: The strategies that can follow an accepted operation, the first that can poll chosen.
+    strategies: ClassVar[tuple[type[PollingStrategy], ...]] = (AsyncHeaderPolling,
+                                                                LocationPolling)
+
+    def __init__(self, pipeline: Pipeline, *, name: str, parse: Callable[[Response], T],
+                 strategy: PollingStrategy | None, final: Response | None, url: str,
+                 resume: Mapping[str, Any] | None = None) -> None:
         self.pipeline = pipeline
         self.name = name
         self._parse = parse
         self._resume = dict(resume or {})
-        self._method = method.upper()
-        self._resource_url = resource_url
-        self._default_wait = default_wait
+        self._strategy = strategy
+        self._default_wait = pipeline.config.settings.poll_interval
+        self._done_url = url
         self.polls = 0
         self.waited = 0.0
         self._result: T | None = None
-        self._final: Response | None = None
+        self._final = final
         self._error: OperationFailedError | None = None
-        self.status = "InProgress"
-        self.url = resource_url
+        self.status = "Succeeded" if final is not None else "InProgress"
+
+    @classmethod
+    def start(cls, pipeline: Pipeline, method: str, path: str, *, name: str,
+              parse: Callable[[Response], T], params: dict[str, Any] | None = None,
+              json: Any = None, idempotent: bool = True,
+              resume: Mapping[str, Any] | None = None) -> Self:
+        """Send the request that starts a long-running operation.
+
+        Parameters
+        ----------
+        pipeline : Pipeline
+            The family's pipeline.
+        method : str
+            The request's HTTP method.
+        path : str
+            A path under the family's base URL.
+        name : str
+            The public function starting it (for errors, logs and the token).
+        parse : callable
+            Makes the result from the answer that carries it.
+        params : dict, optional
+            Query parameters.
+        json : object, optional
+            The JSON body.
+        idempotent : bool
+            Whether the request may be repeated on a transport error or a 5xx (a creation is
+            not: it is retried only on 429).
+        resume : Mapping, optional
+            The JSON-able arguments the function's resume parser needs to read the result in
+            another process (see :func:`toolkit.resume_operation`).
+
+        Returns
+        -------
+        Operation
+            The handle (of this class), finished already when the service answered 200 or 201.
+
+        Raises
+        ------
+        ProtocolError
+            A 202 naming nothing this class's strategies can follow.
+        """
+        initial = pipeline.send(Request(method, path, params=params, json=json, operation=name,
+                                        expected=(200, 201, 202), idempotent=idempotent))
         if initial.status != 202:
-            self._final = initial
-            self.status = "Succeeded"
-            return
-        async_header = pipeline.config.async_header
-        self._async_url = initial.headers.get(async_header)
-        self._location = initial.headers.get("location")
-        self._next_wait = _retry_after(initial, default_wait)
-        url = self._async_url or self._location
-        if not url:
+            return cls(pipeline, name=name, parse=parse, strategy=None, final=initial,
+                       url=initial.url, resume=resume)._started(initial)
+        kind = next((s for s in cls.strategies if s.can_poll(initial, pipeline)), None)
+        if kind is None:
             raise ProtocolError(f"{name}: the service answered 202 without a Location header, "
                                 "so the operation cannot be followed", url=initial.url,
                                 status=initial.status)
-        self.url = url
+        logger.info("%s: accepted (202), polling", name)
+        strategy = kind.from_initial(initial, pipeline, pipeline.config.settings.poll_interval)
+        return cls(pipeline, name=name, parse=parse, strategy=strategy, final=None,
+                   url=initial.url, resume=resume)._started(initial)
+
+    def _started(self, initial: Response) -> Self:
+        """Keep what a subclass reads of the first answer (nothing here)."""
+        return self
+
+    @property
+    def url(self) -> str:
+        """The URL being polled (the request's own when the operation finished at once)."""
+        return self._strategy.url if self._strategy is not None else self._done_url
 
     def __repr__(self) -> str:
         return f"<Operation {self.name} {self.status} polls={self.polls} url={self.url}>"
 
     def done(self) -> bool:
-        """Whether the operation has finished (polls once if it was not known to be); a failed
-        operation raises its error."""
+        """Tell whether the operation has finished, polling once if it was not known to be.
+
+        Returns
+        -------
+        bool
+            ``True`` once it succeeded.
+
+        Raises
+        ------
+        OperationFailedError
+            The operation ended Failed or Canceled.
+        """
         if self._error is not None:
             raise self._error
         if self.status == "InProgress":
             self._poll()
         return self.status != "InProgress"
-
-    def _poll(self) -> None:
-        self.polls += 1
-        if self._async_url:
-            response = self.pipeline.send(Request("GET", self._async_url, operation=self.name))
-            body = response.json_object()
-            status = body.get("status", "InProgress")
-            if not isinstance(status, str):
-                raise ProtocolError(f"{self.name}: the operation status is "
-                                    f"{type(status).__name__}, not a string",
-                                    url=self._async_url, status=response.status)
-            self._next_wait = _retry_after(response, self._default_wait)
-            if status.lower() not in _TERMINAL:
-                return
-            if status.lower() != "succeeded":
-                self.status = status
-                err = body.get("error")
-                info = parse_error_body({"error": err} if isinstance(err, dict) else None)
-                self._error = OperationFailedError(
-                    200, ErrorInfo(code=info.code or status, message=info.message),
-                    operation=self.name, url=self._async_url)
-                raise self._error
-            final_url = self._location if (self._method == "POST" and self._location) \
-                else self._resource_url
-            self._final = self.pipeline.send(Request("GET", final_url, operation=self.name,
-                                                     expected=(200, 201, 204)))
-            self.status = "Succeeded"
-            return
-        # without the async header, the URL polled is the Location
-        try:
-            response = self.pipeline.send(Request("GET", self.url, operation=self.name,
-                                                  expected=(200, 201, 202, 204)))
-        except (AuthenticationError, RateLimitError, ServiceError):
-            raise
-        except ApiError as err:
-            # a Location poll that answers an error is the operation's failure
-            self.status = "Failed"
-            self._error = OperationFailedError(
-                err.status, ErrorInfo(code=err.code, message=err.message,
-                                      request_id=err.request_id),
-                operation=self.name, url=self.url)
-            raise self._error from None
-        if response.status == 202:
-            self.url = response.headers.get("location") or self.url
-            self._location = self.url
-            self._next_wait = _retry_after(response, self._default_wait)
-            return
-        if not response.content.strip() and self._method in ("PUT", "PATCH"):
-            response = self.pipeline.send(Request("GET", self._resource_url, operation=self.name))
-        self._final = response
-        self.status = "Succeeded"
 
     def result(self, timeout: float | None = None) -> T:
         """Wait for the operation to finish and return its result.
@@ -211,35 +187,66 @@ class Operation(Generic[T]):
             Seconds to wait at most (the waits the service asks for count); ``None`` waits as long
             as it takes.
 
+        Returns
+        -------
+        object
+            The result, parsed once (the function's frame).
+
         Raises
         ------
         OperationTimeoutError
             Still running after ``timeout``; ``err.operation.result()`` resumes.
+        OperationWaitError
+            The service asked for a wait longer than ``max_retry_wait``; resuming polls at once.
+        OperationFailedError
+            The operation ended Failed or Canceled.
+        """
+        self.wait(timeout)
+        if self._result is None:
+            assert self._final is not None
+            self._result = self._parse(self._final)
+        return self._result
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for the operation to finish, without reading its result.
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds to wait at most; ``None`` waits as long as it takes.
+
+        Raises
+        ------
+        OperationTimeoutError
+            Still running after ``timeout``; ``err.operation.wait()`` resumes.
+        OperationWaitError
+            The service asked for a wait longer than ``max_retry_wait``.
         OperationFailedError
             The operation ended Failed or Canceled.
         """
         if self._error is not None:
             raise self._error
         if self._final is not None:
-            return self._parsed()
+            return
         bar = progress_bar(self.pipeline.config, desc=f"{self.name}: polling", unit="poll")
         try:
             self._wait(timeout, bar)
         finally:
             bar.close()
-        return self._parsed()
 
-    def _wait(self, timeout: float | None, bar: Any) -> None:
+    def _wait(self, timeout: float | None, bar: ProgressBar) -> None:
+        strategy = self._strategy
+        assert strategy is not None
         spent = 0.0
         settings = self.pipeline.config.settings
         # the toolkit's own default wait is the user's choice; a longer one the service asks
         # for is not sat out
         ceiling = max(settings.max_retry_wait, self._default_wait)
         while self.status == "InProgress":
-            asked = self._next_wait
+            asked = strategy.next_wait
             if asked > ceiling:
                 # resuming later polls at once: the caller has sat out the wait by then
-                self._next_wait = 0.0
+                strategy.next_wait = 0.0
                 raise OperationWaitError(self.name, self.url, asked, ceiling, self)
             wait = max(asked, settings.min_poll_wait)
             if timeout is not None and spent + wait > timeout:
@@ -253,138 +260,40 @@ class Operation(Generic[T]):
             bar.update()
             spent += wait + (time.monotonic() - started)
 
-    def _parsed(self) -> T:
-        if self._result is None:
-            assert self._final is not None
-            self._result = self._parse(self._final)
-        return self._result
+    def _poll(self) -> None:
+        assert self._strategy is not None
+        self.polls += 1
+        outcome = self._strategy.poll(self.pipeline, self.name)
+        if outcome.failure is not None:
+            self.status = outcome.status
+            self._error = outcome.failure
+            raise outcome.failure from None
+        if outcome.final is not None:
+            self._final = outcome.final
+            self.status = "Succeeded"
 
     # ---------------------------------------------------------------- surviving a restart
-    _KIND = "arm"
 
-    def _state(self) -> dict[str, Any]:
-        return {"method": self._method, "resource_url": self._resource_url,
-                "async_url": self._async_url, "location": self._location}
+    def _token_state(self) -> dict[str, Any]:
+        assert self._strategy is not None
+        return self._strategy.state()
 
     @property
     def continuation_token(self) -> str | None:
-        """A string from which :func:`resume_operation` finishes this operation in another
-        process (after a kernel restart). It holds the operation's URLs and the arguments
-        needed to read its result, never a credential; ``None`` when the service finished the
-        operation with its first answer (there is nothing left to follow)."""
-        if self._final is not None and self.polls == 0:
+        """A string from which :func:`toolkit.resume_operation` finishes this operation.
+
+        It holds the operation's URLs and the arguments needed to read its result, never a
+        credential, and works in another process (after a kernel restart). ``None`` when the
+        service finished the operation with its first answer (there is nothing left to follow).
+        """
+        if self._strategy is None:
             return None
-        state = {"v": _TOKEN_VERSION, "kind": self._KIND, "family": self.pipeline.family,
-                 "name": self.name, "args": self._resume, **self._state()}
-        return _TOKEN_PREFIX + base64.urlsafe_b64encode(orjson.dumps(state)).decode().rstrip("=")
+        return encode_token(kind=self._strategy.kind, family=self.pipeline.family,
+                            name=self.name, args=self._resume, state=self._token_state())
 
-    @classmethod
-    def _restore(cls, pipeline: Pipeline, state: Mapping[str, Any]) -> Operation[Any]:
-        op = cls.__new__(cls)
-        op.pipeline = pipeline
-        op.name = state["name"]
-        op._resume = dict(state["args"])
-        op._default_wait = pipeline.config.settings.poll_interval
-        op.polls = 0
-        op.waited = 0.0
-        op._result = None
-        op._final = None
-        op._error = None
-        op.status = "InProgress"
-        op._next_wait = 0.0
-        op._restore_state(state)
-        return op
-
-    def _restore_state(self, state: Mapping[str, Any]) -> None:
-        self._method = state["method"]
-        self._resource_url = state["resource_url"]
-        self._async_url = state["async_url"]
-        self._location = state["location"]
-        self.url = self._async_url or self._location or self._resource_url
-
-
-@overload
-def start_arm_operation(
-    pipeline: Pipeline,
-    method: str,
-    path: str,
-    *,
-    name: str,
-    parse: Callable[[Response], T],
-    params: dict[str, Any] | None = ...,
-    json: Any = ...,
-    wait: Literal[True] = ...,
-    timeout: float | None = ...,
-    idempotent: bool = ...,
-    resume: Mapping[str, Any] | None = ...,
-) -> T: ...
-@overload
-def start_arm_operation(
-    pipeline: Pipeline,
-    method: str,
-    path: str,
-    *,
-    name: str,
-    parse: Callable[[Response], T],
-    params: dict[str, Any] | None = ...,
-    json: Any = ...,
-    wait: Literal[False],
-    timeout: float | None = ...,
-    idempotent: bool = ...,
-    resume: Mapping[str, Any] | None = ...,
-) -> Operation[T]: ...
-@overload
-def start_arm_operation(
-    pipeline: Pipeline,
-    method: str,
-    path: str,
-    *,
-    name: str,
-    parse: Callable[[Response], T],
-    params: dict[str, Any] | None = ...,
-    json: Any = ...,
-    wait: bool,
-    timeout: float | None = ...,
-    idempotent: bool = ...,
-    resume: Mapping[str, Any] | None = ...,
-) -> T | Operation[T]: ...
-def start_arm_operation(
-    pipeline: Pipeline,
-    method: str,
-    path: str,
-    *,
-    name: str,
-    parse: Callable[[Response], T],
-    params: dict[str, Any] | None = None,
-    json: Any = None,
-    wait: bool = True,
-    timeout: float | None = None,
-    idempotent: bool = True,
-    resume: Mapping[str, Any] | None = None,
-) -> T | Operation[T]:
-    """Start an ARM operation that may answer 200 (done) or 202 (accepted, poll).
-
-    Returns the parsed result when ``wait`` is true (after polling if needed), else the
-    :class:`Operation` handle (already finished when the service answered 200 at once).
-    ``resume`` holds the JSON-able arguments the function's ``_resume_parser`` needs to read the
-    result in another process (see :func:`resume_operation`).
-    """
-    initial = pipeline.send(Request(method, path, params=params, json=json, operation=name,
-                                    expected=(200, 201, 202), idempotent=idempotent))
-    if initial.status == 202:
-        logger.info("%s: accepted (202), polling", name)
-    op = Operation(pipeline, name=name, initial=initial, resource_url=pipeline.url(path, params),
-                   method=method, parse=parse,
-                   default_wait=pipeline.config.settings.poll_interval, resume=resume)
-    return op.result(timeout) if wait else op
-
-
-# --------------------------------------------------------------------------------------------
-# item operations (eventstream creation): 202 + Location -> operation state -> result
-
-#: Operation states that mean "still going" (``Undefined`` included; unknown ones count too).
-_ITEM_RUNNING = frozenset({"undefined", "notstarted", "running"})
-_ITEM_FAILED = frozenset({"failed", "canceled", "cancelled"})
+    def _restored(self, state: Mapping[str, Any]) -> Self:
+        """Keep what a subclass reads of a token's state (nothing here)."""
+        return self
 
 
 class ItemOperation(Operation[T]):
@@ -401,266 +310,93 @@ class ItemOperation(Operation[T]):
     ----------
     operation_id : str or None
         The service's operation id (``x-vendor-operation-id``).
-    state : str
-        The last state the service reported (``NotStarted``, ``Running``, ``Succeeded``...).
-    percent_complete : int or None
-        The last ``percentComplete``.
-    history : list of dict
-        One entry per poll: ``status``, ``percentComplete``, ``retry_after``.
     """
 
-    def __init__(
-        self,
-        pipeline: Pipeline,
-        *,
-        name: str,
-        initial: Response,
-        parse: Callable[[Response], T],
-        default_wait: float,
-        resume: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.pipeline = pipeline
-        self.name = name
-        self._parse = parse
-        self._resume = dict(resume or {})
-        self._default_wait = default_wait
-        self._method = initial.method.upper()
-        self._resource_url = initial.url
-        self.polls = 0
-        self.waited = 0.0
-        self._result: T | None = None
-        self._final: Response | None = None
-        self._error: OperationFailedError | None = None
-        self.history: list[dict[str, Any]] = []
-        self.percent_complete: Any = None
-        self.result_url: str | None = None
-        self.operation_id = initial.headers.get(f"{pipeline.header_prefix}operation-id")
-        self.url = initial.url
-        if initial.status != 202:
-            self._final = initial
-            self.status = self.state = "Succeeded"
-            return
-        location = initial.headers.get("location")
-        if not location:
-            raise ProtocolError(f"{name}: the service answered 202 without a Location header, "
-                                "so the operation cannot be followed", url=initial.url,
-                                status=initial.status)
-        self.url = location
-        self.status = "InProgress"
-        self.state = "NotStarted"
-        self._next_wait = _retry_after(initial, default_wait)
+    strategies = (ItemStatusPolling,)
+    operation_id: str | None = None
+
+    def _started(self, initial: Response) -> Self:
+        self.operation_id = initial.headers.get(f"{self.pipeline.header_prefix}operation-id")
+        return self
+
+    def _restored(self, state: Mapping[str, Any]) -> Self:
+        self.operation_id = state["operation_id"]
+        return self
+
+    def _token_state(self) -> dict[str, Any]:
+        return {**super()._token_state(), "operation_id": self.operation_id}
+
+    def _item(self) -> ItemStatusPolling | None:
+        return self._strategy if isinstance(self._strategy, ItemStatusPolling) else None
+
+    @property
+    def state(self) -> str:
+        """The last state the service reported (``NotStarted``, ``Running``, ``Succeeded``...)."""
+        item = self._item()
+        return item.status if item is not None else "Succeeded"
+
+    @property
+    def percent_complete(self) -> Any:
+        """The last ``percentComplete`` (``None`` before the first poll)."""
+        item = self._item()
+        return item.percent_complete if item is not None else None
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """One entry per poll: ``status``, ``percentComplete``, ``retry_after``."""
+        item = self._item()
+        return item.history if item is not None else []
+
+    @property
+    def result_url(self) -> str | None:
+        """The URL the result was read from, once succeeded after polling."""
+        item = self._item()
+        return item.result_url if item is not None else None
 
     def __repr__(self) -> str:
-        return (f"<ItemOperation {self.name} {self.state} polls={self.polls} "
-                f"url={self.url}>")
-
-    _KIND = "item"
-
-    def _state(self) -> dict[str, Any]:
-        return {"method": self._method, "resource_url": self._resource_url, "url": self.url,
-                "operation_id": self.operation_id}
-
-    def _restore_state(self, state: Mapping[str, Any]) -> None:
-        self._method = state["method"]
-        self._resource_url = state["resource_url"]
-        self.url = state["url"]
-        self.operation_id = state["operation_id"]
-        self.state = "Running"
-        self.history = []
-        self.percent_complete = None
-        self.result_url = None
-
-    def _poll(self) -> None:
-        self.polls += 1
-        response = self.pipeline.send(Request("GET", self.url, operation=self.name))
-        body = response.json()
-        if not isinstance(body, dict):
-            raise ProtocolError(f"{self.name}: the operation state is not a JSON object",
-                                url=self.url, status=response.status)
-        state = str(body.get("status") or "Undefined")
-        self.state = state
-        self.percent_complete = body.get("percentComplete")
-        location = response.headers.get("location")
-        retry_after = response.headers.get("retry-after")
-        self.history.append({"status": state, "percentComplete": self.percent_complete,
-                             "retry_after": retry_after})
-        low = state.lower()
-        if low == "succeeded":
-            self.result_url = location or self.url.rstrip("/") + "/result"
-            self._final = self.pipeline.send(Request("GET", self.result_url, operation=self.name))
-            self.status = "Succeeded"
-            return
-        if low in _ITEM_FAILED:
-            self.status = state
-            error = body.get("error")
-            info = parse_error_body(error if isinstance(error, dict) else None)
-            info.code = info.code or state
-            info.message = info.message or f"the operation ended {state}"
-            self._error = OperationFailedError(200, info, operation=self.name, url=self.url)
-            raise self._error
-        if low not in _ITEM_RUNNING:
-            logger.info("%s: operation state %r not known to the toolkit; still polling",
-                        self.name, state)
-        if location:
-            self.url = location
-        self._next_wait = _retry_after(response, self._default_wait)
-
-
-@overload
-def start_item_operation(
-    pipeline: Pipeline,
-    method: str,
-    path: str,
-    *,
-    name: str,
-    parse: Callable[[Response], T],
-    params: dict[str, Any] | None = ...,
-    json: Any = ...,
-    wait: Literal[True] = ...,
-    timeout: float | None = ...,
-    idempotent: bool = ...,
-    resume: Mapping[str, Any] | None = ...,
-) -> T: ...
-@overload
-def start_item_operation(
-    pipeline: Pipeline,
-    method: str,
-    path: str,
-    *,
-    name: str,
-    parse: Callable[[Response], T],
-    params: dict[str, Any] | None = ...,
-    json: Any = ...,
-    wait: Literal[False],
-    timeout: float | None = ...,
-    idempotent: bool = ...,
-    resume: Mapping[str, Any] | None = ...,
-) -> ItemOperation[T]: ...
-@overload
-def start_item_operation(
-    pipeline: Pipeline,
-    method: str,
-    path: str,
-    *,
-    name: str,
-    parse: Callable[[Response], T],
-    params: dict[str, Any] | None = ...,
-    json: Any = ...,
-    wait: bool,
-    timeout: float | None = ...,
-    idempotent: bool = ...,
-    resume: Mapping[str, Any] | None = ...,
-) -> T | ItemOperation[T]: ...
-def start_item_operation(
-    pipeline: Pipeline,
-    method: str,
-    path: str,
-    *,
-    name: str,
-    parse: Callable[[Response], T],
-    params: dict[str, Any] | None = None,
-    json: Any = None,
-    wait: bool = True,
-    timeout: float | None = None,
-    idempotent: bool = False,
-    resume: Mapping[str, Any] | None = None,
-) -> T | ItemOperation[T]:
-    """Start an item operation that answers 201 (done) or 202 (accepted, poll its state).
-
-    The request is not idempotent by default (a creation): it is retried only on 429.
-    Returns the parsed result when ``wait`` is true, else the :class:`ItemOperation` handle
-    (already finished when the service answered 201).
-    """
-    initial = pipeline.send(Request(method, path, params=params, json=json, operation=name,
-                                    expected=(200, 201, 202), idempotent=idempotent))
-    if initial.status == 202:
-        logger.info("%s: accepted (202), polling the operation state", name)
-    op = ItemOperation(pipeline, name=name, initial=initial, parse=parse,
-                       default_wait=pipeline.config.settings.poll_interval, resume=resume)
-    return op.result(timeout) if wait else op
-
-
-# --------------------------------------------------------------------------------------------
-# resuming an operation from its continuation token (in a new process)
-
-_TOKEN_PREFIX = "tkop1."
-_TOKEN_VERSION = 1
-_TOKEN_MAX = 16_384
-
-#: Operation name -> ``module:function`` making the result parser from the token's arguments:
-#: ``factory(connection, operation, **args) -> parse``.
-_RESUME_PARSERS = {
-    "backend_health": "toolkit.arm.network:_resume_parser",
-    "update_encryption_protector": "toolkit.arm.sql:_resume_parser",
-    "create_eventstream": "toolkit.fabric.eventstream:_resume_parser",
-}
-
-
-def _bad_token(rule: str) -> Exception:
-    from toolkit._core.errors import ValidationError
-
-    return ValidationError("token", "<continuation token>", rule)
-
-
-def decode_token(token: Any) -> dict[str, Any]:
-    """The state a continuation token holds; ValidationError when it is not one or damaged."""
-    if not isinstance(token, str) or not token.startswith(_TOKEN_PREFIX):
-        raise _bad_token(f"must be a string from Operation.continuation_token "
-                         f"(starting {_TOKEN_PREFIX!r})")
-    if len(token) > _TOKEN_MAX:
-        raise _bad_token(f"is longer than {_TOKEN_MAX} characters")
-    body = token[len(_TOKEN_PREFIX):]
-    try:
-        state = orjson.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    except (binascii.Error, ValueError, orjson.JSONDecodeError) as err:
-        raise _bad_token("is damaged: it does not decode") from err
-    if not isinstance(state, dict) or state.get("v") != _TOKEN_VERSION:
-        raise _bad_token("was made by another version of the toolkit")
-    shape = {"kind": ("arm", "item"), "family": ("arm", "maps", "graph", "fabric"),
-             "name": tuple(_RESUME_PARSERS)}
-    for key, allowed in shape.items():
-        if state.get(key) not in allowed:
-            raise _bad_token(f"is damaged: {key} must be one of {', '.join(allowed)}")
-    if not isinstance(state.get("args"), dict) or not isinstance(state.get("method"), str):
-        raise _bad_token("is damaged: its arguments are missing")
-    url_keys = ("resource_url", "async_url", "location") if state["kind"] == "arm" \
-        else ("resource_url", "url")
-    for key in url_keys:
-        value = state.get(key)
-        if value is not None and not isinstance(value, str):
-            raise _bad_token(f"is damaged: {key} must be a URL")
-    if state["kind"] == "item" and not isinstance(state.get("url"), str):
-        raise _bad_token("is damaged: the operation URL is missing")
-    if state["kind"] == "arm" and not (state.get("async_url") or state.get("location")):
-        raise _bad_token("is damaged: the operation URL is missing")
-    state["_urls"] = [state[k] for k in url_keys if state.get(k)]
-    return state
+        return f"<ItemOperation {self.name} {self.state} polls={self.polls} url={self.url}>"
 
 
 def restore_operation(pipeline: Pipeline, state: Mapping[str, Any],
                       parse: Callable[[Operation[Any]], Callable[[Response], Any]]
                       ) -> Operation[Any]:
-    """The operation a decoded token describes, on ``pipeline``; ``parse(op)`` gives its result
-    parser. Every URL of the token must be one the family trusts (ValidationError otherwise,
-    before any request)."""
+    """Rebuild the operation a decoded continuation token describes.
+
+    Parameters
+    ----------
+    pipeline : Pipeline
+        The pipeline of the token's family, on the connection that resumes it.
+    state : Mapping
+        A state from :func:`toolkit._core.continuation.decode_token`.
+    parse : callable
+        ``parse(operation)`` gives the operation's result parser.
+
+    Returns
+    -------
+    Operation
+        An :class:`ItemOperation` for an item token, else an :class:`Operation`; it polls at
+        once when waited on.
+
+    Raises
+    ------
+    ValidationError
+        A URL of the token names an origin the family does not trust (before any request), or
+        the token's arguments do not fit the operation.
+    """
     for url in state["_urls"]:
         origin = Origin.of(url)
         if origin is None or not pipeline.config.trusts(origin):
-            raise _bad_token(f"names an address outside the {state['family']} service of this "
-                             f"connection ({pipeline.config.origin}); resume it with a "
-                             "connection to the service that started it")
+            raise token_error(f"names an address outside the {state['family']} service of this "
+                              f"connection ({pipeline.config.origin}); resume it with a "
+                              "connection to the service that started it")
     cls: type[Operation[Any]] = ItemOperation if state["kind"] == "item" else Operation
-    op = cls._restore(pipeline, state)
+    strategy = restore_strategy(state, pipeline.config.settings.poll_interval)
+    # the parser is the factory's, given the operation (set before the operation is returned)
+    op = cls(pipeline, name=state["name"], parse=lambda response: None, strategy=strategy,
+             final=None, url=strategy.url, resume=state["args"])._restored(state)
     try:
         op._parse = parse(op)
     except TypeError as err:
-        raise _bad_token("is damaged: its arguments do not fit the operation") from err
+        raise token_error("is damaged: its arguments do not fit the operation") from err
     logger.info("%s: resumed from a continuation token, polling %s", op.name, op.url)
     return op
-
-
-def resume_parser(state: Mapping[str, Any]) -> Callable[..., Any]:
-    """The factory ``(connection, operation, **args) -> parse`` of a decoded token's
-    operation."""
-    module, _, attr = _RESUME_PARSERS[state["name"]].partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]

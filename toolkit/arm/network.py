@@ -12,7 +12,7 @@ import pandas as pd
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame
 from toolkit._core.messages import Response
-from toolkit._core.polling import Operation, start_arm_operation
+from toolkit._core.polling import Operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import BACKEND_HEALTH
 from toolkit._core.urls import segment
@@ -93,7 +93,7 @@ def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
                    connection: Connection | None = ...) -> Operation[pd.DataFrame]: ...
 @overload
 def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
-                   expand: str | None = ..., wait: bool,
+                   expand: str | None = ..., wait: bool = ...,
                    timeout: float | None = ..., api_version: str = ...,
                    connection: Connection | None = ...
                    ) -> pd.DataFrame | Operation[pd.DataFrame]: ...
@@ -156,11 +156,11 @@ def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
             f"{conn.namespace}.Network/applicationGateways/{segment(gateway, 'gateway')}/"
             "backendhealth")
 
-    return start_arm_operation(pipe, "POST", path, name="backend_health",
-                               parse=_parser(pipe.url(path), api_version),
-                               params={"api-version": api_version, "$expand": expand},
-                               wait=wait, timeout=timeout,
-                               resume={"endpoint": pipe.url(path), "api_version": api_version})
+    op = Operation.start(pipe, "POST", path, name="backend_health",
+                         parse=_parser(pipe.url(path), api_version),
+                         params={"api-version": api_version, "$expand": expand},
+                         resume={"endpoint": pipe.url(path), "api_version": api_version})
+    return op.result(timeout) if wait else op
 
 
 def _parser(endpoint: str, api_version: str) -> Callable[[Response], pd.DataFrame]:

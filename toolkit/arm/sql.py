@@ -14,7 +14,7 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.messages import Request, Response
 from toolkit._core.paging import ARM, collect_frame, iter_pages
-from toolkit._core.polling import Operation, start_arm_operation
+from toolkit._core.polling import Operation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import ENCRYPTION_PROTECTOR, NAME_AVAILABILITY, SQL_OPERATIONS
 from toolkit._core.urls import segment
@@ -239,7 +239,7 @@ def update_encryption_protector(
     server_key_type: str,
     server_key_name: str | None = ...,
     auto_rotation_enabled: bool | None = ...,
-    wait: bool,
+    wait: bool = ...,
     timeout: float | None = ...,
     api_version: str = ...,
     connection: Connection | None = ...,
@@ -354,11 +354,11 @@ def update_encryption_protector(
     def parse(response: Response) -> pd.DataFrame:
         return _protector_frame(response, server, api_version, pipe.url(path))
 
-    return start_arm_operation(pipe, "PUT", path, name="update_encryption_protector",
-                               parse=parse, params={"api-version": api_version},
-                               json={"properties": properties}, wait=wait, timeout=timeout,
-                               resume={"server": server, "api_version": api_version,
-                                       "endpoint": pipe.url(path)})
+    op = Operation.start(pipe, "PUT", path, name="update_encryption_protector", parse=parse,
+                         params={"api-version": api_version}, json={"properties": properties},
+                         resume={"server": server, "api_version": api_version,
+                                 "endpoint": pipe.url(path)})
+    return op.result(timeout) if wait else op
 
 
 def _resume_parser(connection: Any, operation: Any, *, server: str, api_version: str,

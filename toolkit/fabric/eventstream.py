@@ -27,7 +27,7 @@ from toolkit._core.errors import (
 )
 from toolkit._core.frames import build_frame
 from toolkit._core.messages import Response
-from toolkit._core.polling import ItemOperation, start_item_operation
+from toolkit._core.polling import ItemOperation
 from toolkit._core.provenance import provenance
 from toolkit._core.schemas import EVENTSTREAM, EVENTSTREAMS
 from toolkit._core.urls import segment
@@ -212,9 +212,9 @@ def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_versio
 
     parse = _parser(handle, pipe.url(path), api_version)
     try:
-        op = start_item_operation(pipe, "POST", path, name="create_eventstream", parse=parse,
-                                  json=body, wait=False,
-                                  resume={"endpoint": pipe.url(path), "api_version": api_version})
+        op = ItemOperation.start(pipe, "POST", path, name="create_eventstream", parse=parse,
+                                 json=body, idempotent=False,
+                                 resume={"endpoint": pipe.url(path), "api_version": api_version})
     except ConflictError as err:
         if err.code == "ItemDisplayNameAlreadyInUse":
             err.hint = ("An item of this name exists in the workspace (names are unique per "
@@ -259,7 +259,7 @@ def create_eventstream(workspace_id: str, display_name: str, *, description: str
 def create_eventstream(workspace_id: str, display_name: str, *, description: str | None = ...,
                        definition: Mapping[str, Any] | None = ..., folder_id: str | None = ...,
                        sensitivity_label_settings: Mapping[str, Any] | None = ...,
-                       wait: bool, timeout: float | None = ...,
+                       wait: bool = ..., timeout: float | None = ...,
                        api_version: str = ...,
                        connection: Connection | None = ...
                        ) -> pd.DataFrame | ItemOperation[pd.DataFrame]: ...
@@ -293,7 +293,7 @@ def create_eventstream(workspace_id: str, display_name: str, *, description: str
         ``{"labelId": <uuid>, "sensitivityLabelApplyStrategy": "ApplyOrFail" | "Ignore"}``.
     wait : bool
         Wait for a long-running creation (default); ``False`` returns the
-        :class:`~toolkit._core.polling.ItemOperation` handle (``result()``, ``done()``,
+        :class:`~toolkit.ItemOperation` handle (``result()``, ``done()``,
         ``state``, ``history``).
     timeout : float, optional
         Seconds to wait at most; then OperationTimeoutError, whose ``operation`` resumes and
