@@ -11,7 +11,7 @@ import pytest
 
 import toolkit
 from tests.frames_of_every_function import ANDORRA, TOWNS
-from toolkit._core.accessor import EXPLORERS, PLOTTERS
+from toolkit._core.registry import records
 
 matplotlib.use("Agg")
 
@@ -64,12 +64,13 @@ def test_a_frame_without_a_picture_says_which_have_one() -> None:
         df.toolkit.plot()
 
 
-def test_every_target_exists() -> None:
-    import importlib
-
-    for target in [*PLOTTERS.values(), *EXPLORERS.values()]:
-        module, _, name = target.lstrip("*").partition(":")
-        assert callable(getattr(importlib.import_module(module), name)), target
+def test_every_helper_a_record_names_exists() -> None:
+    named = [(kind, getattr(r, kind)) for r in records().values() for kind in ("plot", "explore")
+             if getattr(r, kind)]
+    assert ("plot", "compliance_by") in named and ("explore", "routes") in named
+    for kind, name in named:
+        assert name in getattr(toolkit, kind).__all__, (kind, name)
+        assert callable(getattr(getattr(toolkit, kind), name)), (kind, name)
 
 
 def test_registered_by_the_first_frame_not_by_import() -> None:

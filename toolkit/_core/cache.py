@@ -11,8 +11,9 @@ so re-running a notebook against a real tenant does not spend its rate limits ag
   read from a token's claims counts (they are not verified here), so a forged token never reads
   another caller's answers. A refreshed token is another credential: the first read after a
   refresh misses and asks the service again.
-* Each read operation has its own lifetime (:data:`LIFETIMES`); anything not listed is never
-  cached: credential operations, creations and updates, polls of long-running operations.
+* Each read operation has its own lifetime (the ``lifetime`` of its record,
+  :mod:`toolkit._core.registry`); an operation without one is never cached: credential
+  operations, creations and updates, polls of long-running operations.
   Only successful (200) answers that are JSON objects (a JSON content type and a body that
   parses) are kept, never errors nor a proxy's or captive portal's page; an answer the
   operation then cannot read (``Response.refuse``: a list that is not a list, a missing
@@ -47,34 +48,12 @@ import orjson
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.recent import RecentIds
+from toolkit._core.registry import find
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LIFETIMES", "cache_clear", "cache_path", "cached_session", "forgetter",
+__all__ = ["cache_clear", "cache_path", "cached_session", "forgetter",
            "lifetime_header", "served_from_cache"]
-
-#: Seconds an answer of each read operation is kept. Operations not listed are never cached.
-LIFETIMES: Mapping[str, int] = {
-    # catalogues that change with releases
-    "sql_operations": 86_400,
-    "support_services": 86_400,
-    "problem_classifications": 86_400,
-    # states that move with evaluations and configuration
-    "policy_states": 3_600,
-    "encryption_protector": 300,
-    "check_server_names": 60,
-    "authentication_strength_policies": 600,
-    "authentication_strength_usage": 600,
-    # places and roads
-    "autocomplete": 86_400,
-    "snap_to_roads": 86_400,
-    "route_directions": 600,
-    "traffic_incidents": 120,
-    # weather
-    "air_quality": 600,
-    "air_quality_forecast": 3_600,
-    "severe_weather_alerts": 300,
-}
 
 #: Request header carrying an answer's lifetime from the pipeline to the cached session; it is
 #: removed before the request leaves.
@@ -110,7 +89,8 @@ def cache_path(setting: Any) -> Path | None:
 def lifetime_header(operation: str | None, method: str) -> dict[str, str]:
     """The header that asks the cached session to keep this request's answer (empty when the
     operation is never cached)."""
-    seconds = LIFETIMES.get(operation or "")
+    record = find(operation)
+    seconds = record.lifetime if record is not None else None
     if not seconds or method.upper() not in ("GET", "POST"):
         return {}
     return {LIFETIME_HEADER: str(seconds)}

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import importlib
 import logging
 import math
 import time
@@ -54,6 +53,7 @@ from toolkit._core.errors import (
 )
 from toolkit._core.pipeline import Pipeline, Response
 from toolkit._core.progress import progress_bar
+from toolkit._core.registry import record, records
 
 logger = logging.getLogger(__name__)
 
@@ -586,13 +586,11 @@ _TOKEN_PREFIX = "tkop1."
 _TOKEN_VERSION = 1
 _TOKEN_MAX = 16_384
 
-#: Operation name -> ``module:function`` making the result parser from the token's arguments:
-#: ``factory(connection, operation, **args) -> parse``.
-_RESUME_PARSERS = {
-    "backend_health": "toolkit.arm.network:_resume_parser",
-    "update_encryption_protector": "toolkit.arm.sql:_resume_parser",
-    "create_eventstream": "toolkit.fabric.eventstream:_resume_parser",
-}
+
+def _resumable() -> tuple[str, ...]:
+    # the operations whose record makes a result parser from a token's arguments (a token may be
+    # resumed in a new kernel, before the operation's module is imported: records() imports it)
+    return tuple(name for name, rec in records().items() if rec.resume is not None)
 
 
 def _bad_token(rule: str) -> Exception:
@@ -616,7 +614,7 @@ def decode_token(token: Any) -> dict[str, Any]:
     if not isinstance(state, dict) or state.get("v") != _TOKEN_VERSION:
         raise _bad_token("was made by another version of the toolkit")
     shape = {"kind": ("arm", "item"), "family": ("arm", "maps", "graph", "fabric"),
-             "name": tuple(_RESUME_PARSERS)}
+             "name": _resumable()}
     for key, allowed in shape.items():
         if state.get(key) not in allowed:
             raise _bad_token(f"is damaged: {key} must be one of {', '.join(allowed)}")
@@ -661,5 +659,7 @@ def restore_operation(pipeline: Pipeline, state: Mapping[str, Any],
 def resume_parser(state: Mapping[str, Any]) -> Callable[..., Any]:
     """The factory ``(connection, operation, **args) -> parse`` of a decoded token's
     operation."""
-    module, _, attr = _RESUME_PARSERS[state["name"]].partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    factory = record(state["name"]).resume
+    if factory is None:
+        raise _bad_token(f"is damaged: {state['name']} cannot be resumed")
+    return factory
