@@ -8,6 +8,7 @@ import ast
 import base64
 import re
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pandas as pd
 import pytest
 
 import toolkit
-from toolkit._core import registry
+from toolkit._core import accessor, registry
 from toolkit._core.cache import LIFETIME_HEADER, lifetime_header
 from toolkit._core.lazy import exports_of
 from toolkit._core.polling import decode_token, resume_parser
@@ -119,6 +120,34 @@ def test_a_second_record_of_the_same_name_is_refused(monkeypatch) -> None:
         registry.register(OperationRecord("policy_states"))
 
 
+def test_the_loader_runs_once_and_a_lookup_meanwhile_waits_for_it(monkeypatch) -> None:
+    monkeypatch.setattr(registry, "_records", {})
+    monkeypatch.setattr(registry, "_loaded", False)
+    calls: list[str] = []
+    started, release = threading.Event(), threading.Event()
+
+    def load() -> None:
+        calls.append("load")
+        started.set()
+        assert release.wait(10)
+        registry.register(OperationRecord("late", lifetime=5))
+
+    monkeypatch.setattr(registry, "_loader", load)
+    found: list[OperationRecord] = []
+    first = threading.Thread(target=lambda: found.append(record("late")))
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=lambda: found.append(record("late")))
+    second.start()
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert [r.lifetime for r in found] == [5, 5]
+    with pytest.raises(UnknownOperationError, match="operations are late"):
+        record("never")
+    assert calls == ["load"]
+
+
 @pytest.mark.parametrize(("fields", "message"), [
     ({"name": "toolkit.arm.policy:policy_states"}, "function name"),
     ({"name": "x", "lifetime": 0}, "positive"),
@@ -188,7 +217,7 @@ def test_a_new_operation_is_found_by_every_lookup(new_operation, monkeypatch) ->
         return lambda df, *args, **kwargs: drawn.append((kind, name, df)) or kind
 
     monkeypatch.setattr(registry, "_helpers", helpers)
-    toolkit._core.accessor.register()
+    accessor.register()
     df = new_operation.cat_census()
     assert df.toolkit.plot() == "plot" and df.toolkit.explore() == "explore"
     assert [(k, n) for k, n, _ in drawn] == [("plot", "census"), ("explore", "census")]
@@ -202,7 +231,7 @@ def test_a_new_operation_is_found_by_every_lookup(new_operation, monkeypatch) ->
 
 
 def test_a_frame_of_an_operation_without_a_picture_lists_those_with_one(new_operation) -> None:
-    toolkit._core.accessor.register()
+    accessor.register()
     df = pd.DataFrame({"a": [1]})
     df.attrs["operation"] = "sql_operations"
     with pytest.raises(toolkit.ValidationError, match="cat_census") as err:

@@ -102,9 +102,13 @@ class UnknownOperationError(KeyError):
 
 _records: dict[str, OperationRecord] = {}
 _lock = threading.Lock()
+#: Held while the loader imports the modules, so that a lookup in another thread waits for them
+#: (re-entrant: the thread loading may look up a record meanwhile).
+_load_lock = threading.RLock()
 _loader: Callable[[], object] | None = None
 _helpers: Callable[[str, str], Callable[..., Any]] | None = None
 _loaded = False
+_loading = False
 
 
 def register(record: OperationRecord) -> OperationRecord:
@@ -152,12 +156,19 @@ def install(load: Callable[[], object], helpers: Callable[[str, str], Callable[.
 
 
 def _load() -> None:
-    global _loaded
+    global _loaded, _loading
     if _loaded or _loader is None:
         return
-    _loaded = True
-    logger.debug("importing the modules that declare operations")
-    _loader()
+    with _load_lock:
+        if _loaded or _loading:
+            return
+        _loading = True
+        try:
+            logger.debug("importing the modules that declare operations")
+            _loader()
+            _loaded = True
+        finally:
+            _loading = False
 
 
 def find(name: str | None) -> OperationRecord | None:

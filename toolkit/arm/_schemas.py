@@ -17,7 +17,9 @@ __all__ = ["BACKEND_HEALTH", "ENCRYPTION_PROTECTOR", "EVALUATED_EXPRESSIONS", "H
            "PROBLEM_CLASSIFICATIONS", "RESOURCE_GROUPS", "SERVER_KEY_TYPES", "SQL_OPERATIONS",
            "SUBSCRIPTIONS", "SUMMARY_LEVELS", "SUPPORT_SERVICES", "SYSTEM_DATA"]
 
-#: SQL server key types, in the neutral and the real clouds' words.
+#: SQL server key types: ``ServiceManaged`` or a vault key, in either vocabulary (the
+#: connection's cloud's word is sent: ``AzureKeyVault`` in a real cloud, ``VendorKeyVault`` in
+#: the neutral one).
 SERVER_KEY_TYPES = ("ServiceManaged", NEUTRAL_WORDS.key_vault_type, REAL_WORDS.key_vault_type)
 
 
