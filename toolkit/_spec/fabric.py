@@ -1,7 +1,7 @@
 """Facts of the eventstream service (spec 3, item creation): the api-version, item naming
 limits, label strategies and the item and principal type enumerations.
 
-Data only: the client (``toolkit.fabric``, ``toolkit._core.schemas``) and the sandbox
+Data only: the client (``toolkit.fabric``, its schemas included) and the sandbox
 (``toolkit.sandbox.fabric``) read these; each side writes its own checks.
 """
 

@@ -1,7 +1,7 @@
 """Facts of the identity service (spec 3, authentication strengths): api-versions, the policy id
 pattern and the enumerations of usage, policies and conditional-access states.
 
-Data only: the client (``toolkit.graph``, ``toolkit._core.schemas``) and the sandbox
+Data only: the client (``toolkit.graph``, its schemas included) and the sandbox
 (``toolkit.sandbox.graph``) read these; each side writes its own checks.
 """
 
