@@ -154,7 +154,7 @@ def _bare_decode(player: Any, repeat: int = 3) -> dict[str, Any]:
     import msgspec
     from replay_server import bare_decode_seconds
 
-    from toolkit._core.schemas import POLICY_STATES
+    from toolkit.arm._schemas import POLICY_STATES
 
     kinds = {"category": str | None, "string": str | None, "datetime": str | None,
              "boolean": bool | None}

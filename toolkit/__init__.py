@@ -7,7 +7,7 @@ beyond this module's names: the functions load their modules on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolkit._core.lazy import attach
 from toolkit._version import __version__ as __version__
@@ -22,6 +22,33 @@ def _quiet_masked_logger() -> None:
 
 
 _quiet_masked_logger()
+
+
+def _import_operations() -> None:
+    # every module that defines a public function, so that each declares its operation's record
+    import importlib
+
+    from toolkit._core.lazy import exports_of
+
+    for module in sorted(set(exports_of(__file__).values())):
+        importlib.import_module(module)
+
+
+def _helper(kind: str, name: str) -> Any:
+    # a plot or explore helper by its public name (the packages load their modules lazily)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{kind}"), name)
+
+
+def _install_operations() -> None:
+    # the core finds records and helpers through these, never through a module path of its own
+    from toolkit._core.registry import install
+
+    install(_import_operations, _helper)
+
+
+_install_operations()
 
 # The public names, listed once: type checkers read these imports; at run time
 # toolkit._core.lazy reads the same lines and loads a module when one of its names is first used.

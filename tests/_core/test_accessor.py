@@ -11,7 +11,8 @@ import pytest
 
 import toolkit
 from tests.frames_of_every_function import ANDORRA, TOWNS
-from toolkit._core.accessor import EXPLORERS, PLOTTERS
+from toolkit._core import accessor
+from toolkit._core.registry import records
 
 matplotlib.use("Agg")
 
@@ -55,7 +56,7 @@ def test_snapped_trace_takes_the_recorded_points_first(sandbox) -> None:
 
 
 def test_a_frame_without_a_picture_says_which_have_one() -> None:
-    toolkit._core.accessor.register()
+    accessor.register()
     df = pd.DataFrame({"a": [1]})
     with pytest.raises(toolkit.ValidationError, match="route_directions"):
         df.toolkit.explore()
@@ -64,12 +65,13 @@ def test_a_frame_without_a_picture_says_which_have_one() -> None:
         df.toolkit.plot()
 
 
-def test_every_target_exists() -> None:
-    import importlib
-
-    for target in [*PLOTTERS.values(), *EXPLORERS.values()]:
-        module, _, name = target.lstrip("*").partition(":")
-        assert callable(getattr(importlib.import_module(module), name)), target
+def test_every_helper_a_record_names_exists() -> None:
+    named = [(kind, getattr(r, kind)) for r in records().values() for kind in ("plot", "explore")
+             if getattr(r, kind)]
+    assert ("plot", "compliance_by") in named and ("explore", "routes") in named
+    for kind, name in named:
+        assert name in getattr(toolkit, kind).__all__, (kind, name)
+        assert callable(getattr(getattr(toolkit, kind), name)), (kind, name)
 
 
 def test_registered_by_the_first_frame_not_by_import() -> None:
@@ -78,4 +80,19 @@ def test_registered_by_the_first_frame_not_by_import() -> None:
             "from toolkit._core.provenance import provenance\n"
             "provenance('sql_operations', None, None)\n"
             "assert hasattr(pd.DataFrame({'a': [1]}), 'toolkit')\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_frame_read_back_in_a_new_kernel_finds_its_helper() -> None:
+    # the frame's operation module is not imported yet (the frame came from a file): the
+    # accessor finds the operation's record all the same
+    code = ("import sys, pandas as pd, toolkit\n"
+            "from toolkit._core import accessor, registry\n"
+            "registry._helpers = lambda kind, name: (lambda df: (kind, name, len(df)))\n"
+            "accessor.register()\n"
+            "df = pd.DataFrame({'a': [1, 2]})\n"
+            "df.attrs['operation'] = 'traffic_incidents'\n"
+            "assert 'toolkit.maps.traffic' not in sys.modules\n"
+            "assert df.toolkit.plot() == ('plot', 'incidents', 2), df.toolkit.plot()\n"
+            "assert df.toolkit.explore() == ('explore', 'incidents', 2)\n")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 import toolkit
-from toolkit._core.cache import LIFETIMES, caller_identity, lifetime_header
+from toolkit._core.cache import caller_identity, lifetime_header
+from toolkit._core.registry import record
 
 pytest.importorskip("requests_cache")
 
@@ -111,7 +112,7 @@ def test_writes_credentials_and_long_running_operations_are_never_cached(
     assert not any(creds.attrs["from_cache"])
     for name in ("cluster_monitoring_credentials", "hosted_cluster_credentials",
                  "update_encryption_protector", "create_eventstream", "backend_health"):
-        assert name not in LIFETIMES
+        assert record(name).lifetime is None
         assert lifetime_header(name, "GET") == {}
     assert lifetime_header("sql_operations", "PUT") == {}
 

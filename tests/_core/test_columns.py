@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import example
 from toolkit._core.columns import InterningBuilder, page_decoder
 from toolkit._core.frames import FrameBuilder
-from toolkit._core.schemas import POLICY_STATES
+from toolkit.arm._schemas import POLICY_STATES
 
 GROUPS = (("resourceId", "resourceType", "resourceTags"),
           ("policyAssignmentId", "policyDefinitionId"))

@@ -277,9 +277,9 @@ def test_the_client_interns_the_scalar_policy_fields_of_the_spec() -> None:
 
 
 @pytest.mark.parametrize(("where", "fact"), [
-    ("toolkit._core.schemas:COMPLIANCE_STATES", "COMPLIANCE_STATES"),
+    ("toolkit.arm._schemas:COMPLIANCE_STATES", "COMPLIANCE_STATES"),
     ("toolkit.arm.compliance:COMPLIANCE_STATES", "COMPLIANCE_STATES"),
-    ("toolkit._core.schemas:HEALTH_STATES", "HEALTH_STATES"),
+    ("toolkit.arm._schemas:HEALTH_STATES", "HEALTH_STATES"),
     ("toolkit.arm.policy:RESOURCE_FIELDS", "RESOURCE_FIELDS"),
     ("toolkit.sandbox.arm.policy.world:RESOURCE_FIELDS", "RESOURCE_FIELDS"),
     ("toolkit.sandbox.arm.policy.world:POLICY_STATE_FIELDS", "POLICY_STATE_FIELDS"),

@@ -135,8 +135,8 @@ def test_principal_types_are_the_spec_and_the_schema() -> None:
     ("toolkit.sandbox.fabric.eventstream:DESCRIPTION_MAX", "DESCRIPTION_MAX"),
     ("toolkit.fabric.eventstream:LABEL_STRATEGIES", "LABEL_STRATEGIES"),
     ("toolkit.sandbox.fabric.eventstream:LABEL_STRATEGIES", "LABEL_STRATEGIES"),
-    ("toolkit._core.schemas:ITEM_TYPES", "ITEM_TYPES"),
-    ("toolkit._core.schemas:PRINCIPAL_TYPES", "PRINCIPAL_TYPES"),
+    ("toolkit.fabric.eventstream:ITEM_TYPES", "ITEM_TYPES"),
+    ("toolkit.fabric.eventstream:PRINCIPAL_TYPES", "PRINCIPAL_TYPES"),
 ])
 def test_client_and_sandbox_tables_are_the_spec(where: str, fact: str) -> None:
     module, name = where.split(":")

@@ -119,9 +119,9 @@ def test_the_sandbox_answers_in_the_enumerations(sandbox: Any) -> None:
 @pytest.mark.parametrize(("where", "fact"), [
     ("toolkit.graph.identity:POLICY_ID_PATTERN", "POLICY_ID_PATTERN"),
     ("toolkit.graph.identity:REQUIREMENTS", "STRENGTH_REQUIREMENTS"),
-    ("toolkit._core.schemas:STRENGTH_REQUIREMENTS", "STRENGTH_REQUIREMENTS"),
-    ("toolkit._core.schemas:STRENGTH_POLICY_TYPES", "STRENGTH_POLICY_TYPES"),
-    ("toolkit._core.schemas:CA_POLICY_STATES", "CA_POLICY_STATES"),
+    ("toolkit.graph.identity:STRENGTH_REQUIREMENTS", "STRENGTH_REQUIREMENTS"),
+    ("toolkit.graph.identity:STRENGTH_POLICY_TYPES", "STRENGTH_POLICY_TYPES"),
+    ("toolkit.graph.identity:CA_POLICY_STATES", "CA_POLICY_STATES"),
 ])
 def test_the_clients_tables_are_the_spec(where: str, fact: str) -> None:
     module, name = where.split(":")

@@ -14,8 +14,8 @@ import toolkit
 from tests.conftest import example
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import ValidationError
-from toolkit._core.schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
 from toolkit._core.secrets import MASK, Secret
+from toolkit.arm._schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
 from toolkit.sandbox.arm.clusters import kubeconfig
 
 

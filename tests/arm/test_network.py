@@ -7,7 +7,7 @@ import pytest
 
 import toolkit
 from toolkit._core.errors import OperationTimeoutError, ValidationError
-from toolkit._core.schemas import HEALTH_ORDER
+from toolkit.arm._schemas import HEALTH_ORDER
 
 
 @pytest.fixture(scope="module")

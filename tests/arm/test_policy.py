@@ -21,8 +21,8 @@ from tests.conftest import example
 from toolkit._core.columns import InterningBuilder
 from toolkit._core.errors import TruncatedResultWarning, ValidationError
 from toolkit._core.messages import Request
-from toolkit._core.schemas import POLICY_STATES
 from toolkit.arm import policy
+from toolkit.arm._schemas import POLICY_STATES
 from toolkit.arm.policy import POLICY_FIELDS, RESOURCE_FIELDS
 from toolkit.sandbox.arm.policy.handlers import PAGE_SIZE
 from toolkit.sandbox.arm.policy.world import SCALE_ENV, STATES

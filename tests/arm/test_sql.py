@@ -15,7 +15,7 @@ from toolkit._core.errors import (
     TruncatedResultWarning,
     ValidationError,
 )
-from toolkit._core.schemas import ENCRYPTION_PROTECTOR
+from toolkit.arm._schemas import ENCRYPTION_PROTECTOR
 from toolkit.sandbox.arm.sql import OPERATIONS_PAGE_SIZE
 
 

@@ -11,7 +11,7 @@ import toolkit
 from tests.conftest import example
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import TruncatedResultWarning, ValidationError
-from toolkit._core.schemas import PROBLEM_CLASSIFICATIONS, SUPPORT_SERVICES
+from toolkit.arm._schemas import PROBLEM_CLASSIFICATIONS, SUPPORT_SERVICES
 from toolkit.sandbox.arm.support import LANGUAGES, PAGE_SIZE
 
 

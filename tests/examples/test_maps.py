@@ -7,7 +7,7 @@ import pandas as pd
 import shapely
 
 from tests.conftest import example
-from toolkit._core.schemas import (
+from toolkit.maps._schemas import (
     AUTOCOMPLETE,
     GEOCODE,
     ROUTE_DIRECTIONS,

@@ -15,8 +15,8 @@ from tests.replay import Answer, replay_server
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import build_frame
 from toolkit._core.messages import Request
-from toolkit._core.schemas import EVENTSTREAM, EVENTSTREAMS, ITEM_TYPES
-from toolkit.fabric.eventstream import encode_definition
+from toolkit._spec.fabric import ITEM_TYPES
+from toolkit.fabric.eventstream import EVENTSTREAM, EVENTSTREAMS, encode_definition
 from toolkit.sandbox.fabric import eventstream as sandbox_fabric
 
 EX = "17-fabric-create-eventstream"

@@ -12,8 +12,7 @@ from tests.conftest import example
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import build_frame
-from toolkit._core.schemas import STRENGTH_AUDIT, STRENGTH_POLICIES, STRENGTH_USAGE
-from toolkit.graph.identity import usage_rows
+from toolkit.graph.identity import STRENGTH_AUDIT, STRENGTH_POLICIES, STRENGTH_USAGE, usage_rows
 from toolkit.sandbox.graph import identity as sandbox_identity
 
 MFA = "00000000-0000-0000-0000-000000000002"

@@ -18,7 +18,7 @@ from tests.maps.conftest import TOWNS, drive
 from toolkit._core.errors import ValidationError
 from toolkit._core.geo import haversine_m, path_length_m
 from toolkit._core.messages import Request
-from toolkit._core.schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
+from toolkit.maps._schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
 from toolkit.maps.route import plan_windows
 
 ALV, CAN, SJL, ORD, ENC, MAS = (TOWNS[t] for t in (

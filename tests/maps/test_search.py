@@ -15,8 +15,8 @@ import toolkit
 from tests.maps.conftest import TOWNS
 from toolkit._core.errors import PlaceNotFoundError, ValidationError
 from toolkit._core.geo import haversine_m
-from toolkit._core.schemas import AIR_QUALITY, AUTOCOMPLETE, GEOCODE, ROUTE_DIRECTIONS
 from toolkit._data.andorra import towns
+from toolkit.maps._schemas import AIR_QUALITY, AUTOCOMPLETE, GEOCODE, ROUTE_DIRECTIONS
 
 ANDORRA = (1.40, 42.42, 1.80, 42.66)
 

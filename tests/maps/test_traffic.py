@@ -9,7 +9,8 @@ import shapely
 
 import toolkit
 from toolkit._core.errors import ValidationError
-from toolkit._core.schemas import INCIDENT_SEVERITIES, TRAFFIC_INCIDENTS
+from toolkit._spec.maps import INCIDENT_SEVERITIES
+from toolkit.maps._schemas import TRAFFIC_INCIDENTS
 from toolkit.sandbox.maps.traffic import incidents_at
 
 ANDORRA = (1.40, 42.42, 1.80, 42.66)

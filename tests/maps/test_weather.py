@@ -20,7 +20,7 @@ from tests.conftest import example
 from tests.maps.conftest import spec_category
 from tests.replay import Answer, replay_server
 from toolkit._core.errors import ApiError, AuthenticationError, ValidationError
-from toolkit._core.schemas import (
+from toolkit.maps._schemas import (
     AIR_QUALITY,
     AIR_QUALITY_FORECAST,
     AIR_QUALITY_POLLUTANTS,

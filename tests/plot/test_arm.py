@@ -13,7 +13,7 @@ import pytest
 
 import toolkit
 from toolkit._core.errors import ValidationError
-from toolkit._core.schemas import ENCRYPTION_PROTECTOR
+from toolkit.arm._schemas import ENCRYPTION_PROTECTOR
 from toolkit.plot._common import HEALTH_COLORS
 from toolkit.sandbox.server import Sandbox
 

@@ -33,8 +33,8 @@ from matplotlib.text import Text
 import toolkit
 from tests.maps.conftest import TOWNS, drive
 from toolkit._core.frames import build_frame
-from toolkit._core.schemas import ENCRYPTION_PROTECTOR
 from toolkit._spec.maps import AIR_QUALITY_COLORS
+from toolkit.arm._schemas import ENCRYPTION_PROTECTOR
 from toolkit.plot._common import HEALTH_COLORS
 from toolkit.plot._style import MIN_FONT_SIZE, SERIES_COLORS, axis_label, series_style
 from toolkit.plot.maps import INCIDENT_COLORS

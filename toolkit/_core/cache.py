@@ -11,8 +11,9 @@ so re-running a notebook against a real tenant does not spend its rate limits ag
   read from a token's claims counts (they are not verified here), so a forged token never reads
   another caller's answers. A refreshed token is another credential: the first read after a
   refresh misses and asks the service again.
-* Each read operation has its own lifetime (:data:`LIFETIMES`); anything not listed is never
-  cached: credential operations, creations and updates, polls of long-running operations.
+* Each read operation has its own lifetime (the ``lifetime`` of its record,
+  :mod:`toolkit._core.registry`); an operation without one is never cached: credential
+  operations, creations and updates, polls of long-running operations.
   Only successful (200) answers that are JSON objects (a JSON content type and a body that
   parses) are kept, never errors nor a proxy's or captive portal's page; an answer the
   operation then cannot read (``Response.refuse``: a list that is not a list, a missing
@@ -47,34 +48,12 @@ import orjson
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.recent import RecentIds
+from toolkit._core.registry import find
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LIFETIMES", "cache_clear", "cache_path", "cached_session", "forgetter",
+__all__ = ["cache_clear", "cache_path", "cached_session", "forgetter",
            "lifetime_header", "served_from_cache"]
-
-#: Seconds an answer of each read operation is kept. Operations not listed are never cached.
-LIFETIMES: Mapping[str, int] = {
-    # catalogues that change with releases
-    "sql_operations": 86_400,
-    "support_services": 86_400,
-    "problem_classifications": 86_400,
-    # states that move with evaluations and configuration
-    "policy_states": 3_600,
-    "encryption_protector": 300,
-    "check_server_names": 60,
-    "authentication_strength_policies": 600,
-    "authentication_strength_usage": 600,
-    # places and roads
-    "autocomplete": 86_400,
-    "snap_to_roads": 86_400,
-    "route_directions": 600,
-    "traffic_incidents": 120,
-    # weather
-    "air_quality": 600,
-    "air_quality_forecast": 3_600,
-    "severe_weather_alerts": 300,
-}
 
 #: Request header carrying an answer's lifetime from the pipeline to the cached session; it is
 #: removed before the request leaves.
@@ -88,10 +67,12 @@ _opened_lock = threading.Lock()
 
 
 def cache_path(setting: Any) -> Path | None:
-    """The cache file a ``cache=`` setting names: ``None``/``False``/``"0"`` none, ``True``/``"1"``
-    the default file, a folder (an existing one, or a path ending with a separator)
-    ``responses.sqlite`` in it, anything else a file (``.sqlite`` added when it has no
-    suffix)."""
+    """Return the cache file a ``cache=`` setting names.
+
+    ``None``/``False``/``"0"`` name none, ``True``/``"1"`` the default file, a folder (an existing
+    one, or a path ending with a separator) ``responses.sqlite`` in it, anything else a file
+    (``.sqlite`` added when it has no suffix).
+    """
     if setting is None or setting is False:
         return None
     if setting is True:
@@ -108,9 +89,12 @@ def cache_path(setting: Any) -> Path | None:
 
 
 def lifetime_header(operation: str | None, method: str) -> dict[str, str]:
-    """The header that asks the cached session to keep this request's answer (empty when the
-    operation is never cached)."""
-    seconds = LIFETIMES.get(operation or "")
+    """Return the header that asks the cached session to keep this request's answer.
+
+    It is empty when the operation is never cached.
+    """
+    record = find(operation)
+    seconds = record.lifetime if record is not None else None
     if not seconds or method.upper() not in ("GET", "POST"):
         return {}
     return {LIFETIME_HEADER: str(seconds)}
@@ -118,9 +102,12 @@ def lifetime_header(operation: str | None, method: str) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------ caller identity
 def caller_identity(headers: Mapping[str, str], key: bytes) -> str:
-    """Who is asking, as the credential sent: an HMAC-SHA256 under ``key`` of the whole
+    """Identify the caller by the credential sent.
+
+    The identity is an HMAC-SHA256 under ``key`` of the whole
     ``Authorization`` header and maps key (never a claim read from a token, which nothing here
-    verifies). Another credential, a refreshed token included, is another caller."""
+    verifies). Another credential, a refreshed token included, is another caller.
+    """
     sent = "\n".join(headers.get(name) or "" for name in ("Authorization", "subscription-key"))
     if not sent.strip():
         return "anonymous"
@@ -150,8 +137,11 @@ def _refused(path: Path, why: str) -> ValidationError:
 
 
 def _check_file(path: Path) -> None:
-    """Refuse an existing cache file (or side file) that is not a regular file of the current
-    user's, writable by nobody else; looked at without following a symbolic link."""
+    """Refuse an existing cache file (or side file) that is not private to the current user.
+
+    It must be a regular file of the current user's, writable by nobody else; it is looked at
+    without following a symbolic link.
+    """
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -167,9 +157,12 @@ def _check_file(path: Path) -> None:
 
 
 def _private_file(path: Path) -> None:
-    """Make sure ``path`` is a cache file only its owner can use: the folder made (``0700``)
+    """Make sure ``path`` is a cache file only its owner can use.
+
+    The folder is made (``0700``)
     and the file created (``0600``) when missing, an existing one checked
-    (:func:`_check_file`), its SQLite side files too."""
+    (:func:`_check_file`), its SQLite side files too.
+    """
     missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     for folder in reversed(missing):
         with contextlib.suppress(FileExistsError):
@@ -185,8 +178,10 @@ def _private_file(path: Path) -> None:
 
 
 def _identity_key(path: Path) -> bytes:
-    """The random key the callers' identities are digested with, kept in the cache file (made
-    on first use)."""
+    """Return the random key the callers' identities are digested with.
+
+    It is kept in the cache file and made on first use.
+    """
     with contextlib.closing(sqlite3.connect(path)) as con:
         with con:
             con.execute("CREATE TABLE IF NOT EXISTS toolkit_identity_key "
@@ -198,8 +193,11 @@ def _identity_key(path: Path) -> bytes:
 
 
 def _json_object(response: Any) -> bool:
-    """Whether an answer is what every cached operation expects: a JSON object, said so by its
-    content type (a proxy's or captive portal's page with status 200 is not kept)."""
+    """Tell whether an answer is what every cached operation expects.
+
+    That is a JSON object, said so by its content type (a proxy's or captive portal's page with
+    status 200 is not kept).
+    """
     kind = (response.headers.get("Content-Type") or "").split(";")[0].strip().lower()
     if kind != "application/json" and not kind.endswith("+json"):
         return False
@@ -210,10 +208,12 @@ def _json_object(response: Any) -> bool:
 
 
 def _serializer() -> Any:
-    """requests-cache's orjson serializer (data only: JSON structured into a response by
-    cattrs, never pickle), whose reading turns a row that is not an answer the toolkit stored
-    (bad JSON, another shape, another status, no expiry) into a ValueError: requests-cache
-    counts that row as a miss."""
+    """Build requests-cache's orjson serializer, storing data only.
+
+    JSON is structured into a response by cattrs, never pickle; reading turns a row that is not an
+    answer the toolkit stored (bad JSON, another shape, another status, no expiry) into a
+    ValueError: requests-cache counts that row as a miss.
+    """
     from requests_cache.models.response import CachedResponse
     from requests_cache.serializers import SerializerPipeline, orjson_serializer
 
@@ -236,7 +236,7 @@ def _serializer() -> Any:
 
 
 def _backend(path: Path) -> Any:
-    """The SQLite backend over a checked private file, storing JSON (never pickle)."""
+    """Open the SQLite backend over a checked private file, storing JSON (never pickle)."""
     from requests_cache.backends.sqlite import SQLiteCache
 
     _private_file(path)
@@ -245,7 +245,7 @@ def _backend(path: Path) -> Any:
 
 # ------------------------------------------------------------------------------ the session
 def cached_session(path: Path, header_prefix: str) -> Any:
-    """A ``requests`` session that answers reads from the SQLite file at ``path``.
+    """Make a ``requests`` session that answers reads from the SQLite file at ``path``.
 
     Raises
     ------
@@ -308,8 +308,11 @@ def cached_session(path: Path, header_prefix: str) -> Any:
 
 
 def forgetter(session: Any, raw: Any) -> Callable[[], None] | None:
-    """What removes an answer from the cache of ``session`` (``None`` when the answer was not
-    stored: not cached, or not kept). ``raw`` is the transport's response."""
+    """Return what removes an answer from the cache of ``session``.
+
+    ``None`` when the answer was not stored (not cached, or not kept). ``raw`` is the
+    transport's response.
+    """
     key = getattr(getattr(raw, "internal_response", None), "cache_key", None)
     cache = getattr(session, "cache", None)
     if not key or cache is None:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.registry import record, records
 
 __all__ = ["decode_token", "encode_token", "resume_parser", "token_error"]
 
@@ -26,13 +26,11 @@ _TOKEN_PREFIX = "tkop1."
 _TOKEN_VERSION = 1
 _TOKEN_MAX = 16_384
 
-#: Operation name -> ``module:function`` making the result parser from the token's arguments:
-#: ``factory(connection, operation, **args) -> parse``.
-_RESUME_PARSERS = {
-    "backend_health": "toolkit.arm.network:_resume_parser",
-    "update_encryption_protector": "toolkit.arm.sql:_resume_parser",
-    "create_eventstream": "toolkit.fabric.eventstream:_resume_parser",
-}
+
+def _resumable() -> tuple[str, ...]:
+    # the operations whose record makes a result parser from a token's arguments (a token may be
+    # resumed in a new kernel, before the operation's module is imported: records() imports it)
+    return tuple(name for name, rec in records().items() if rec.resume is not None)
 
 
 def token_error(rule: str) -> ValidationError:
@@ -111,7 +109,7 @@ def decode_token(token: Any) -> dict[str, Any]:
     if not isinstance(state, dict) or state.get("v") != _TOKEN_VERSION:
         raise token_error("was made by another version of the toolkit")
     shape = {"kind": ("arm", "item"), "family": ("arm", "maps", "graph", "fabric"),
-             "name": tuple(_RESUME_PARSERS)}
+             "name": _resumable()}
     for key, allowed in shape.items():
         if state.get(key) not in allowed:
             raise token_error(f"is damaged: {key} must be one of {', '.join(allowed)}")
@@ -144,5 +142,7 @@ def resume_parser(state: Mapping[str, Any]) -> Callable[..., Any]:
     callable
         ``factory(connection, operation, **args) -> parse``.
     """
-    module, _, attr = _RESUME_PARSERS[state["name"]].partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    factory = record(state["name"]).resume
+    if factory is None:
+        raise token_error(f"is damaged: {state['name']} cannot be resumed")
+    return factory

@@ -2,7 +2,7 @@
 
 Api-versions, names' patterns, policy record fields and the enumerations the answers use.
 
-Data only: the client (``toolkit.arm``, ``toolkit._core.validate``, ``toolkit._core.schemas``)
+Data only: the client (``toolkit.arm`` and its schemas, ``toolkit._core.validate``)
 and the sandbox (``toolkit.sandbox.arm``) both read these; each compiles its own patterns and
 writes its own checks, so a check that drifts on one side is caught by the other.
 """

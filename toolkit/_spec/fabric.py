@@ -2,7 +2,7 @@
 
 The api-version, item naming limits, label strategies and the item and principal type enumerations.
 
-Data only: the client (``toolkit.fabric``, ``toolkit._core.schemas``) and the sandbox
+Data only: the client (``toolkit.fabric``, its schemas included) and the sandbox
 (``toolkit.sandbox.fabric``) read these; each side writes its own checks.
 """
 

@@ -3,7 +3,7 @@
 Api-versions, the policy id pattern and the enumerations of usage, policies and conditional-access
 states.
 
-Data only: the client (``toolkit.graph``, ``toolkit._core.schemas``) and the sandbox
+Data only: the client (``toolkit.graph``, its schemas included) and the sandbox
 (``toolkit.sandbox.graph``) read these; each side writes its own checks.
 """
 

@@ -3,7 +3,7 @@
 Api-versions, the enumerations of search, routing, traffic and weather, their limits, and the
 air-quality colour scale.
 
-Data only: the client (``toolkit.maps``, ``toolkit._core.schemas``), the plots
+Data only: the client (``toolkit.maps``, its schemas included), the plots
 (``toolkit.plot``) and the sandbox (``toolkit.sandbox.maps``) read these; each side writes its
 own checks.
 """

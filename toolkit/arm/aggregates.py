@@ -15,7 +15,8 @@ import pandas as pd
 
 from toolkit._core.frames import build_frame, empty_frame
 from toolkit._core.odata import split_top_level
-from toolkit._core.schemas import POLICY_STATES, Col, Schema
+from toolkit._core.schemas import Col, Schema
+from toolkit.arm._schemas import POLICY_STATES
 
 __all__ = ["aggregate_frame", "apply_columns"]
 

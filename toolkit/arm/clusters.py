@@ -23,7 +23,7 @@ from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.frames import as_dict, as_list, build_frame
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.secrets import Secret, open_private
 from toolkit._core.urls import segment
 from toolkit._core.validate import (
@@ -37,6 +37,7 @@ from toolkit._spec.arm import (
     HOSTED_CLUSTER_API_VERSIONS,
     MANAGED_CLUSTER_API_VERSIONS,
 )
+from toolkit.arm._schemas import HOSTED_CREDENTIALS, MONITORING_CREDENTIALS
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -345,3 +346,10 @@ def write_kubeconfig(row_or_frame: Any, path: str | os.PathLike[str], *,
         handle.write(data)
     logger.info("kubeconfig written to %s (mode 0600)", target)
     return target
+
+
+# credentials are never cached
+MONITORING_RECORD = register(OperationRecord("cluster_monitoring_credentials",
+                                             schema=MONITORING_CREDENTIALS))
+HOSTED_RECORD = register(OperationRecord("hosted_cluster_credentials",
+                                         schema=HOSTED_CREDENTIALS))

@@ -18,9 +18,10 @@ import pandas as pd
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import build_frame
 from toolkit._core.provenance import keeps_sandbox_flag, provenance_of
-from toolkit._core.schemas import EVALUATED_EXPRESSIONS
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.validate import check_frame
 from toolkit._spec.arm import COMPLIANCE_STATES
+from toolkit.arm._schemas import EVALUATED_EXPRESSIONS
 
 logger = logging.getLogger(__name__)
 
@@ -283,3 +284,9 @@ def evaluated_expressions(df: pd.DataFrame) -> pd.DataFrame:
         if isinstance(df[c].dtype, pd.CategoricalDtype) and c != "complianceState":
             out[c] = out[c].astype(df[c].dtype)
     return out
+
+
+SUMMARY_RECORD = register(OperationRecord("compliance_summary", plot="compliance_by"))
+TREND_RECORD = register(OperationRecord("compliance_trend", plot="compliance_trend"))
+EXPRESSIONS_RECORD = register(OperationRecord("evaluated_expressions",
+                                              schema=EVALUATED_EXPRESSIONS))

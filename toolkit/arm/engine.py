@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.schemas import POLICY_STATES
+from toolkit.arm._schemas import POLICY_STATES
 from toolkit.connection import Connection, Settings, environment_credential, get_connection
 
 if TYPE_CHECKING:

@@ -24,8 +24,9 @@ import pandas as pd
 
 from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError, warn_user
 from toolkit._core.messages import Request
-from toolkit._core.schemas import POLICY_STATES
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.validate import check_choice
+from toolkit.arm._schemas import POLICY_STATES
 from toolkit.arm.policy import _check_time
 from toolkit.arm.scopes import parse_scope, resolve_scope
 from toolkit.connection import get_connection
@@ -360,3 +361,7 @@ def _read_files(store: str, files: list[str], columns: list[str], expr: Any,
                          partition_base_dir=root, filesystem=PyFileSystem(FSSpecHandler(fs)))
     table = dataset.to_table(columns=[*columns, "scope", "day"], filter=expr)
     return _frame(table, {"operation": "read_policy_history", "store": store})
+
+
+SNAPSHOT_RECORD = register(OperationRecord("snapshot_policy_states"))
+READ_RECORD = register(OperationRecord("read_policy_history"))

@@ -14,7 +14,7 @@ from toolkit._core.frames import as_list, build_frame
 from toolkit._core.messages import Response
 from toolkit._core.polling import Operation
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import BACKEND_HEALTH
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.urls import segment
 from toolkit._core.validate import (
     check_api_version,
@@ -25,6 +25,7 @@ from toolkit._core.validate import (
     check_timeout,
 )
 from toolkit._spec.arm import NETWORK_API_VERSIONS
+from toolkit.arm._schemas import BACKEND_HEALTH
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -176,3 +177,7 @@ def _resume_parser(connection: Any, operation: Any, *, endpoint: str,
                    api_version: str) -> Callable[[Response], pd.DataFrame]:
     """The result parser of a backend-health operation resumed from its token."""
     return _parser(endpoint, api_version)
+
+
+RECORD = register(OperationRecord("backend_health", schema=BACKEND_HEALTH, plot="backend_health",
+                                  resume=_resume_parser))

@@ -32,7 +32,8 @@ from toolkit._core.messages import Request
 from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
 from toolkit._core.partitions import read_chains
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import POLICY_STATES, Col
+from toolkit._core.registry import OperationRecord, register
+from toolkit._core.schemas import Col
 from toolkit._core.validate import (
     check_api_version,
     check_choice,
@@ -43,6 +44,7 @@ from toolkit._spec.arm import (
     POLICY_FIELDS as SPEC_POLICY_FIELDS,
     RESOURCE_FIELDS,
 )
+from toolkit.arm._schemas import POLICY_STATES
 from toolkit.arm.aggregates import aggregate_frame
 from toolkit.arm.scopes import check_expand, resolve_scope
 from toolkit.connection import get_connection
@@ -514,3 +516,7 @@ def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], 
         return [(None, None)]
     edges: list[pd.Timestamp | None] = [None, *ends, None]
     return list(itertools.pairwise(edges))
+
+
+RECORD = register(OperationRecord(OPERATION, schema=POLICY_STATES, lifetime=3_600,
+                                  plot="compliance_by"))

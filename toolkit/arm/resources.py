@@ -24,13 +24,8 @@ from toolkit._core.paging import (
     iter_pages,
 )
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import (
-    MANAGEMENT_GROUP_TREE,
-    MANAGEMENT_GROUPS,
-    RESOURCE_GROUPS,
-    SUBSCRIPTIONS,
-    Schema,
-)
+from toolkit._core.registry import OperationRecord, register
+from toolkit._core.schemas import Schema
 from toolkit._core.validate import check_api_version, check_int, check_name, check_subscription_id
 from toolkit._spec.arm import (
     GROUP_API_VERSIONS,
@@ -38,6 +33,12 @@ from toolkit._spec.arm import (
     MANAGEMENT_GROUP_API_VERSIONS,
     MANAGEMENT_GROUP_NAME_PATTERN,
     SUBSCRIPTION_API_VERSIONS,
+)
+from toolkit.arm._schemas import (
+    MANAGEMENT_GROUP_TREE,
+    MANAGEMENT_GROUPS,
+    RESOURCE_GROUPS,
+    SUBSCRIPTIONS,
 )
 from toolkit.connection import get_connection
 
@@ -277,3 +278,9 @@ def management_group_tree(group_id: str | None = None, *, api_version: str | Non
                        [response.request_id] if response.request_id else [])
     logger.debug("%s: %d rows below %s", _TREE_OPERATION, len(rows), root)
     return build_frame(rows, MANAGEMENT_GROUP_TREE, attrs, flat=True)
+
+
+GROUPS_RECORD = register(OperationRecord("management_groups", schema=MANAGEMENT_GROUPS))
+TREE_RECORD = register(OperationRecord(_TREE_OPERATION, schema=MANAGEMENT_GROUP_TREE))
+SUBSCRIPTIONS_RECORD = register(OperationRecord("subscriptions", schema=SUBSCRIPTIONS))
+RESOURCE_GROUPS_RECORD = register(OperationRecord("resource_groups", schema=RESOURCE_GROUPS))

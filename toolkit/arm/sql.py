@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
@@ -16,7 +17,7 @@ from toolkit._core.messages import Request, Response
 from toolkit._core.paging import ARM, collect_frame, iter_pages
 from toolkit._core.polling import Operation
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import ENCRYPTION_PROTECTOR, NAME_AVAILABILITY, SQL_OPERATIONS
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.urls import segment
 from toolkit._core.validate import (
     check_api_version,
@@ -30,7 +31,12 @@ from toolkit._core.validate import (
     server_name_problem,
 )
 from toolkit._spec.arm import SQL_API_VERSIONS, VAULT_KEY_NAME_PATTERN
-from toolkit._spec.clouds import NEUTRAL_WORDS, REAL_WORDS
+from toolkit.arm._schemas import (
+    ENCRYPTION_PROTECTOR,
+    NAME_AVAILABILITY,
+    SERVER_KEY_TYPES,
+    SQL_OPERATIONS,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -163,9 +169,6 @@ def check_server_names(subscription_id: str, names: str | Any, *, send_invalid: 
 
 # ------------------------------------------------------------------------ encryption protector
 
-#: Key types: ``ServiceManaged`` or a vault key, in either vocabulary (the connection's cloud's
-#: word is sent: ``AzureKeyVault`` in a real cloud, ``VendorKeyVault`` in the neutral one).
-SERVER_KEY_TYPES = ("ServiceManaged", NEUTRAL_WORDS.key_vault_type, REAL_WORDS.key_vault_type)
 #: ``<vault>_<key>_<version>`` or ``<vault>_<key>``: vault names are 3 to 24 letters, digits and
 #: hyphens starting with a letter; key names 1 to 127 letters, digits and hyphens; versions 32
 #: hexadecimal digits.
@@ -405,3 +408,15 @@ def encryption_protector(subscription_id: str, resource_group: str, server: str,
     df = _protector_frame(response, server, api_version, pipe.url(path))
     df.attrs["operation"] = "encryption_protector"
     return df
+
+
+NAMES_RECORD = register(OperationRecord("check_server_names", schema=NAME_AVAILABILITY,
+                                        lifetime=60))
+OPERATIONS_RECORD = register(OperationRecord("sql_operations", schema=SQL_OPERATIONS,
+                                             lifetime=86_400))
+PROTECTOR_RECORD = register(OperationRecord(
+    "encryption_protector", schema=replace(ENCRYPTION_PROTECTOR, name="encryption_protector"),
+    lifetime=300, plot="encryption_posture"))
+UPDATE_RECORD = register(OperationRecord(
+    "update_encryption_protector", schema=ENCRYPTION_PROTECTOR, plot="encryption_posture",
+    resume=_resume_parser))

@@ -18,8 +18,9 @@ from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.frames import build_frame
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import POLICY_SUMMARY
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.validate import check_api_version, check_int
+from toolkit.arm._schemas import POLICY_SUMMARY
 from toolkit.arm.policy import API_VERSION, _check_text, _check_time, _iso
 from toolkit.arm.scopes import resolve_scope
 from toolkit.connection import get_connection
@@ -168,3 +169,6 @@ def policy_summary(
                        [response.request_id] if response.request_id else [])
     attrs["scope"] = where.path(conn.namespace)
     return build_frame(rows, POLICY_SUMMARY, attrs, flat=True)
+
+
+RECORD = register(OperationRecord(OPERATION, schema=POLICY_SUMMARY))

@@ -17,10 +17,11 @@ import pandas as pd
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder
 from toolkit._core.paging import ARM, collect_frame, iter_pages
-from toolkit._core.schemas import PROBLEM_CLASSIFICATIONS, SUPPORT_SERVICES
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.urls import segment
 from toolkit._core.validate import check_api_version, check_frame, check_int
 from toolkit._spec.arm import SUPPORT_API_VERSIONS
+from toolkit.arm._schemas import PROBLEM_CLASSIFICATIONS, SUPPORT_SERVICES
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -191,3 +192,10 @@ def classification_consents(df: pd.DataFrame, *, keep_empty: bool = False) -> pd
                          "secondaryConsentEnabled.description": pd.array(texts, dtype="string")})
     out.attrs.update(df.attrs)
     return out
+
+
+SERVICES_RECORD = register(OperationRecord("support_services", schema=SUPPORT_SERVICES,
+                                           lifetime=86_400))
+CLASSIFICATIONS_RECORD = register(OperationRecord(
+    "problem_classifications", schema=PROBLEM_CLASSIFICATIONS, lifetime=86_400))
+CONSENTS_RECORD = register(OperationRecord("classification_consents"))

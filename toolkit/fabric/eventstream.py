@@ -29,7 +29,8 @@ from toolkit._core.frames import build_frame
 from toolkit._core.messages import Response
 from toolkit._core.polling import ItemOperation
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import EVENTSTREAM, EVENTSTREAMS
+from toolkit._core.registry import OperationRecord, register
+from toolkit._core.schemas import Col, Schema
 from toolkit._core.urls import segment
 from toolkit._core.validate import check_choice, check_timeout, check_uuid
 from toolkit._spec.fabric import (
@@ -38,7 +39,9 @@ from toolkit._spec.fabric import (
     DESCRIPTION_MAX,
     DISPLAY_NAME_FORBIDDEN,
     DISPLAY_NAME_MAX,
+    ITEM_TYPES,
     LABEL_STRATEGIES,
+    PRINCIPAL_TYPES,
 )
 from toolkit.connection import get_connection
 
@@ -61,6 +64,35 @@ DISPLAY_NAME_RULE = (
     "contain no control characters and none of \\ / : * ? \" < > | # %"
 )
 _VERSION_RE = re.compile(API_VERSION_PATTERN)
+
+EVENTSTREAM = Schema(
+    "create_eventstream",
+    (
+        Col("id", "string"),
+        Col("displayName", "string"),
+        Col("description", "string"),
+        Col("type", "category", categories=ITEM_TYPES),
+        Col("workspaceId", "string"),
+        Col("folderId", "string"),
+        Col("sensitivityLabel.id", "string"),
+        Col("tags", "object"),
+        Col("defaultIdentity.id", "string"),
+        Col("defaultIdentity.displayName", "string"),
+        Col("defaultIdentity.type", "category", categories=PRINCIPAL_TYPES),
+        Col("operation_id", "string"),
+    ),
+)
+
+EVENTSTREAMS = Schema(
+    "create_eventstreams",
+    (
+        Col("input_index", "Int64"),
+        *EVENTSTREAM.columns,
+        Col("status", "category", categories=("Succeeded", "Running", "Failed", "Invalid")),
+        Col("error_code", "string"),
+        Col("error", "string"),
+    ),
+)
 
 
 def display_name_problem(name: Any) -> str | None:
@@ -486,3 +518,8 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and value != value:
         return None
     return value
+
+
+CREATE_RECORD = register(OperationRecord("create_eventstream", schema=EVENTSTREAM,
+                                         resume=_resume_parser))
+CREATE_MANY_RECORD = register(OperationRecord("create_eventstreams", schema=EVENTSTREAMS))

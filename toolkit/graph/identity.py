@@ -28,10 +28,17 @@ from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.messages import Request, Response
 from toolkit._core.paging import PagingStyle, collect_frame, iter_pages
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import STRENGTH_AUDIT, STRENGTH_POLICIES, STRENGTH_USAGE
+from toolkit._core.registry import OperationRecord, register
+from toolkit._core.schemas import Col, Schema
 from toolkit._core.urls import segment
 from toolkit._core.validate import check_int, many_strings
-from toolkit._spec.graph import API_VERSIONS, POLICY_ID_PATTERN, STRENGTH_REQUIREMENTS
+from toolkit._spec.graph import (
+    API_VERSIONS,
+    CA_POLICY_STATES,
+    POLICY_ID_PATTERN,
+    STRENGTH_POLICY_TYPES,
+    STRENGTH_REQUIREMENTS,
+)
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
@@ -54,6 +61,52 @@ POLICY_ID_RE = re.compile(POLICY_ID_PATTERN)
 POLICY_ID_RULE = ("an authentication strength policy id: 1 to 128 letters, digits, '.', '_' or "
                   "'-' (built-in ids look like 00000000-0000-0000-0000-000000000002)")
 REQUIREMENTS = STRENGTH_REQUIREMENTS
+
+STRENGTH_USAGE = Schema(
+    "authentication_strength_usage",
+    (
+        Col("policy_id", "string"),
+        Col("requirement", "category", categories=STRENGTH_REQUIREMENTS),
+        Col("displayName", "string"),
+        Col("id", "string"),
+        Col("state", "category", categories=CA_POLICY_STATES),
+        Col("grantControls.operator", "category", categories=("AND", "OR")),
+        Col("grantControls.authenticationStrength.id", "string"),
+        Col("grantControls.controls", "list"),
+        Col("grantControls.builtInControls", "list"),
+        Col("error", "string"),
+    ),
+)
+
+STRENGTH_POLICIES = Schema(
+    "authentication_strength_policies",
+    (
+        Col("id", "string"),
+        Col("displayName", "string"),
+        Col("description", "string"),
+        Col("policyType", "category", categories=STRENGTH_POLICY_TYPES),
+        Col("requirementsSatisfied", "category", categories=STRENGTH_REQUIREMENTS),
+        Col("allowedCombinations", "list"),
+        Col("createdDateTime", "datetime"),
+        Col("modifiedDateTime", "datetime"),
+    ),
+)
+
+STRENGTH_AUDIT = Schema(
+    "authentication_strength_audit",
+    (
+        Col("policy_id", "string"),
+        Col("policy_name", "string"),
+        Col("policy_type", "category", categories=STRENGTH_POLICY_TYPES),
+        Col("requirement", "category", categories=STRENGTH_REQUIREMENTS),
+        Col("displayName", "string"),
+        Col("id", "string"),
+        Col("state", "category", categories=CA_POLICY_STATES),
+        Col("grantControls.controls", "list"),
+        Col("blocks_mfa_weakening", "boolean"),
+        Col("error", "string"),
+    ),
+)
 
 
 def _check_policy_id(value: Any, parameter: str) -> str:
@@ -318,3 +371,13 @@ def authentication_strength_audit(policy_ids: str | Sequence[str] | None = None,
 def _none(value: Any) -> Any:
     return None if value is None or value is pd.NA or (isinstance(value, float)
                                                         and value != value) else value
+
+
+USAGE_RECORD = register(OperationRecord(
+    "authentication_strength_usage", schema=STRENGTH_USAGE, lifetime=600,
+    plot="authentication_strength_usage"))
+POLICIES_RECORD = register(OperationRecord(
+    "authentication_strength_policies", schema=STRENGTH_POLICIES, lifetime=600))
+AUDIT_RECORD = register(OperationRecord(
+    "authentication_strength_audit", schema=STRENGTH_AUDIT,
+    plot="authentication_strength_usage"))

@@ -36,7 +36,7 @@ from toolkit._core.geo import (
 )
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.validate import check_api_version, check_choice, check_int, check_language
 from toolkit._spec.maps import (
     ROUTE_API_VERSIONS,
@@ -48,6 +48,7 @@ from toolkit._spec.maps import (
     SNAP_MAX_GAP_M,
 )
 from toolkit.connection import get_connection
+from toolkit.maps._schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -685,3 +686,11 @@ def snap_to_roads(points: PointsLike, *, include_speed_limit: bool = False,
     df = snap_frame(rows, provenance("snap_to_roads", api_version, pipe.url(path), request_ids))
     df.attrs["windows"] = len(windows)
     return df
+
+
+ROUTE_RECORD = register(OperationRecord("route_directions", schema=ROUTE_DIRECTIONS, lifetime=600,
+                                        plot="routes", explore="routes"))
+# the helpers draw the points as recorded beside the snapped ones: snapped_trace(raw, snapped)
+SNAP_RECORD = register(OperationRecord("snap_to_roads", schema=SNAP_TO_ROADS, lifetime=86_400,
+                                       plot="snapped_trace", explore="snapped_trace",
+                                       input_first=True))

@@ -29,7 +29,8 @@ from toolkit._core.geo import (
 )
 from toolkit._core.paging import MAPS, iter_pages
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import AUTOCOMPLETE, GEOCODE, Schema
+from toolkit._core.registry import OperationRecord, register
+from toolkit._core.schemas import Schema
 from toolkit._core.validate import (
     check_api_version,
     check_choice,
@@ -46,6 +47,7 @@ from toolkit._spec.maps import (
     SEARCH_API_VERSIONS,
 )
 from toolkit.connection import get_connection
+from toolkit.maps._schemas import AUTOCOMPLETE, GEOCODE
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -435,3 +437,8 @@ class Places:
         return {"place": asked,
                 "place_address": [self.found[n].address if n in self.found else None
                                   for n in asked]}
+
+
+AUTOCOMPLETE_RECORD = register(OperationRecord("autocomplete", schema=AUTOCOMPLETE,
+                                               lifetime=86_400, explore="suggestions"))
+GEOCODE_RECORD = register(OperationRecord("geocode", schema=GEOCODE))

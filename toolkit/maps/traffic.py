@@ -11,10 +11,11 @@ from toolkit._core.frames import as_list, build_frame, to_geoframe
 from toolkit._core.geo import BBoxLike, bbox_param, check_bbox_size, geojson_geometry, to_bbox
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
-from toolkit._core.schemas import TRAFFIC_INCIDENTS
+from toolkit._core.registry import OperationRecord, register
 from toolkit._core.validate import check_api_version, check_choice
 from toolkit._spec.maps import INCIDENT_SEVERITIES, INCIDENT_TYPES, TRAFFIC_API_VERSIONS
 from toolkit.connection import get_connection
+from toolkit.maps._schemas import TRAFFIC_INCIDENTS
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -130,3 +131,7 @@ def traffic_incidents(bbox: BBoxLike, *, incident_types: str | Sequence[str] | N
     ids = [response.request_id] if response.request_id else []
     return incidents_frame(response.json_object(),
                            provenance("traffic_incidents", api_version, pipe.url(path), ids))
+
+
+RECORD = register(OperationRecord("traffic_incidents", schema=TRAFFIC_INCIDENTS, lifetime=120,
+                                  plot="incidents", explore="incidents"))

@@ -49,16 +49,17 @@ from toolkit._core.frames import build_frame, to_geoframe
 from toolkit._core.geo import LocationsLike, latlon_param, location_names, to_lonlat
 from toolkit._core.paging import PagingStyle, iter_pages
 from toolkit._core.provenance import provenance, provenance_of
-from toolkit._core.schemas import (
+from toolkit._core.registry import OperationRecord, register
+from toolkit._core.schemas import Schema
+from toolkit._core.validate import check_api_version, check_frame, check_int
+from toolkit._spec.maps import POLLUTANT_SHORT_NAMES, WEATHER_API_VERSIONS
+from toolkit.connection import get_connection
+from toolkit.maps._schemas import (
     AIR_QUALITY,
     AIR_QUALITY_FORECAST,
     AIR_QUALITY_POLLUTANTS,
     SEVERE_WEATHER_ALERTS,
-    Schema,
 )
-from toolkit._core.validate import check_api_version, check_frame, check_int
-from toolkit._spec.maps import POLLUTANT_SHORT_NAMES, WEATHER_API_VERSIONS
-from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -479,3 +480,16 @@ def severe_weather_alerts(locations: LocationsLike, *, language: str | None = No
     rows = _rows(answers, points, named, _alert_rows, keep_empty=False)
     return _frame(rows, SEVERE_WEATHER_ALERTS, "severe_weather_alerts", api_version, conn,
                   ALERTS_PATH, ids)
+
+
+AIR_QUALITY_RECORD = register(OperationRecord(
+    "air_quality", schema=AIR_QUALITY, lifetime=600, plot="air_quality_map",
+    explore="air_quality"))
+POLLUTANTS_RECORD = register(OperationRecord("air_quality_pollutants",
+                                             schema=AIR_QUALITY_POLLUTANTS, plot="pollutants"))
+FORECAST_RECORD = register(OperationRecord(
+    "air_quality_forecast", schema=AIR_QUALITY_FORECAST, lifetime=3_600,
+    plot="air_quality_forecast", explore="air_quality"))
+ALERTS_RECORD = register(OperationRecord(
+    "severe_weather_alerts", schema=SEVERE_WEATHER_ALERTS, lifetime=300, plot="alert_timeline",
+    explore="alerts"))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit._core.schemas import HEALTH_ORDER, SERVER_KEY_TYPES
+from toolkit.arm._schemas import HEALTH_ORDER, SERVER_KEY_TYPES
 from toolkit.plot._common import HEALTH_COLORS, marks_sandbox, new_axes, require_columns
 
 __all__ = ["backend_health"]
