@@ -19,8 +19,8 @@ import pytest
 import toolkit
 from toolkit._core import accessor, registry
 from toolkit._core.cache import LIFETIME_HEADER, lifetime_header
+from toolkit._core.continuation import decode_token, resume_parser
 from toolkit._core.lazy import exports_of
-from toolkit._core.polling import decode_token, resume_parser
 from toolkit._core.registry import OperationRecord, UnknownOperationError, record, records
 from toolkit._core.schemas import Col, Schema, schema_for
 
