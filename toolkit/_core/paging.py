@@ -61,7 +61,8 @@ Decoder = Callable[[bytes], "tuple[dict[str, Any], list[Any]] | None"]
 class Page:
     """One page: its items, the whole parsed body, and the response.
 
-    ``count`` is the number of items the page came with; it stays after :meth:`release`."""
+    ``count`` is the number of items the page came with; it stays after :meth:`release`.
+    """
 
     items: list[Any]
     body: Mapping[str, Any]
@@ -70,10 +71,13 @@ class Page:
     count: int
 
     def release(self) -> None:
-        """Drop the items once they are copied into a frame builder. A page of a thousand
+        """Drop the items once they are copied into a frame builder.
+
+        A page of a thousand
         records is freed at once, while its objects are still in the processor's cache, instead
         of when the next page takes its place (measured: about 15% of the time a page of policy
-        states takes to decode and add)."""
+        states takes to decode and add).
+        """
         self.items.clear()
 
 
@@ -90,13 +94,13 @@ UNKNOWN: Any = object()
 
 
 def _skip(content: bytes, pos: int) -> int:
-    """The position after any whitespace at ``pos``."""
+    """Return the position after any whitespace at ``pos``."""
     m = _WS.match(content, pos)
     return m.end() if m is not None else pos
 
 
 def envelope_next_link(content: bytes, style: PagingStyle) -> Any:
-    """The next link of a page from the envelope's head, without parsing the page.
+    """Read the next link of a page from the envelope's head, without parsing the page.
 
     The top-level members before the items (``style.items_key``) are read in order; a next link
     among them is the envelope's own (never a value inside a record, which all come after). Gives
@@ -144,8 +148,11 @@ def envelope_next_link(content: bytes, style: PagingStyle) -> Any:
 
 
 class _Chain:
-    """The checks every chain of pages makes: the body's shape, the next link's type, a link
-    seen before (a service loop), and a run of empty pages."""
+    """Check each page of a chain.
+
+    The checks every chain makes: the body's shape, the next link's type, a link seen before (a
+    service loop), and a run of empty pages.
+    """
 
     def __init__(self, style: PagingStyle, operation: str | None,
                  decode: Decoder | None = None) -> None:
@@ -157,7 +164,7 @@ class _Chain:
         self.number = 0
 
     def page(self, response: Response) -> tuple[Page, str | None]:
-        """The page of a response and its next link (checked)."""
+        """Return the page of a response and its next link (checked)."""
         style, operation = self.style, self.operation
         typed = self.decode(response.content) if self.decode is not None else None
         if typed is not None:
@@ -200,8 +207,11 @@ class _Chain:
 
 
 class FrameSink(Protocol):
-    """What pages are fed into: :class:`~toolkit._core.frames.FrameBuilder` or
-    :class:`~toolkit._core.columns.InterningBuilder`."""
+    """Take the pages a read feeds in.
+
+    It is a :class:`~toolkit._core.frames.FrameBuilder` or
+    :class:`~toolkit._core.columns.InterningBuilder`.
+    """
 
     @property
     def rows(self) -> int: ...
@@ -270,8 +280,11 @@ def iter_pages(
 
 def _read_page(chain: _Chain, response: Response, pipeline: Pipeline,
                headers: Mapping[str, str] | None) -> tuple[Page, str | None]:
-    """The page of a response; a body cut short or garbled in transit (not JSON at all) is
-    asked for again, as often as the ``max_retries`` setting allows."""
+    """Read the page of a response.
+
+    A body cut short or garbled in transit (not JSON at all) is
+    asked for again, as often as the ``max_retries`` setting allows.
+    """
     asked = 0
     while True:
         try:
@@ -288,8 +301,11 @@ def _read_page(chain: _Chain, response: Response, pipeline: Pipeline,
 
 
 class _Slot:
-    """One page of a chain, in the order the pages were asked for: filled by the thread that
-    fetches it, waited on by the consumer."""
+    """Hold one page of a chain, in the order the pages were asked for.
+
+    It is filled by the thread that
+    fetches it, waited on by the consumer.
+    """
 
     __slots__ = ("_done", "value")
 
@@ -337,8 +353,11 @@ class _Fetcher:
         self._start(method, url, params, json, first, wait=True)
 
     def _claim(self, link: str) -> bool:
-        """Whether ``link`` is new to this chain (a link seen before is a service loop: the
-        consumer raises it from the parsed page)."""
+        """Tell whether ``link`` is new to this chain.
+
+        A link seen before is a service loop: the
+        consumer raises it from the parsed page).
+        """
         with self._lock:
             if link in self._seen:
                 return False
@@ -347,8 +366,10 @@ class _Fetcher:
 
     def _start(self, method: str, url: str, params: Mapping[str, Any] | None, json: Any,
                first: Response | None = None, *, wait: bool) -> bool:
-        """Ask for a page in a thread of its own, its slot queued after the pages before it;
-        without ``wait``, only when a slot is free right now."""
+        """Ask for a page in a thread of its own, its slot queued after the pages before it.
+
+        Without ``wait``, only when a slot is free right now.
+        """
         slot = _Slot()
         if wait:
             while True:
@@ -479,7 +500,7 @@ def _unreadable(response: Response) -> bool:
 
 def _resumable(pages: Iterator[Page], builder: FrameSink, operation: str,
                api_version: str | None, request_ids: list[str]) -> Iterator[Page]:
-    """The pages, with any failure given the rows read so far and the link to resume from."""
+    """Yield the pages, giving any failure the rows read so far and the link to resume from."""
     try:
         yield from pages
     except ToolkitError as err:

@@ -175,7 +175,7 @@ def _parser(endpoint: str, api_version: str) -> Callable[[Response], pd.DataFram
 
 def _resume_parser(connection: Any, operation: Any, *, endpoint: str,
                    api_version: str) -> Callable[[Response], pd.DataFrame]:
-    """The result parser of a backend-health operation resumed from its token."""
+    """Make the result parser of a backend-health operation resumed from its token."""
     return _parser(endpoint, api_version)
 
 

@@ -1,5 +1,8 @@
-"""SQL: server name availability (spec 1 §4.4), the provider's operations (§4.5) and the
-servers' encryption protector (§2.5, §4.3)."""
+"""SQL: server names, the provider's operations and the servers' encryption protector.
+
+Server name availability (spec 1 §4.4), the provider's operations (§4.5) and the servers'
+encryption protector (§2.5, §4.3).
+"""
 
 from __future__ import annotations
 
@@ -366,7 +369,7 @@ def update_encryption_protector(
 
 def _resume_parser(connection: Any, operation: Any, *, server: str, api_version: str,
                    endpoint: str) -> Any:
-    """The result parser of an encryption-protector change resumed from its token."""
+    """Make the result parser of an encryption-protector change resumed from its token."""
     def parse(response: Response) -> pd.DataFrame:
         return _protector_frame(response, server, api_version, endpoint)
     return parse
@@ -375,8 +378,9 @@ def _resume_parser(connection: Any, operation: Any, *, server: str, api_version:
 def encryption_protector(subscription_id: str, resource_group: str, server: str, *,
                          api_version: str = API_VERSION,
                          connection: Connection | None = None) -> pd.DataFrame:
-    """Read a database server's encryption protector (the resource
-    :func:`update_encryption_protector` changes).
+    """Read a database server's encryption protector.
+
+    It is the resource :func:`update_encryption_protector` changes.
 
     Parameters
     ----------

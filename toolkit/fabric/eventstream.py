@@ -127,7 +127,7 @@ def _payload(path: str, content: Any, parameter: str) -> str:
 
 
 def encode_definition(definition: Any, parameter: str = "definition") -> dict[str, Any]:
-    """An ``EventstreamDefinition`` with InlineBase64 parts.
+    """Encode an ``EventstreamDefinition`` with InlineBase64 parts.
 
     Parameters
     ----------
@@ -195,7 +195,7 @@ def _label_settings(value: Any, parameter: str) -> dict[str, Any]:
 def eventstream_request(display_name: Any, *, description: Any = None, definition: Any = None,
                         folder_id: Any = None,
                         sensitivity_label_settings: Any = None) -> dict[str, Any]:
-    """The ``CreateEventstreamRequest`` body, every client-side rule checked.
+    """Build the ``CreateEventstreamRequest`` body, every client-side rule checked.
 
     Raises
     ------
@@ -269,7 +269,7 @@ def _parser(handle: list[Any], endpoint: str,
 
 def _resume_parser(connection: Any, operation: Any, *, endpoint: str,
                    api_version: str) -> Callable[[Response], pd.DataFrame]:
-    """The result parser of an eventstream creation resumed from its token."""
+    """Make the result parser of an eventstream creation resumed from its token."""
     return _parser([operation], endpoint, api_version)
 
 
@@ -302,7 +302,7 @@ def create_eventstream(workspace_id: str, display_name: str, *, description: str
                        api_version: str = API_VERSION,
                        connection: Connection | None = None
                        ) -> pd.DataFrame | ItemOperation[pd.DataFrame]:
-    """Create an eventstream in a workspace.
+    r"""Create an eventstream in a workspace.
 
     Without a definition the service usually creates the item at once (201); with one it
     provisions it (202) and the toolkit follows the operation to its end.
@@ -313,7 +313,7 @@ def create_eventstream(workspace_id: str, display_name: str, *, description: str
         The workspace (UUID); it must be on a supported capacity.
     display_name : str
         1 to 256 characters, no leading or trailing space or '.', no control characters and none
-        of ``\\ / : * ? " < > | # %``; unique in the workspace.
+        of ``\ / : * ? " < > | # %``; unique in the workspace.
     description : str, optional
         At most 256 characters.
     definition : dict, optional
