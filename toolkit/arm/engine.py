@@ -33,7 +33,7 @@ import logging
 import threading
 import uuid
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -116,14 +116,11 @@ def _worker_connection(spec: WorkerSettings) -> Connection:
         return conn
 
 
-def _read_slice(spec: WorkerSettings, scope: str, options: Mapping[str, Any]
-                ) -> pd.DataFrame:
-    """One task: a slice of the scope, read with the worker's own connection."""
-    from toolkit.arm.policy import policy_states
-
+def _read_slice(read: Callable[..., pd.DataFrame], spec: WorkerSettings, scope: str,
+                options: Mapping[str, Any]) -> pd.DataFrame:
+    """One task: a slice of the scope, read by ``read`` with the worker's own connection."""
     conn = _worker_connection(spec)
-    frame: pd.DataFrame = policy_states(scope=scope, connection=conn, **options)
-    return frame
+    return read(scope=scope, connection=conn, **options)
 
 
 def _categories_of(df: pd.DataFrame) -> dict[str, list[Any]]:
@@ -267,12 +264,17 @@ def _client() -> Any:
         return None
 
 
-def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply: str | None,
-                       select: str | None, orderby: str | None, top: int | None,
+def policy_states_dask(read: Callable[..., pd.DataFrame], where: Scope, *, resource: str,
+                       filter: str | None, apply: str | None, select: str | None,
+                       orderby: str | None, top: int | None,
                        start: pd.Timestamp | None, end: pd.Timestamp | None,
                        expand: str | None, max_items: int | None, api_version: str,
                        connection: Connection | None) -> Any:
-    """:func:`~toolkit.arm.policy_states` with ``engine="dask"`` (arguments already checked)."""
+    """:func:`~toolkit.arm.policy_states` with ``engine="dask"`` (arguments already checked).
+
+    ``read`` is the pandas read itself (``policy_states``), which each task calls for its slice:
+    the engine runs it and knows nothing of the policy module.
+    """
     try:
         import dask
     except ImportError as err:  # pragma: no cover - the extra is part of dev
@@ -291,7 +293,7 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     tasks = []
     for scope, extra in _slices(where, conn, resource, filter, start, end):
         options = {**common, **{k: v for k, v in extra.items()}}
-        tasks.append(dask.delayed(_read_slice, pure=True)(spec, scope, options))
+        tasks.append(dask.delayed(_read_slice, pure=True)(read, spec, scope, options))
     if client is not None and tasks:
         logger.info("policy_states: %d slices on the cluster", len(tasks))
         return _on_cluster(client, tasks)
@@ -303,20 +305,18 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     return _in_process(parts)
 
 
-def history_dask(store: str, files: list[str], columns: list[str], expr: Any,
-                 storage_options: dict[str, Any] | None) -> Any:
+def history_dask(read_files: Callable[..., pd.DataFrame], store: str, files: list[str],
+                 columns: list[str], expr: Any, storage_options: dict[str, Any] | None) -> Any:
     """:func:`~toolkit.arm.history.read_policy_history` with ``engine="dask"``: one task per
-    file, categories unified."""
+    file, categories unified (``read_files`` is the store's reader of some files)."""
     import dask
 
-    from toolkit.arm.history import _read_files
-
-    tasks = [dask.delayed(_read_files, pure=True)(store, [f], columns, expr, storage_options)
+    tasks = [dask.delayed(read_files, pure=True)(store, [f], columns, expr, storage_options)
              for f in files]
     client = _client()
     if client is not None and tasks:
         return _on_cluster(client, tasks)
     parts = list(dask.compute(*tasks, scheduler="threads"))
     if not parts:
-        return _frames([_read_files(store, [], columns, expr, storage_options)])
+        return _frames([read_files(store, [], columns, expr, storage_options)])
     return _in_process(parts)

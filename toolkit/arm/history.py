@@ -24,8 +24,9 @@ import pandas as pd
 
 from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError, warn_user
 from toolkit._core.schemas import POLICY_STATES
-from toolkit._core.validate import check_choice
-from toolkit.arm.policy import _check_time
+from toolkit._core.validate import check_choice, check_time
+from toolkit.arm.engine import history_dask
+from toolkit.arm.policy import policy_states
 from toolkit.arm.scopes import parse_scope, resolve_scope
 from toolkit.connection import get_connection
 
@@ -68,7 +69,7 @@ def _filesystem(store: Any, storage_options: dict[str, Any] | None) -> tuple[Any
 
 
 def _day(value: Any, parameter: str) -> dt.date:
-    ts = _check_time(value, parameter)
+    ts = check_time(value, parameter)
     assert ts is not None
     return ts.date()
 
@@ -208,8 +209,6 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
         When the day has no records for the scope (the partition is written all the same, with
         the full schema): a day outside what the service holds, or a scope with no evaluations.
     """
-    from toolkit.arm.policy import policy_states
-
     where = _scope_of(scope)
     engine = check_choice(engine, "engine", ("pandas", "dask"))
     when = service_today(connection) - dt.timedelta(days=1) if day is None else _day(day, "day")
@@ -329,10 +328,8 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
                          filesystem=PyFileSystem(FSSpecHandler(fs)))
     attrs: dict[str, Any] = {"operation": "read_policy_history", "store": store}
     if engine == "dask":
-        from toolkit.arm.engine import history_dask
-
         files = [f.path for f in dataset.get_fragments(filter=expr)]
-        return history_dask(store, files, wanted, expr, storage_options)
+        return history_dask(_read_files, store, files, wanted, expr, storage_options)
     table = dataset.to_table(columns=[*wanted, "scope", "day"], filter=expr)
     attrs["sandbox"] = any((f.physical_schema.metadata or {}).get(_SANDBOX_KEY) == b"true"
                            for f in dataset.get_fragments(filter=expr))
