@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from toolkit import __version__
 from toolkit._core.errors import ValidationError
 from toolkit._core.secrets import Secret
+from toolkit._version import __version__
 
 __all__ = ["Credentials", "FamilyConfig", "Origin", "Settings", "check_plain_http",
            "check_verify", "is_loopback", "parse_trusted_host"]

@@ -13,7 +13,9 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-__all__ = ["FAULT_KINDS", "FaultPlan", "FaultRule"]
+from toolkit.sandbox.http import SandboxHTTPError
+
+__all__ = ["FAULT_KINDS", "FaultPlan", "FaultRule", "fault_error"]
 
 #: ``status`` kinds answer at once; ``latency`` delays; the body kinds spoil a good answer;
 #: ``lro_fail`` lets the request start its long-running operation, which then ends Failed.
@@ -139,3 +141,29 @@ def parse_fault_header(value: str) -> FaultRule | None:
     except ValueError:
         return None
     return None
+
+
+def fault_error(rule: FaultRule) -> SandboxHTTPError:
+    """Make the error a status fault answers with (``429``, ``503``, else ``500``).
+
+    Parameters
+    ----------
+    rule : FaultRule
+        A rule of kind ``429``, ``500`` or ``503`` (its ``retry_after`` becomes the header).
+
+    Returns
+    -------
+    SandboxHTTPError
+        The error, raised in place of the handler's answer.
+    """
+    headers = {}
+    if rule.retry_after is not None:
+        headers["Retry-After"] = f"{rule.retry_after:g}"
+    if rule.kind == "429":
+        return SandboxHTTPError(429, "TooManyRequests", "The request was throttled; retry "
+                                "after the interval in Retry-After.", headers=headers)
+    if rule.kind == "503":
+        return SandboxHTTPError(503, "ServiceUnavailable", "The service is temporarily "
+                                "unavailable.", headers=headers)
+    return SandboxHTTPError(500, "InternalServerError", "The server encountered an internal "
+                            "error.", headers=headers)

@@ -5,17 +5,91 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
 
 if TYPE_CHECKING:
-    from toolkit.sandbox.server import Sandbox
+    from toolkit._spec.clouds import Cloud, Vocabulary
+    from toolkit.sandbox.network import NetworkModel
+    from toolkit.sandbox.world import World
 
-__all__ = ["Reply", "Request", "Route", "Router", "SandboxHTTPError", "error_reply", "family_of"]
+__all__ = ["Reply", "Request", "Route", "Router", "SandboxHTTPError", "SandboxView", "error_reply",
+           "family_of", "not_found_code"]
+
+
+class SandboxView(Protocol):
+    """What a handler sees of the sandbox serving its request (a :class:`Sandbox`).
+
+    The handlers read the world, the clock, the words of the sandbox's cloud and its settings,
+    and keep the state of long-running operations and rate limits under ``state_lock``.
+    """
+
+    @property
+    def world(self) -> World:
+        """The deterministic world."""
+
+    @property
+    def seed(self) -> int:
+        """The seed of the world."""
+
+    @property
+    def epoch(self) -> datetime:
+        """The instant the clock started from."""
+
+    @property
+    def cloud(self) -> Cloud:
+        """The cloud whose vocabulary the sandbox speaks."""
+
+    @property
+    def words(self) -> Vocabulary:
+        """That vocabulary, with the namespace and header prefix set."""
+
+    @property
+    def namespace(self) -> str:
+        """The provider namespace word (``Vendor``)."""
+
+    @property
+    def header_prefix(self) -> str:
+        """The custom header prefix (``x-vendor-``)."""
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """State kept across requests (operations, rate limits)."""
+
+    @property
+    def state_lock(self) -> AbstractContextManager[Any]:
+        """The lock of ``state``."""
+
+    @property
+    def lro_polls(self) -> int:
+        """Status polls a long-running operation takes."""
+
+    @property
+    def lro_retry_after(self) -> int:
+        """``Retry-After`` seconds of 202 answers."""
+
+    @property
+    def arm_limits(self) -> bool:
+        """Whether the resource manager's throttling is enforced."""
+
+    @property
+    def arm_read_methods(self) -> frozenset[str]:
+        """The methods the resource manager counts as reads."""
+
+    @property
+    def network(self) -> NetworkModel | None:
+        """The network model, if any."""
+
+    def now(self) -> datetime:
+        """Tell the sandbox clock."""
+
+    def new_id(self) -> str:
+        """Make a fresh identifier."""
 
 
 class _Headers(dict):
@@ -48,7 +122,7 @@ class Request:
     headers: _Headers
     body: bytes
     base_url: str
-    sandbox: Sandbox
+    sandbox: SandboxView
     params: dict[str, str] = field(default_factory=dict)
     path_params: dict[str, str] = field(default_factory=dict)
     family: str = "arm"
@@ -224,3 +298,20 @@ def family_of(path: str) -> str:
     if p.startswith(("/v1/workspaces", "/v1/operations", "/operations")):
         return "fabric"
     return "maps"
+
+
+def not_found_code(family: str) -> str:
+    """Name the error code a family answers a path no route knows with.
+
+    Parameters
+    ----------
+    family : str
+        ``arm``, ``maps``, ``graph`` or ``fabric``.
+
+    Returns
+    -------
+    str
+        ``InvalidResourceType``, ``EntityNotFound``, ``ResourceNotFound`` or ``NotFound``.
+    """
+    return {"arm": "InvalidResourceType", "fabric": "EntityNotFound",
+            "graph": "ResourceNotFound"}.get(family, "NotFound")

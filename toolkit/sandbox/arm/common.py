@@ -17,7 +17,7 @@ from toolkit._spec.arm import (
     WRITE_REFILL_PER_SECOND,
 )
 from toolkit.sandbox.buckets import Buckets
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError, SandboxView
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
@@ -73,7 +73,7 @@ def find_group(request: Request) -> tuple[Subscription, ResourceGroup]:
     return sub, group
 
 
-def limits(sandbox: Sandbox) -> dict[str, Buckets]:
+def limits(sandbox: SandboxView) -> dict[str, Buckets]:
     """The resource manager's buckets of reads and of writes, one per caller and subscription
     (or tenant), at the documented sizes (``configure``/``refill`` them in tests)."""
     with sandbox.state_lock:
@@ -228,7 +228,9 @@ def _status(request: Request) -> Reply:
 
 
 def register(router: Router, sandbox: Sandbox) -> None:
-    """The operation-results and operation-status routes shared by every provider."""
+    """The operation-results and operation-status routes shared by every provider, and the
+    resource manager's throttling of every one of its routes (a middleware of the sandbox)."""
+    sandbox.add_middleware("arm", throttle)
     router.add("GET", "/subscriptions/{subscriptionId}/providers/{provider}/locations/{location}/"
                "operationResults/{operationId}", _poll, family="arm", api_versions=None,
                name="arm_operation_result")

@@ -42,7 +42,7 @@ from toolkit.sandbox.arm.common import (
     find_subscription,
     start_operation,
 )
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError, SandboxView
 
 if TYPE_CHECKING:
     from toolkit._spec.clouds import Vocabulary
@@ -416,7 +416,7 @@ def _iso(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _protector_state(sandbox: Sandbox, server: SqlServer) -> dict[str, Any]:
+def _protector_state(sandbox: SandboxView, server: SqlServer) -> dict[str, Any]:
     """The server's live protector state (under ``sandbox.state``), with a change whose time
     has come applied. Call with ``state_lock`` held."""
     states = sandbox.state.setdefault("sql_protectors", {})
@@ -441,7 +441,7 @@ def _apply(state: dict[str, Any], pending: dict[str, Any]) -> None:
 
 
 def protector_body(sql: SqlWorld, server: SqlServer, state: dict[str, Any],
-                   sandbox: Sandbox) -> dict[str, Any]:
+                   sandbox: SandboxView) -> dict[str, Any]:
     """The EncryptionProtector resource of a server in a given state, in the sandbox cloud's
     words (key type, ``kind``, vault host)."""
     namespace = sandbox.namespace

@@ -65,7 +65,7 @@ from toolkit.sandbox.arm.policy.world import (
     PolicyWorld,
     Resource,
 )
-from toolkit.sandbox.http import Reply, Request, Route, Router, SandboxHTTPError
+from toolkit.sandbox.http import Reply, Request, Route, Router, SandboxHTTPError, SandboxView
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
@@ -468,7 +468,7 @@ _RESULTS_MAX = 64
 _RESULTS_MAX_ROWS = 8_000_000
 
 
-def _kept(sandbox: Sandbox, name: str, key: Any, make: Callable[[], Any],
+def _kept(sandbox: SandboxView, name: str, key: Any, make: Callable[[], Any],
           full: Callable[[OrderedDict[Any, Any]], bool]) -> Any:
     """The value of ``key`` in the sandbox's cache ``name``, made when missing; the cache keeps
     those used last, dropping the oldest while ``full`` says so (one always stays)."""
@@ -486,7 +486,7 @@ def _kept(sandbox: Sandbox, name: str, key: Any, make: Callable[[], Any],
     return value
 
 
-def _cached_result(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
+def _cached_result(sandbox: SandboxView, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
                    hi: float, options: dict[str, str | None]) -> _Result:
     key = (scope.key, resource, lo, hi, tuple(sorted((k, v or "") for k, v in options.items())))
     # a few whole results, or many small ones (the slices of one query read concurrently)
@@ -523,7 +523,7 @@ _TABLES_KEY = "policy_scope_tables"
 _TABLES_MAX = 4
 
 
-def _scope_table(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
+def _scope_table(sandbox: SandboxView, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
                  hi: float) -> tuple[GroupRecords, Table]:
     """The scope's records in the window as a query table, kept for the few scopes and windows
     asked last: the queries of one read (counts, slices, filters) share it instead of sorting
@@ -537,7 +537,7 @@ def _scope_table(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str
                  make, lambda cache: len(cache) > _TABLES_MAX)
 
 
-def _evaluate(sandbox: Sandbox, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
+def _evaluate(sandbox: SandboxView, pw: PolicyWorld, scope: _Scope, resource: str, lo: float,
               hi: float, options: dict[str, str | None]) -> _Result:
     rec, table = _scope_table(sandbox, pw, scope, resource, lo, hi)
     if options["$filter"]:
