@@ -43,6 +43,8 @@ from toolkit._core.schemas import POLICY_STATES
 from toolkit.connection import Connection, Settings, environment_credential, get_connection
 
 if TYPE_CHECKING:
+    import dask.dataframe as dd
+
     from toolkit.arm.scopes import Scope
 
 logger = logging.getLogger(__name__)
@@ -153,7 +155,7 @@ def _given(value: Any) -> Any:
     return value
 
 
-def _on_cluster(client: Any, tasks: list[Any]) -> Any:
+def _on_cluster(client: Any, tasks: list[Any]) -> dd.DataFrame:
     """Run the tasks on the cluster and leave their frames there.
 
     The driver receives each partition's categories and one empty frame (the columns and
@@ -183,7 +185,8 @@ def _on_cluster(client: Any, tasks: list[Any]) -> Any:
     fixed = [client.submit(_set_categories, p, shared, retries=RETRIES) for p in parts]
     del parts, shared  # the scheduler keeps them while the re-categorisation needs them
     with _as_given():
-        return dd.from_delayed(fixed, meta=meta, verify_meta=False)
+        frame: dd.DataFrame = dd.from_delayed(fixed, meta=meta, verify_meta=False)
+    return frame
 
 
 def _as_given() -> Any:
@@ -193,14 +196,17 @@ def _as_given() -> Any:
     return dask.config.set({"dataframe.convert-string": False})
 
 
-def _frames(parts: list[pd.DataFrame]) -> Any:
+def _frames(parts: list[pd.DataFrame]) -> dd.DataFrame:
     """One dask partition per frame."""
     import dask.dataframe as dd
 
     with _as_given():
+        frame: dd.DataFrame
         if len(parts) == 1:
-            return dd.from_pandas(parts[0], npartitions=1)
-        return dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
+            frame = dd.from_pandas(parts[0], npartitions=1)
+        else:
+            frame = dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
+    return frame
 
 
 def _empty(df: pd.DataFrame) -> pd.DataFrame:
@@ -216,7 +222,7 @@ def _set_categories(df: pd.DataFrame, cats: Mapping[str, list[Any]]) -> pd.DataF
     return out
 
 
-def _in_process(parts: list[pd.DataFrame]) -> Any:
+def _in_process(parts: list[pd.DataFrame]) -> dd.DataFrame:
     """The frames read in this process, unified one at a time (each original is let go as its
     re-categorised frame replaces it)."""
     cats = _unify(parts)
@@ -269,7 +275,7 @@ def policy_states_dask(read: Callable[..., pd.DataFrame], where: Scope, *, resou
                        orderby: str | None, top: int | None,
                        start: pd.Timestamp | None, end: pd.Timestamp | None,
                        expand: str | None, max_items: int | None, api_version: str,
-                       connection: Connection | None) -> Any:
+                       connection: Connection | None) -> dd.DataFrame:
     """:func:`~toolkit.arm.policy_states` with ``engine="dask"`` (arguments already checked).
 
     ``read`` is the pandas read itself (``policy_states``), which each task calls for its slice:
@@ -306,7 +312,8 @@ def policy_states_dask(read: Callable[..., pd.DataFrame], where: Scope, *, resou
 
 
 def history_dask(read_files: Callable[..., pd.DataFrame], store: str, files: list[str],
-                 columns: list[str], expr: Any, storage_options: dict[str, Any] | None) -> Any:
+                 columns: list[str], expr: Any, storage_options: dict[str, Any] | None
+                 ) -> dd.DataFrame:
     """:func:`~toolkit.arm.history.read_policy_history` with ``engine="dask"``: one task per
     file, categories unified (``read_files`` is the store's reader of some files)."""
     import dask

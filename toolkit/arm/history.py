@@ -16,7 +16,7 @@ import datetime as dt
 import logging
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 from urllib.parse import quote
 
 import numpy as np
@@ -31,6 +31,8 @@ from toolkit.arm.scopes import parse_scope, resolve_scope
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
+    import dask.dataframe as dd
+
     from toolkit.connection import Connection
 
 logger = logging.getLogger(__name__)
@@ -215,11 +217,10 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
     fs, root = _filesystem(store, storage_options)
     start = pd.Timestamp(when, tz="UTC")
     end = start + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
-    df = policy_states(scope=where.template.replace("{ns}", "Microsoft"), resource="default",
-                       start=start, end=end, filter=filter, engine=engine,
-                       connection=connection)
-    if engine == "dask":
-        df = df.compute()
+    read = dict(scope=where.template.replace("{ns}", "Microsoft"), resource="default",
+                start=start, end=end, filter=filter, connection=connection)
+    df = policy_states(**read, engine="dask").compute() if engine == "dask" else \
+        policy_states(**read)
     _, _, _, pq = _imports()
     table = _arrow_table(df)
     # whether the day's records are the sandbox's invented data travels with the file
@@ -258,10 +259,36 @@ def _scope_of(scope: Any) -> Any:
     return parse_scope(scope)
 
 
+@overload
+def read_policy_history(store: str, *, start: Any = None, end: Any = None,
+                        columns: Sequence[str] | None = None,
+                        filters: Any = None, scope: str | None = None,
+                        engine: Literal["pandas"] = "pandas",
+                        storage_options: dict[str, Any] | None = None
+                        ) -> pd.DataFrame: ...
+
+
+@overload
+def read_policy_history(store: str, *, start: Any = None, end: Any = None,
+                        columns: Sequence[str] | None = None,
+                        filters: Any = None, scope: str | None = None, engine: Literal["dask"],
+                        storage_options: dict[str, Any] | None = None
+                        ) -> dd.DataFrame: ...
+
+
+@overload
+def read_policy_history(store: str, *, start: Any = None, end: Any = None,
+                        columns: Sequence[str] | None = None,
+                        filters: Any = None, scope: str | None = None, engine: str,
+                        storage_options: dict[str, Any] | None = None
+                        ) -> pd.DataFrame | dd.DataFrame: ...
+
+
 def read_policy_history(store: str, *, start: Any = None, end: Any = None,
                         columns: Sequence[str] | None = None,
                         filters: Any = None, scope: str | None = None, engine: str = "pandas",
-                        storage_options: dict[str, Any] | None = None) -> Any:
+                        storage_options: dict[str, Any] | None = None
+                        ) -> pd.DataFrame | dd.DataFrame:
     """Read the kept history back, opening only the partitions and columns needed.
 
     Parameters

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 
@@ -49,6 +49,8 @@ from toolkit.arm.slices import Bounds, slice_filter, time_order, time_slices
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
+    import dask.dataframe as dd
+
     from toolkit._core.pipeline import Pipeline
     from toolkit.connection import Connection
 
@@ -62,6 +64,75 @@ _BY_LOWER = {c.name.lower(): c for c in POLICY_STATES.columns}
 #: The fields of a resource (RESOURCE_FIELDS) and of an assignment-definition pair repeat
 #: together, so each set is interned together (the list of group names is read per record).
 POLICY_FIELDS = tuple(f for f in SPEC_POLICY_FIELDS if f != "policyDefinitionGroupNames")
+
+
+@overload
+def policy_states(
+    subscription_id: str | None = None,
+    resource_group: str | None = None,
+    *,
+    scope: str | None = None,
+    resource: str = "latest",
+    filter: str | None = None,
+    apply: str | None = None,
+    select: str | Sequence[str] | None = None,
+    orderby: str | Sequence[str] | None = None,
+    top: int | None = None,
+    start: Any = None,
+    end: Any = None,
+    expand: str | Sequence[str] | None = None,
+    max_items: int | None = None,
+    partitions: int | None = None,
+    engine: Literal["pandas"] = "pandas",
+    api_version: str = API_VERSION,
+    connection: Connection | None = None,
+) -> pd.DataFrame: ...
+
+
+@overload
+def policy_states(
+    subscription_id: str | None = None,
+    resource_group: str | None = None,
+    *,
+    scope: str | None = None,
+    resource: str = "latest",
+    filter: str | None = None,
+    apply: str | None = None,
+    select: str | Sequence[str] | None = None,
+    orderby: str | Sequence[str] | None = None,
+    top: int | None = None,
+    start: Any = None,
+    end: Any = None,
+    expand: str | Sequence[str] | None = None,
+    max_items: int | None = None,
+    partitions: int | None = None,
+    engine: Literal["dask"],
+    api_version: str = API_VERSION,
+    connection: Connection | None = None,
+) -> dd.DataFrame: ...
+
+
+@overload
+def policy_states(
+    subscription_id: str | None = None,
+    resource_group: str | None = None,
+    *,
+    scope: str | None = None,
+    resource: str = "latest",
+    filter: str | None = None,
+    apply: str | None = None,
+    select: str | Sequence[str] | None = None,
+    orderby: str | Sequence[str] | None = None,
+    top: int | None = None,
+    start: Any = None,
+    end: Any = None,
+    expand: str | Sequence[str] | None = None,
+    max_items: int | None = None,
+    partitions: int | None = None,
+    engine: str,
+    api_version: str = API_VERSION,
+    connection: Connection | None = None,
+) -> pd.DataFrame | dd.DataFrame: ...
 
 
 def policy_states(
@@ -83,7 +154,7 @@ def policy_states(
     engine: str = "pandas",
     api_version: str = API_VERSION,
     connection: Connection | None = None,
-) -> Any:
+) -> pd.DataFrame | dd.DataFrame:
     """Query the policy compliance states at a scope (a resource group, a subscription, ...).
 
     Every page is read (1000 records a page, next pages POSTed to ``@odata.nextLink``); the next

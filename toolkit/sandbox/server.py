@@ -294,9 +294,11 @@ class Sandbox:
             self._tmpdir = None
 
     def __enter__(self) -> Sandbox:
+        """Start serving (see :meth:`start`)."""
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
+        """Stop serving (see :meth:`stop`)."""
         self.stop()
 
     @property
@@ -311,6 +313,7 @@ class Sandbox:
         return f"{scheme}://{self.host}:{self.port}"
 
     def __repr__(self) -> str:
+        """Show the seed and the address (or ``stopped``)."""
         state = self.url if self.running else "stopped"
         return f"<Sandbox seed={self.seed} {state}>"
 
@@ -328,8 +331,14 @@ class Sandbox:
         return self._world
 
     def now(self) -> datetime:
-        """The sandbox clock: the epoch plus the real time since the sandbox was made (or the
-        epoch itself with ``frozen_clock``)."""
+        """Tell the sandbox clock.
+
+        Returns
+        -------
+        datetime
+            The epoch plus the real time since the sandbox was made (the epoch itself with
+            ``frozen_clock``; the held time while :meth:`hold_clock` holds it).
+        """
         if self._held_at is not None:
             return self._held_at
         if self.frozen_clock:
@@ -337,26 +346,48 @@ class Sandbox:
         return self.epoch + timedelta(seconds=time.monotonic() - self._started_at)
 
     def hold_clock(self, when: datetime | None) -> None:
-        """Hold the clock at ``when`` (an aware datetime), for instance a past day, to see the
-        services answer as they did then; ``None`` lets it run again."""
+        """Hold the clock at ``when`` (an aware datetime), to see the services answer as then.
+
+        ``None`` lets it run again.
+        """
         if when is not None and when.tzinfo is None:
             raise ValueError("hold_clock needs an aware datetime (UTC)")
         self._held_at = when
 
     def catalog(self) -> pd.DataFrame:
-        """What the world holds (see :func:`toolkit.sandbox.catalog`)."""
+        """List what the world holds (see :func:`toolkit.sandbox.catalog`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``kind``, ``subscription_id``, ``resource_group``, ``name``, ``location``,
+            ``detail``.
+        """
         return self.world.catalog()
 
     # ------------------------------------------------------------------ credentials
     def credential(self, *, expires_in: float = 3600,
                    roles: Sequence[str] = ALL_ROLES) -> SandboxCredential:
-        """A credential whose tokens this sandbox accepts."""
+        """Make a credential whose tokens this sandbox accepts.
+
+        Returns
+        -------
+        SandboxCredential
+            An azure-core ``TokenCredential`` minting tokens with these roles and lifetime.
+        """
         return SandboxCredential(self.authority, expires_in=expires_in, roles=roles)
 
     def token(self, family: str | None = "arm", *, expires_in: float = 3600,
               roles: Sequence[str] = ALL_ROLES, audience: str | None = None) -> str:
-        """A raw token for a family, or for all four with ``family=None`` (tests use it to make
-        expired or wrong-audience tokens)."""
+        """Mint a raw token for a family, or for all four with ``family=None``.
+
+        Tests use it to make expired or wrong-audience tokens.
+
+        Returns
+        -------
+        str
+            The signed token.
+        """
         aud: str | list[str]
         if audience is not None:
             aud = audience
@@ -367,12 +398,23 @@ class Sandbox:
         return self.authority.mint(aud, expires_in=expires_in, roles=roles)
 
     def audiences(self, family: str) -> tuple[str, ...]:
-        """The token audiences the sandbox accepts for a family: its cloud's (the public
-        cloud's for a family its cloud does not offer)."""
+        """List the token audiences the sandbox accepts for a family.
+
+        Returns
+        -------
+        tuple of str
+            Its cloud's (the public cloud's for a family its cloud does not offer).
+        """
         return self.cloud.audiences.get(family) or PUBLIC.audiences[family]
 
     def scope(self, family: str) -> str:
-        """The token scope a client asks for to call a family of this sandbox."""
+        """Name the token scope a client asks for to call a family of this sandbox.
+
+        Returns
+        -------
+        str
+            The scope (``<audience>/.default``).
+        """
         return self.cloud.scope(family) or str(PUBLIC.scope(family))
 
     @property
@@ -406,10 +448,18 @@ class Sandbox:
 
     # ------------------------------------------------------------------ request handling
     def base_url_for(self, headers: dict[str, str]) -> str:
-        """The address the client reached this sandbox at: the scheme it serves and the
-        request's ``Host`` (as a service behind a front door builds its links), so the absolute
-        URLs it hands out (next links, ``Location``, operation URLs) keep working behind a proxy
-        or a mapped port. A missing or malformed ``Host`` gives the listening address."""
+        """Give the address the client reached this sandbox at.
+
+        The scheme it serves and the request's ``Host`` (as a service behind a front door builds
+        its links), so the absolute URLs it hands out (next links, ``Location``, operation URLs)
+        keep working behind a proxy or a mapped port. A missing or malformed ``Host`` gives the
+        listening address.
+
+        Returns
+        -------
+        str
+            The base URL.
+        """
         host = _Headers(headers).get("host") or ""
         if not _HOST_RE.fullmatch(host):
             return self.url
@@ -493,5 +543,11 @@ class Sandbox:
         self.middleware.append((family, check))
 
     def new_id(self) -> str:
-        """A fresh identifier for operations and requests."""
+        """Make a fresh identifier for operations and requests.
+
+        Returns
+        -------
+        str
+            A random UUID.
+        """
         return str(uuid.uuid4())
