@@ -3,14 +3,12 @@ the sandboxes running in the process (api-version and credentials: test_gate.py)
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 import requests
 
 import toolkit
 from toolkit.sandbox.http import SandboxHTTPError
 from toolkit.sandbox.server import Sandbox, latest_running
-from toolkit.sandbox.world import World
 
 
 @pytest.fixture
@@ -131,14 +129,14 @@ def test_the_resource_managers_throttling_is_its_middleware() -> None:
     assert [(family, check.__name__) for family, check in sb.middleware] == [("arm", "throttle")]
 
 
-def test_the_catalog_describes_the_sandbox_started_last_and_starts_none() -> None:
+def test_latest_running_follows_start_and_stop() -> None:
     before = latest_running()
-    with Sandbox(seed=8) as sb:
-        assert latest_running() is sb
-        pd.testing.assert_frame_equal(toolkit.sandbox.catalog(), sb.catalog())
-    assert latest_running() is before and not sb.running
-    if before is None:
-        pd.testing.assert_frame_equal(toolkit.sandbox.catalog(), World(7).catalog())
-    else:
-        pd.testing.assert_frame_equal(toolkit.sandbox.catalog(), before.catalog())
+    first, second = Sandbox(), Sandbox()
+    with first:
+        assert latest_running() is first
+        with second:
+            assert latest_running() is second
+        assert latest_running() is first
+        second.stop()  # stopping twice changes nothing
+        assert latest_running() is first
     assert latest_running() is before
