@@ -1,5 +1,8 @@
-"""Reading a tenant with dask: one task per slice of a scope, run on the active
-``distributed.Client`` when there is one, otherwise on dask's local scheduler.
+"""Read a tenant with dask: one task per slice of a scope, on a cluster or dask's local scheduler.
+
+The tasks run on the active ``distributed.Client`` when there is one, otherwise on dask's local
+scheduler. The engine runs the reader it is given (the policy read, the history store's reader
+of files) and imports neither.
 
 Slices: a management group is read one subscription at a time (the group's query filtered on
 ``subscriptionId``, so each slice is exactly that subscription's part of the group's records); a
@@ -70,14 +73,27 @@ class WorkerSettings:
 
     @classmethod
     def of(cls, conn: Connection) -> WorkerSettings:
-        """The non-secret settings of a connection."""
+        """Take the non-secret settings of a connection.
+
+        Returns
+        -------
+        WorkerSettings
+            The settings, with the connection's handle in this process.
+        """
         return cls(conn.arm_url, conn.namespace, conn.header_prefix, conn.verify,
                    tuple(dataclasses.asdict(conn.settings).items()), _handle(conn))
 
 
 def worker_credential(arm_url: str) -> Any:
-    """The credential a worker process finds for itself (never one sent to it); see
-    :func:`toolkit.connection.environment_credential`."""
+    """Find the credential a worker process uses, its own (never one sent to it).
+
+    See :func:`toolkit.connection.environment_credential`.
+
+    Returns
+    -------
+    Any
+        A token string or a ``TokenCredential``.
+    """
     return environment_credential(arm_url, parameter="engine")
 
 
@@ -89,7 +105,7 @@ _HANDLES: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary
 
 
 def _handle(conn: Connection) -> str:
-    """The random id naming ``conn`` in this process (made on first use)."""
+    """Name ``conn`` in this process by a random id (made on first use)."""
     with _LOCK:
         handle = _HANDLES.get(conn)
         if handle is None:
@@ -99,8 +115,11 @@ def _handle(conn: Connection) -> str:
 
 
 def _worker_connection(spec: WorkerSettings) -> Connection:
-    """The connection a task reads with: the one the settings were made of, when the task runs
-    in its process; otherwise one rebuilt from them and this process's own credential."""
+    """Give the connection a task reads with.
+
+    The one the settings were made of, when the task runs in its process; otherwise one rebuilt
+    from them and this process's own credential (kept per settings).
+    """
     with _LOCK:
         conn = _LIVE.get(spec.handle) or _CONNECTIONS.get(spec)
         if conn is None:
@@ -131,7 +150,7 @@ def _categories_of(df: pd.DataFrame) -> dict[str, list[Any]]:
 
 
 def _merge(found: list[dict[str, list[Any]]]) -> dict[str, list[Any]]:
-    """The union of each column's categories, in first-seen order (documented ones first)."""
+    """Unite each column's categories, in first-seen order (documented ones first)."""
     cats: dict[str, list[Any]] = {}
     for one in found:
         for name, values in one.items():
@@ -150,8 +169,11 @@ RETRIES = 3
 
 
 def _given(value: Any) -> Any:
-    """A task that only holds a value: the scheduler keeps it in the graph, so a worker that
-    lost it gets it again without recomputing what it was made from."""
+    """Hold a value as a task.
+
+    The scheduler keeps it in the graph, so a worker that lost it gets it again without
+    recomputing what it was made from.
+    """
     return value
 
 
@@ -214,7 +236,7 @@ def _empty(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _set_categories(df: pd.DataFrame, cats: Mapping[str, list[Any]]) -> pd.DataFrame:
-    """The frame with these categories (a new frame sharing the other columns' data)."""
+    """Set these categories on a frame (a new frame sharing the other columns' data)."""
     out = df.copy(deep=False)
     for name, values in cats.items():
         if name in out.columns and list(out[name].cat.categories) != values:
@@ -223,8 +245,11 @@ def _set_categories(df: pd.DataFrame, cats: Mapping[str, list[Any]]) -> pd.DataF
 
 
 def _in_process(parts: list[pd.DataFrame]) -> dd.DataFrame:
-    """The frames read in this process, unified one at a time (each original is let go as its
-    re-categorised frame replaces it)."""
+    """Unify the frames read in this process into one dask frame.
+
+    The frames are re-categorised one at a time (each original is let go as its re-categorised
+    frame replaces it).
+    """
     cats = _unify(parts)
     for i, part in enumerate(parts):
         parts[i] = _set_categories(part, cats)
@@ -276,10 +301,21 @@ def policy_states_dask(read: Callable[..., pd.DataFrame], where: Scope, *, resou
                        start: pd.Timestamp | None, end: pd.Timestamp | None,
                        expand: str | None, max_items: int | None, api_version: str,
                        connection: Connection | None) -> dd.DataFrame:
-    """:func:`~toolkit.arm.policy_states` with ``engine="dask"`` (arguments already checked).
+    """Read policy states with dask, one task per slice of the scope (arguments already checked).
 
-    ``read`` is the pandas read itself (``policy_states``), which each task calls for its slice:
-    the engine runs it and knows nothing of the policy module.
+    This is :func:`~toolkit.arm.policy_states` with ``engine="dask"``. ``read`` is the pandas
+    read itself (``policy_states``), which each task calls for its slice: the engine runs it and
+    knows nothing of the policy module.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The columns and dtypes of the pandas read, one partition per slice.
+
+    Raises
+    ------
+    ValidationError
+        For ``apply``, ``top``, ``max_items`` or ``orderby``, which a slice cannot keep.
     """
     try:
         import dask
@@ -314,8 +350,30 @@ def policy_states_dask(read: Callable[..., pd.DataFrame], where: Scope, *, resou
 def history_dask(read_files: Callable[..., pd.DataFrame], store: str, files: list[str],
                  columns: list[str], expr: Any, storage_options: dict[str, Any] | None
                  ) -> dd.DataFrame:
-    """:func:`~toolkit.arm.history.read_policy_history` with ``engine="dask"``: one task per
-    file, categories unified (``read_files`` is the store's reader of some files)."""
+    """Read the history store's files with dask: one task per file, categories unified.
+
+    This is :func:`~toolkit.arm.history.read_policy_history` with ``engine="dask"``.
+
+    Parameters
+    ----------
+    read_files : callable
+        The store's reader of some files into the typed frame.
+    store : str
+        The store.
+    files : list of str
+        The files to read.
+    columns : list of str
+        The stored columns to read.
+    expr : pyarrow.dataset.Expression or None
+        The row filter.
+    storage_options : dict, optional
+        Passed to fsspec.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        One partition per file.
+    """
     import dask
 
     tasks = [dask.delayed(read_files, pure=True)(store, [f], columns, expr, storage_options)

@@ -101,7 +101,7 @@ def _arrow_table(df: pd.DataFrame) -> Any:
 
 
 def _schema() -> Any:
-    """The stored columns and the partition columns (given, so no file is opened to learn it)."""
+    """Give the stored columns and the partition columns (so no file is opened to learn it)."""
     _, pa, _, _ = _imports()
     stored = _arrow_table(pd.DataFrame({c.name: pd.Series(dtype=c.dtype())
                                         for c in _STORED}))
@@ -110,12 +110,12 @@ def _schema() -> Any:
 
 
 def _nullable(s: pd.Series) -> list[Any]:
-    """The values, missing ones as None."""
+    """List the values, missing ones as None."""
     return s.astype(object).where(s.notna(), None).tolist()
 
 
 def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:
-    """An arrow table of stored columns (and partition columns) to the typed frame."""
+    """Turn an arrow table of stored columns (and partition columns) into the typed frame."""
     data: dict[str, Any] = {}
     by_name = {c.name: c for c in POLICY_STATES.columns}
     for name in table.column_names:
@@ -144,9 +144,21 @@ def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:
 
 
 def service_today(connection: Connection | None = None) -> dt.date:
-    """Today's UTC date by the resource manager's clock: the ``Date`` header of one light
-    request (the first page of the tenant's subscriptions). The machine's clock only when the
-    service sends no date (logged)."""
+    """Tell today's UTC date by the resource manager's clock.
+
+    The ``Date`` header of one light request (the first page of the tenant's subscriptions); the
+    machine's clock only when the service sends no date (logged).
+
+    Parameters
+    ----------
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    datetime.date
+        The service's UTC date.
+    """
     from email.utils import parsedate_to_datetime
 
     from toolkit.arm.resources import SUBSCRIPTION_API_VERSION
@@ -364,7 +376,13 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
 
 
 def pq_filters_to_expression(filters: Any) -> Any:
-    """pyarrow's DNF filter tuples to a dataset expression."""
+    """Turn pyarrow's DNF filter tuples into a dataset expression.
+
+    Returns
+    -------
+    pyarrow.dataset.Expression
+        The row filter.
+    """
     import pyarrow.parquet as pq
 
     return pq.filters_to_expression(filters)

@@ -61,17 +61,27 @@ class FaultRule:
     fired: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
+        """Check the kind and compile the path pattern."""
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"fault kind must be one of {FAULT_KINDS}, not {self.kind!r}")
         self._rx = re.compile(self.path) if self.path else None
 
     def matches(self, method: str, target: str) -> bool:
+        """Tell whether the rule applies to a request's method and target.
+
+        Returns
+        -------
+        bool
+            ``True`` when the method (if set) is the request's and the path pattern (if set)
+            is found in its target.
+        """
         if self.method and self.method.upper() != method.upper():
             return False
         return self._rx is None or bool(self._rx.search(target))
 
     @property
     def spent(self) -> bool:
+        """Tell whether the rule has fired its ``count`` times."""
         return self.count is not None and self.fired >= self.count
 
 
@@ -85,17 +95,32 @@ class FaultPlan:
         self.injected: dict[str, int] = {}
 
     def add(self, rule: FaultRule) -> FaultRule:
+        """Add a rule after the others.
+
+        Returns
+        -------
+        FaultRule
+            The rule (its ``seen`` and ``fired`` count as it applies).
+        """
         with self._lock:
             self.rules.append(rule)
         return rule
 
     def clear(self) -> None:
+        """Remove every rule."""
         with self._lock:
             self.rules.clear()
 
     def draw(self, method: str, target: str) -> list[FaultRule]:
-        """The rules that fire for this request (at most one status fault, plus latency and
-        body faults)."""
+        """Choose the rules that fire for a request.
+
+        At most one status or body fault fires, plus any latency.
+
+        Returns
+        -------
+        list of FaultRule
+            The rules fired, in order.
+        """
         fired: list[FaultRule] = []
         with self._lock:
             for rule in self.rules:
@@ -115,13 +140,27 @@ class FaultPlan:
         return fired
 
     def jitter(self, rule: FaultRule) -> float:
+        """Draw a latency rule's delay, in milliseconds.
+
+        Returns
+        -------
+        float
+            ``latency_ms`` plus or minus up to ``jitter_ms``, never below zero.
+        """
         with self._lock:
             return max(0.0, rule.latency_ms + self._rng.uniform(-rule.jitter_ms, rule.jitter_ms))
 
 
 def parse_fault_header(value: str) -> FaultRule | None:
-    """A one-request rule from ``x-vendor-sandbox-fault`` (``503``, ``429; retry-after=2``,
-    ``latency=150``, ``drop``...)."""
+    """Read the one-request rule of an ``x-vendor-sandbox-fault`` header.
+
+    For example ``503``, ``429; retry-after=2``, ``latency=150``, ``drop``.
+
+    Returns
+    -------
+    FaultRule or None
+        The rule, or ``None`` for a header it cannot read.
+    """
     parts = [p.strip() for p in value.split(";") if p.strip()]
     if not parts:
         return None

@@ -133,6 +133,7 @@ class Request:
     claims: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """Split the target into the path and the query parameters."""
         parts = urlsplit(self.target)
         self.path = parts.path
         self.query = parse_qsl(parts.query, keep_blank_values=True)
@@ -141,7 +142,13 @@ class Request:
             self.params.setdefault(k, v)
 
     def param(self, name: str, default: str | None = None) -> str | None:
-        """A query parameter, matched case-insensitively as the services do."""
+        """Read a query parameter, matched case-insensitively as the services do.
+
+        Returns
+        -------
+        str or None
+            The first value given, else ``default``.
+        """
         if name in self.params:
             return self.params[name]
         low = name.lower()
@@ -151,7 +158,18 @@ class Request:
         return default
 
     def json(self) -> Any:
-        """The body parsed; a bad body raises a 400 in the family's shape."""
+        """Parse the body as JSON.
+
+        Returns
+        -------
+        Any
+            The value, or ``None`` for an empty body.
+
+        Raises
+        ------
+        SandboxHTTPError
+            400 ``InvalidRequestContent`` for a body that is not JSON (in the family's shape).
+        """
         if not self.body:
             return None
         try:
@@ -181,6 +199,13 @@ class Reply:
     content_type: str = "application/json; charset=utf-8"
 
     def payload(self) -> bytes:
+        """Write the reply's body.
+
+        Returns
+        -------
+        bytes
+            ``raw`` when set, else ``body`` as JSON (nothing for ``None``).
+        """
         if self.raw is not None:
             return self.raw
         if self.body is None:
@@ -203,11 +228,16 @@ class SandboxHTTPError(Exception):
 
 def error_reply(request: Request, status: int, code: str, message: str, *,
                 headers: Mapping[str, str] | None = None, **extra: Any) -> Reply:
-    """An error in the body shape of the request's family.
+    """Make an error reply in the body shape of the request's family.
 
     ARM (and policy insights): ``{"error": {"code", "message", "target", "details"}}``;
     maps: the same plus ``x-vendor-error-code``; graph: ``innerError`` with date and request id;
     fabric: the flat ``{"requestId", "errorCode", "message", "isRetriable"}``.
+
+    Returns
+    -------
+    Reply
+        The error, with ``headers``.
     """
     prefix = request.sandbox.header_prefix
     out_headers = dict(headers or {})
@@ -257,6 +287,7 @@ class Route:
     regex: re.Pattern[str] = field(init=False)
 
     def __post_init__(self) -> None:
+        """Compile the pattern: each ``{name}`` matches one path segment."""
         rx = re.escape(self.pattern)
         rx = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]*)", rx)
         self.regex = re.compile(f"^{rx}$", re.IGNORECASE)
@@ -276,8 +307,13 @@ class Router:
         self.routes.append(Route(method.upper(), pattern, handler, family, api_versions, name))
 
     def match(self, method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
-        """The route for a request, its path parameters, and whether the path exists under
-        another method."""
+        """Find the route of a request.
+
+        Returns
+        -------
+        tuple of (Route or None, dict, bool)
+            The route, its path parameters, and whether the path exists under another method.
+        """
         path_exists = False
         for route in self.routes:
             m = route.regex.match(path)
@@ -289,7 +325,13 @@ class Router:
 
 
 def family_of(path: str) -> str:
-    """The family a path belongs to, for errors about paths no route knows."""
+    """Tell the family a path belongs to, for errors about paths no route knows.
+
+    Returns
+    -------
+    str
+        ``arm``, ``graph``, ``fabric`` or ``maps``.
+    """
     p = path.lower()
     if p.startswith(("/subscriptions", "/providers")):
         return "arm"
