@@ -33,7 +33,7 @@ def start(**kwargs: Any) -> Sandbox:
 
 
 def catalog(sandbox: Sandbox | None = None, *, seed: int | None = None) -> pd.DataFrame:
-    """What the sandbox world holds: one row per subscription, resource group, gateway, server...
+    """List what the sandbox world holds: one row per subscription, resource group, gateway...
 
     Parameters
     ----------
