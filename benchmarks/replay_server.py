@@ -30,7 +30,8 @@ from urllib.parse import parse_qsl, urlsplit
 import orjson
 
 from toolkit.sandbox.network import NetworkModel
-from toolkit.sandbox.server import COMPRESS_MIN, Sandbox, _accepts_gzip
+from toolkit.sandbox.server import Sandbox
+from toolkit.sandbox.wire import COMPRESS_MIN, accepts_gzip
 
 __all__ = ["Answer", "ReplayServer", "request_key"]
 
@@ -93,7 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = replay.answer(self.command, self.path)
         if replay.network is not None:
             replay.network.before_answer()
-        gzipped = answer.gzipped is not None and _accepts_gzip(
+        gzipped = answer.gzipped is not None and accepts_gzip(
             self.headers.get("Accept-Encoding"))
         payload = answer.gzipped if gzipped and answer.gzipped is not None else answer.body
         self.send_response(answer.status)
@@ -136,7 +137,7 @@ class ReplayServer:
     network : NetworkModel, optional
         The link the clients sit behind, as a sandbox's (``None``: loopback speed).
     compress, compress_level : bool, int
-        Compress answers of :data:`~toolkit.sandbox.server.COMPRESS_MIN` bytes and more once
+        Compress answers of :data:`~toolkit.sandbox.wire.COMPRESS_MIN` bytes and more once
         with gzip, for clients that accept it, as the sandbox does on every answer.
     max_seconds : float
         The server stops by itself this long after it starts.

@@ -1,5 +1,7 @@
-"""The shape of the package: no import cycle among toolkit's modules, and nothing outside the
-sandbox imports it or reaches into it but ``connection.py``, which starts it."""
+"""The shape of the package: no import cycle among toolkit's modules, at import time or at any
+depth (an import in a function body or a type-checking block names a module all the same), the
+layers of DESIGN.md §2 (``_spec`` imports nothing of the toolkit, ``_core`` nothing above it), and
+nothing outside the sandbox imports it or reaches into it but ``connection.py``, which starts it."""
 
 from __future__ import annotations
 
@@ -69,6 +71,43 @@ def _imports(module: str, *, at_import_time: bool) -> set[str]:
     return out
 
 
+def _named(module: str) -> set[str]:
+    """Modules of toolkit that an import statement of ``module`` names, at any depth.
+
+    Every ``import`` and ``from ... import`` counts, in function bodies and ``if TYPE_CHECKING``
+    blocks too; ``from a import b`` names the module ``a.b`` when there is one, else ``a``.
+    The packages Python runs first (importing ``a.b`` runs ``a``) are the import system's, not
+    an edge of the module's own.
+    """
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                         for a in node.names)
+    return {name for name in found if name in MODULES and name != module}
+
+
+#: What each low layer may import of the toolkit (DESIGN.md §2): the facts of the services import
+#: nothing of it; the core imports only itself, the facts, the shipped data and the version.
+LAYERS = {
+    "toolkit._spec": ("toolkit._spec",),
+    "toolkit._version": (),
+    "toolkit._core": ("toolkit._core", "toolkit._spec", "toolkit._data", "toolkit._version"),
+}
+
+
+def _in(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan)."""
     index: dict[str, int] = {}
@@ -117,6 +156,29 @@ def test_no_import_cycle() -> None:
     assert _cycles(graph) == []
 
 
+def test_no_import_cycle_at_any_depth() -> None:
+    graph = {m: _named(m) for m in MODULES}
+    assert _cycles(graph) == []
+
+
+def test_the_walk_sees_imports_at_any_depth() -> None:
+    # a function-level import and a type-checking one count; a package run first does not
+    assert "toolkit.connection" in _named("toolkit.arm.policy")
+    assert "toolkit.sandbox.server" in _named("toolkit.sandbox")
+    assert "toolkit.plot._common" in _named("toolkit.plot.arm")
+    assert "toolkit.plot" not in _named("toolkit.plot.arm")
+
+
+def test_each_low_layer_imports_only_what_is_below_it() -> None:
+    offenders = {}
+    for layer, allowed in LAYERS.items():
+        for module in (m for m in MODULES if _in(m, layer)):
+            bad = sorted(i for i in _named(module) if not any(_in(i, a) for a in allowed))
+            if bad:
+                offenders[module] = bad
+    assert offenders == {}
+
+
 def test_the_cycle_finder_finds_cycles() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
@@ -124,12 +186,11 @@ def test_the_cycle_finder_finds_cycles() -> None:
 
 def test_only_the_connection_imports_the_sandbox() -> None:
     outside = [m for m in MODULES if not m.startswith("toolkit.sandbox")]
-    offenders = {m: sorted(i for i in _imports(m, at_import_time=False)
-                           if i.startswith("toolkit.sandbox"))
+    offenders = {m: sorted(i for i in _named(m) | _imports(m, at_import_time=False)
+                           if _in(i, "toolkit.sandbox"))
                  for m in outside if m != SANDBOX_STARTER}
     assert {m: i for m, i in offenders.items() if i} == {}
-    assert any(i.startswith("toolkit.sandbox")
-               for i in _imports(SANDBOX_STARTER, at_import_time=False))
+    assert any(_in(i, "toolkit.sandbox") for i in _named(SANDBOX_STARTER))
 
 
 def test_nothing_outside_the_sandbox_reaches_into_a_running_one() -> None:

@@ -161,7 +161,7 @@ class Connection:
     proxies: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
-        # the rules connect() applies hold for a connection built directly too
+        """Apply the rules :func:`connect` applies: plain http to loopback only, ``verify``."""
         urls = {"arm": self.arm_url, "maps": self.maps_url, "graph": self.graph_url,
                 "fabric": self.fabric_url}
         for family, url in urls.items():
@@ -177,7 +177,7 @@ class Connection:
         self.async_header = self.async_header or self.words.async_header
 
     def url_for(self, family: str) -> str:
-        """The base URL of a family.
+        """Return the base URL of a family.
 
         Raises
         ------
@@ -194,7 +194,7 @@ class Connection:
         return url
 
     def scope_for(self, family: str) -> str:
-        """The token scope of a family.
+        """Return the token scope of a family.
 
         Raises
         ------
@@ -232,12 +232,14 @@ class Connection:
                     self._skipped += seconds
 
     def clock(self) -> float:
-        """Monotonic seconds, counting the waits a replaced :attr:`sleep` skipped, so that rate
-        limits and timeouts see the time they asked to wait as passed."""
+        """Return monotonic seconds, counting the waits a replaced :attr:`sleep` skipped.
+
+        Rate limits and timeouts thus see the time they asked to wait as passed.
+        """
         return time.monotonic() + self._skipped
 
     def config_for(self, family: str) -> FamilyConfig:
-        """The frozen configuration the family's pipeline is built from."""
+        """Return the frozen configuration the family's pipeline is built from."""
         return FamilyConfig(
             family=family, base_url=self.url_for(family), scope=self._scope_needed(family),
             header_prefix=self.header_prefix, namespace=self.namespace,
@@ -250,14 +252,14 @@ class Connection:
         )
 
     def _scope_needed(self, family: str) -> str | None:
-        """The family's scope; a credential that will be asked for a token needs one."""
+        """Return the family's scope when a credential will be asked for a token."""
         if self.credential is None or self.token is not None or (
                 family == "maps" and (self.maps_key or self.maps_sas_token)):
             return self.scopes.get(family)
         return self.scope_for(family)
 
     def pipeline(self, family: str) -> Pipeline:
-        """The family's pipeline, built on first use and kept."""
+        """Return the family's pipeline, built on first use and kept."""
         with self._lock:
             pipe = self._pipelines.get(family)
             if pipe is None:
@@ -274,6 +276,7 @@ class Connection:
             self.sandbox.stop()
 
     def __repr__(self) -> str:
+        """Show the endpoints and the kind of credential, never a secret."""
         auth = []
         if self.credential is not None:
             auth.append(f"credential={type(self.credential).__name__}")
@@ -531,8 +534,9 @@ def connect(
 
 
 def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
-    """A credential from this process's own environment, for a process that must authenticate
-    without being handed a secret (a dask worker).
+    """Build a credential from this process's own environment.
+
+    For a process that must authenticate without being handed a secret (a dask worker).
 
     ``TOOLKIT_SANDBOX_SECRET`` with a loopback ``arm_url``: the sandbox's token authority derived
     from that secret; ``TOOLKIT_TOKEN``: that static token (a string);
@@ -574,7 +578,7 @@ def _cloud_named(name: str, parameter: str) -> Cloud:
 
 
 def _cloud_of(urls: list[str]) -> Cloud:
-    """The real cloud whose hosts the URLs name (``neutral`` when none does)."""
+    """Return the real cloud whose hosts the URLs name (``neutral`` when none does)."""
     from urllib.parse import urlsplit
 
     hosts = {(urlsplit(u).hostname or "").lower() for u in urls}
@@ -595,7 +599,7 @@ def _announce(line: str) -> None:
 
 
 def get_connection(connection: Connection | None = None) -> Connection:
-    """The given connection, else the default one (made by :func:`connect` on first use)."""
+    """Return the given connection, else the default one (made by :func:`connect` on first use)."""
     if connection is not None:
         if not isinstance(connection, Connection):
             raise ValidationError("connection", type(connection).__name__,

@@ -3,16 +3,22 @@ and applies the spec's patterns."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 
+import pandas as pd
 import pytest
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.validate import (
     check_choice,
+    check_expression,
     check_int,
+    check_names,
     check_resource_group,
+    check_time,
     check_uuid,
+    iso_time,
     many_strings,
     resource_group_problem,
     server_name_problem,
@@ -63,3 +69,36 @@ def test_choices_ints_and_many_strings() -> None:
             check_int(bad, "top", minimum=1, maximum=10)
     assert many_strings("a", "names") == (["a"], True)
     assert many_strings(["a", "b"], "names") == (["a", "b"], False)
+
+
+def test_expressions_are_non_empty_strings() -> None:
+    assert check_expression(None, "filter") is None
+    assert check_expression("a eq 1", "filter") == "a eq 1"
+    for bad in ("", "  ", 3):
+        with pytest.raises(ValidationError, match="filter"):
+            check_expression(bad, "filter")
+
+
+def test_names_are_joined_and_each_checked() -> None:
+    assert check_names(None, "select") is None
+    assert check_names([" a", "b "], "select") == "a,b"
+    assert check_names("a, b", "select") == "a, b"
+    with pytest.raises(ValidationError, match=r"select\[1\]"):
+        check_names(["a", ""], "select")
+    with pytest.raises(ValidationError, match="at least one"):
+        check_names([], "select")
+    with pytest.raises(ValidationError, match="list of strings"):
+        check_names(b"a", "select")
+
+
+def test_times_are_utc_timestamps_and_write_back_with_z() -> None:
+    assert check_time(None, "start") is None
+    naive = check_time("2026-11-20T09:00:00", "start")
+    assert naive == pd.Timestamp("2026-11-20T09:00:00Z") and str(naive.tz) == "UTC"
+    paris = check_time(dt.datetime(2026, 11, 20, 10, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+                       "end")
+    assert iso_time(paris) == "2026-11-20T09:00:00Z"
+    assert iso_time(paris + pd.Timedelta(microseconds=250)) == "2026-11-20T09:00:00.000250Z"
+    for bad in (True, 3, "not a time", pd.NaT):
+        with pytest.raises(ValidationError, match="start"):
+            check_time(bad, "start")

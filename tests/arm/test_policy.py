@@ -4,7 +4,6 @@ examples, expansion, every kind of scope and its rules, reads in concurrent time
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from contextlib import nullcontext
 from datetime import timedelta
@@ -21,7 +20,7 @@ from tests.conftest import example
 from toolkit._core.columns import InterningBuilder
 from toolkit._core.errors import TruncatedResultWarning, ValidationError
 from toolkit._core.messages import Request
-from toolkit.arm import policy
+from toolkit.arm import slices
 from toolkit.arm._schemas import POLICY_STATES
 from toolkit.arm.policy import POLICY_FIELDS, RESOURCE_FIELDS
 from toolkit.sandbox.arm.policy.handlers import PAGE_SIZE
@@ -551,135 +550,9 @@ PARTITION_CASES = [
 ]
 
 
-def test_slices_hold_about_the_same_number_of_records(sandbox, group, monkeypatch) -> None:
-    # the longest chain sets the read's time: no slice holds much more than its share, though
-    # the records come in bursts (evaluations of many resources at one time)
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
-    sub, rg = group
-    start = END - pd.Timedelta(days=60)
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    try:
-        whole = toolkit.policy_states(sub, rg, resource="default", start=start, end=END,
-                                      partitions=1, connection=conn)
-        pipe = conn.pipeline("arm")
-        path = (f"/subscriptions/{sub}/resourceGroups/{rg}/providers/"
-                f"{sandbox.namespace}.PolicyInsights/policyStates/default/queryResults")
-        params = {"api-version": "2024-10-01", "$from": start.isoformat(),
-                  "$to": END.isoformat()}
-        bounds = policy._time_slices(pipe, path, params, None, start, END, 8)
-    finally:
-        conn.close()
-    seconds = (whole["timestamp"] - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy()
-    counts = _held(seconds, bounds)
-    assert len(bounds) == 8 and sum(counts) == len(whole)
-    assert max(counts) <= 1.2 * len(whole) / len(bounds), counts
-
-
-class _Counter:
-    """``count_all`` over known timestamps (epoch seconds): the records in each ``[lo, hi)``;
-    remembers each call (one call is one round of requests sent at once)."""
-
-    def __init__(self, seconds: np.ndarray) -> None:
-        self.ts = np.sort(seconds)
-        self.rounds: list[int] = []
-
-    def __call__(self, asked):
-        self.rounds.append(len(asked))
-        lo = np.searchsorted(self.ts, [a[0].timestamp() for a in asked])
-        hi = np.searchsorted(self.ts, [a[1].timestamp() for a in asked])
-        return (hi - lo).tolist()
-
-
-PLAN_START, PLAN_END = pd.Timestamp("2026-09-20T09:00:00Z"), pd.Timestamp("2026-11-21T00:00:00Z")
-
-
-def _spread(kind: str) -> np.ndarray:
-    rng = np.random.default_rng(7)
-    lo, hi = PLAN_START.timestamp(), PLAN_END.timestamp()
-    if kind == "even":
-        return rng.uniform(lo, hi, 236_000).astype(np.int64)
-    # daily evaluation runs at 09:00 lasting minutes, more resources in the last weeks
-    days = np.arange(lo, hi, 86_400)
-    sizes = np.linspace(1_000, 8_000, len(days)).astype(int)
-    return np.concatenate([d + rng.exponential(600, n).astype(np.int64)
-                           for d, n in zip(days, sizes, strict=True)])
-
-
-def _held(ts: np.ndarray, bounds) -> list[int]:
-    out = []
-    for lo, hi in bounds:
-        inside = np.ones(len(ts), bool)
-        if lo is not None:
-            inside &= ts >= lo.timestamp()
-        if hi is not None:
-            inside &= ts < hi.timestamp()
-        out.append(int(inside.sum()))
-    return out
-
-
-def _contiguous(bounds) -> bool:
-    return (bounds[0][0] is None and bounds[-1][1] is None
-            and all(a[1] == b[0] for a, b in itertools.pairwise(bounds)))
-
-
-@pytest.mark.parametrize("kind", ["even", "bursts"])
-def test_slices_are_planned_in_few_rounds_of_counts(kind) -> None:
-    # each round of counts is a round trip to the service (an aggregate query, often slow):
-    # evenly spread records take one round, daily bursts a few; the slices stay even (within a
-    # tenth of a share for even records, a fifth between bursts a day apart)
-    ts = _spread(kind)
-    count = _Counter(ts)
-    bounds = policy._plan_slices(count, PLAN_START, PLAN_END, len(ts), 8)
-    held = _held(ts, bounds)
-    assert len(bounds) == 8 and _contiguous(bounds) and sum(held) == len(ts)
-    assert max(held) <= (1.1 if kind == "even" else 1.2) * len(ts) / 8, held
-    assert len(count.rounds) <= (1 if kind == "even" else 3), count.rounds
-    assert sum(count.rounds) <= 64, count.rounds  # requests, within the read budget
-
-
-@pytest.mark.parametrize("kind", ["even", "bursts"])
-def test_more_slices_than_counted_shares_cost_no_more_counts(kind) -> None:
-    # 16 chains read at once keep a fast link busy to the end; their slices are placed inside
-    # the parts counted for 8, as evenly as counting for 16 would place them
-    ts = _spread(kind)
-    eight, sixteen, counted16 = _Counter(ts), _Counter(ts), _Counter(ts)
-    policy._plan_slices(eight, PLAN_START, PLAN_END, len(ts), 8)
-    bounds = policy._plan_slices(sixteen, PLAN_START, PLAN_END, len(ts), 16, counted=8)
-    fully = policy._plan_slices(counted16, PLAN_START, PLAN_END, len(ts), 16)
-    held = _held(ts, bounds)
-    assert len(bounds) == 16 and _contiguous(bounds) and sum(held) == len(ts)
-    assert sixteen.rounds == eight.rounds and sum(counted16.rounds) > sum(eight.rounds)
-    assert max(held) <= max(_held(ts, fully)) * 1.01, (held, _held(ts, fully))
-    assert max(held) <= (1.1 if kind == "even" else 1.3) * len(ts) / 16, held
-
-
-def test_a_burst_in_one_second_stays_whole_and_the_plan_ends() -> None:
-    ts = np.concatenate([np.full(100_000, int(PLAN_END.timestamp()) - 3_600),
-                         _spread("even")[:20_000]])
-    count = _Counter(ts)
-    bounds = policy._plan_slices(count, PLAN_START, PLAN_END, len(ts), 8)
-    held = _held(ts, bounds)
-    assert _contiguous(bounds) and sum(held) == len(ts) and max(held) >= 100_000
-    assert len(count.rounds) <= policy.PARTITION_ROUNDS
-
-
-@pytest.mark.parametrize("answer", [lambda n: [-5] * n, lambda n: [10**9] * n,
-                                    lambda n: list(range(n, 0, -1))])
-def test_counts_that_make_no_sense_still_give_slices_that_cover_the_window(answer) -> None:
-    calls = []
-
-    def count_all(asked):
-        calls.append(len(asked))
-        return answer(len(asked))
-
-    bounds = policy._plan_slices(count_all, PLAN_START, PLAN_END, 236_000, 8)
-    assert _contiguous(bounds) and len(bounds) <= 8
-    assert len(calls) <= policy.PARTITION_ROUNDS and sum(calls) <= 8 * 64
-
-
 @pytest.mark.parametrize("kw", PARTITION_CASES)
 def test_slices_give_the_frame_of_one_chain(sandbox, group, kw, monkeypatch) -> None:
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)  # the latest sets are a few pages
+    monkeypatch.setattr(slices, "PARTITION_MIN_PAGES", 1)  # the latest sets are a few pages
     one, many, log = _pair(sandbox, group, end=END, **kw)
     assert len(_slices(log)) >= 2, "read as one chain"
     assert len(one) > 2500
@@ -711,7 +584,7 @@ def test_slices_are_off_where_they_cannot_help(sandbox, group, kw) -> None:
 @pytest.mark.parametrize("kinds", [("429", "503"), ("malformed", "truncate", "drop")])
 def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch,
                                                      kinds) -> None:
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    monkeypatch.setattr(slices, "PARTITION_MIN_PAGES", 1)
     kw = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END}
     sandbox.clear_faults()
     sub, rg = group
@@ -736,7 +609,7 @@ def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch
 
 
 def test_slices_are_bounded_by_the_setting(sandbox, group, monkeypatch) -> None:
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    monkeypatch.setattr(slices, "PARTITION_MIN_PAGES", 1)
     sub, rg = group
     conn = toolkit.connect(sandbox=sandbox, progress=False, max_partitions=3)
     try:
@@ -753,7 +626,7 @@ def test_slices_are_bounded_by_the_setting(sandbox, group, monkeypatch) -> None:
 def test_latest_in_slices_gives_the_frame_of_one_chain(monkeypatch) -> None:
     # the newest record per (resource, policy) pair: a few pages in a world six times larger
     monkeypatch.setenv(SCALE_ENV, "6")
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    monkeypatch.setattr(slices, "PARTITION_MIN_PAGES", 1)
     with Sandbox(seed=7) as sb:  # its world reads the scale
         pw = sb.world.section("policy")
         sub_id, rg = next(iter(pw.by_group))
@@ -845,7 +718,7 @@ def _two_reads_after_another_client(group, monkeypatch, refill: float = 10.0
     from toolkit.sandbox.arm.common import limits
     from toolkit.sandbox.server import Sandbox
 
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    monkeypatch.setattr(slices, "PARTITION_MIN_PAGES", 1)
     sub_id = group[0]
     with Sandbox(seed=7, arm_limits=True) as sb:
         limits(sb)["writes"].configure(rate=refill, burst=40)
@@ -893,7 +766,7 @@ def _callers_at_once(group, monkeypatch, *, paced: bool) -> tuple[list[Any], lis
     from toolkit.sandbox.arm.common import limits
     from toolkit.sandbox.server import Sandbox
 
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    monkeypatch.setattr(slices, "PARTITION_MIN_PAGES", 1)
     if not paced:  # attempts sent again go at once, and a 429 leaves the bucket as it was
         monkeypatch.setattr(ToolkitRetryPolicy, "sleep", RetryPolicy.sleep)
         monkeypatch.setattr(RateLimiter, "throttled", lambda self, wait: None)
@@ -922,7 +795,7 @@ def test_clients_sharing_a_budget_pace_themselves_after_a_refusal(group, monkeyp
 
 def test_a_failed_partitioned_read_keeps_the_records_it_read(sandbox, group,
                                                              monkeypatch) -> None:
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    monkeypatch.setattr(slices, "PARTITION_MIN_PAGES", 1)
     kw = {"resource": "default", "start": END - pd.Timedelta(days=10), "end": END}
     sub, rg = group
     conn = toolkit.connect(sandbox=sandbox, progress=False, max_retries=0)
@@ -950,7 +823,7 @@ def test_concurrent_reads_stay_inside_the_services_bucket(group, monkeypatch) ->
     from toolkit.sandbox.arm.common import limits
     from toolkit.sandbox.server import Sandbox
 
-    monkeypatch.setattr(policy, "PARTITION_MIN_PAGES", 1)
+    monkeypatch.setattr(slices, "PARTITION_MIN_PAGES", 1)
     with Sandbox(seed=7, arm_limits=True) as sb:
         limits(sb)["writes"].configure(rate=10.0, burst=6)
         sub_id = group[0]  # the same world as the session's sandbox (same seed)

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.sandbox.faults import FAULT_KINDS, FaultPlan, FaultRule, parse_fault_header
+from toolkit.sandbox.faults import (
+    FAULT_KINDS,
+    FaultPlan,
+    FaultRule,
+    fault_error,
+    parse_fault_header,
+)
 
 
 def _kinds(plan: FaultPlan, method: str = "GET", target: str = "/a?x=1") -> list[str]:
@@ -84,3 +90,13 @@ def test_the_header_gives_a_one_request_rule(header, kind, extra) -> None:
 @pytest.mark.parametrize("header", ["", " ; ", "teapot", "429; retry-after=soon", "latency=x"])
 def test_a_header_it_cannot_read_gives_no_rule(header) -> None:
     assert parse_fault_header(header) is None
+
+
+@pytest.mark.parametrize(("kind", "status", "code"), [
+    ("429", 429, "TooManyRequests"), ("503", 503, "ServiceUnavailable"),
+    ("500", 500, "InternalServerError"),
+])
+def test_a_status_fault_answers_with_its_error(kind, status, code) -> None:
+    err = fault_error(FaultRule(kind, retry_after=2.5))
+    assert (err.status, err.code, err.headers) == (status, code, {"Retry-After": "2.5"})
+    assert fault_error(FaultRule(kind)).headers == {}

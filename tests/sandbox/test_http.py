@@ -231,3 +231,10 @@ def test_an_unknown_path_answers_in_its_familys_body(sandbox: Sandbox, path: str
     body = r.json()
     assert (body["errorCode"] if family == "fabric" else body["error"]["code"]) == code
     assert r.headers["Content-Type"] == "application/json; charset=utf-8"
+
+
+def test_a_path_no_route_knows_is_named_in_the_familys_code() -> None:
+    from toolkit.sandbox.http import not_found_code
+
+    assert [not_found_code(f) for f in ("arm", "fabric", "graph", "maps")] == [
+        "InvalidResourceType", "EntityNotFound", "ResourceNotFound", "NotFound"]

@@ -8,7 +8,7 @@ import pytest
 import requests
 
 import toolkit.sandbox
-from toolkit.sandbox.server import Sandbox
+from toolkit.sandbox.server import Sandbox, latest_running
 from toolkit.sandbox.world import World
 
 COLUMNS = ["kind", "subscription_id", "resource_group", "name", "location", "detail"]
@@ -43,3 +43,16 @@ def test_only_sandbox_is_loaded_lazily() -> None:
     assert toolkit.sandbox.Sandbox is Sandbox
     with pytest.raises(AttributeError):
         toolkit.sandbox.NoSuchThing  # noqa: B018
+
+
+def test_the_catalog_describes_the_sandbox_started_last_and_starts_none() -> None:
+    before = latest_running()
+    with Sandbox(seed=8) as sb:
+        assert latest_running() is sb
+        pd.testing.assert_frame_equal(toolkit.sandbox.catalog(), sb.catalog())
+    assert latest_running() is before and not sb.running
+    if before is None:
+        pd.testing.assert_frame_equal(toolkit.sandbox.catalog(), World(7).catalog())
+    else:
+        pd.testing.assert_frame_equal(toolkit.sandbox.catalog(), before.catalog())
+    assert latest_running() is before

@@ -1,4 +1,5 @@
-"""The sandbox over raw HTTP: api-version, authentication per family, routing, faults, catalog."""
+"""The sandbox over raw HTTP: routing, faults, catalog, settings, the families' middleware and
+the sandboxes running in the process (api-version and credentials: test_gate.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import pytest
 import requests
 
 import toolkit
-from toolkit.sandbox.server import Sandbox
+from toolkit.sandbox.http import SandboxHTTPError
+from toolkit.sandbox.server import Sandbox, latest_running
 
 
 @pytest.fixture
@@ -22,49 +24,6 @@ def arm(sandbox):
 
 def _ops(sandbox) -> str:
     return f"/providers/{sandbox.namespace}.Sql/operations"
-
-
-def test_missing_api_version_is_400_in_arm_body(arm, sandbox) -> None:
-    r = arm("GET", _ops(sandbox))
-    assert r.status_code == 400
-    assert r.json()["error"]["code"] == "MissingApiVersionParameter"
-    assert r.headers["x-vendor-request-id"]
-
-
-def test_unsupported_api_version_names_the_supported_ones(arm, sandbox) -> None:
-    r = arm("GET", _ops(sandbox) + "?api-version=1999-01-01")
-    assert r.status_code == 400
-    err = r.json()["error"]
-    assert err["code"] == "InvalidApiVersionParameter" and "2025-01-01" in err["message"]
-
-
-@pytest.mark.parametrize("auth, code", [
-    (None, "AuthenticationFailed"),
-    ("Basic abc", "AuthenticationFailedInvalidHeader"),
-    ("Bearer not-a-token", "InvalidAuthenticationToken"),
-])
-def test_arm_refuses_missing_and_malformed_tokens(sandbox, auth, code) -> None:
-    headers = {"Authorization": auth} if auth else {}
-    r = requests.get(sandbox.url + _ops(sandbox) + "?api-version=2025-01-01", headers=headers,
-                     timeout=10)
-    assert r.status_code == 401 and r.json()["error"]["code"] == code
-    assert "Bearer" in r.headers["WWW-Authenticate"]
-
-
-def test_forged_signature_is_refused(sandbox) -> None:
-    head, body, _ = sandbox.token("arm").split(".")
-    r = requests.get(sandbox.url + _ops(sandbox) + "?api-version=2025-01-01",
-                     headers={"Authorization": f"Bearer {head}.{body}.AAAA"}, timeout=10)
-    assert r.status_code == 401 and "signature" in r.json()["error"]["message"]
-
-
-def test_maps_key_errors_use_the_maps_body(sandbox) -> None:
-    r = requests.get(sandbox.url + "/geocode:autocomplete?api-version=2026-01-01&query=an",
-                     headers={"subscription-key": "wrong-key"}, timeout=10)
-    assert r.status_code == 401
-    assert r.json()["error"]["code"] == "Unauthorized"
-    assert r.headers["x-vendor-error-code"] == "Unauthorized"
-    assert 'error="InvalidKey"' in r.headers["WWW-Authenticate"]
 
 
 def test_unknown_path_and_wrong_method(arm, sandbox) -> None:
@@ -126,8 +85,6 @@ def test_https_sandbox_is_verified_with_its_certificate() -> None:
             requests.get(sb.url + "/providers/Vendor.Sql/operations", timeout=10)
 
 
-
-
 def test_lro_polls_header_sets_the_length_of_one_operation(arm, sandbox, catalog) -> None:
     gw = catalog.query("kind == 'application_gateway'").iloc[0]
     path = (f"/subscriptions/{gw.subscription_id}/resourceGroups/{gw.resource_group}/providers/"
@@ -138,3 +95,48 @@ def test_lro_polls_header_sets_the_length_of_one_operation(arm, sandbox, catalog
     location = r.headers["Location"].removeprefix(sandbox.url)
     codes = [arm("GET", location).status_code for _ in range(5)]
     assert codes == [202, 202, 202, 202, 200]
+
+
+def test_a_family_middleware_runs_before_its_handlers_only() -> None:
+    with Sandbox(lro_polls=1) as sb:
+        seen = []
+
+        def refuse(request) -> None:
+            seen.append(request.path)
+            raise SandboxHTTPError(418, "Teapot", "No tea here.")
+
+        sb.add_middleware("arm", refuse)
+        token = sb.token("arm")
+        r = requests.get(sb.url + _ops(sb) + "?api-version=2025-01-01",
+                         headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        assert r.status_code == 418 and r.json()["error"]["code"] == "Teapot"
+        assert seen == [_ops(sb)]
+        # refused before it: no credentials, a wrong api-version; another family: not run
+        assert requests.get(sb.url + _ops(sb) + "?api-version=2025-01-01",
+                            timeout=10).status_code == 401
+        assert requests.get(sb.url + _ops(sb) + "?api-version=1999-01-01",
+                            headers={"Authorization": f"Bearer {token}"},
+                            timeout=10).status_code == 400
+        key = sb.maps_key.reveal()
+        maps = requests.get(sb.url + "/geocode:autocomplete?api-version=2026-01-01&query=an",
+                            headers={"subscription-key": key}, timeout=10)
+        assert maps.status_code != 418
+        assert seen == [_ops(sb)]
+
+
+def test_the_resource_managers_throttling_is_its_middleware() -> None:
+    sb = Sandbox(arm_limits=True)
+    assert [(family, check.__name__) for family, check in sb.middleware] == [("arm", "throttle")]
+
+
+def test_latest_running_follows_start_and_stop() -> None:
+    before = latest_running()
+    first, second = Sandbox(), Sandbox()
+    with first:
+        assert latest_running() is first
+        with second:
+            assert latest_running() is second
+        assert latest_running() is first
+        second.stop()  # stopping twice changes nothing
+        assert latest_running() is first
+    assert latest_running() is before

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import assert_type
 
+import dask.dataframe as dd
 import geopandas as gpd
 import numpy as np
 import pandas as pd
@@ -25,6 +26,8 @@ from toolkit import (
     backend_health,
     create_eventstream,
     geocode,
+    policy_states,
+    read_policy_history,
     resume_operation,
     severe_weather_alerts,
     snap_to_roads,
@@ -97,3 +100,12 @@ def aliases_name_the_accepted_shapes(points: PointsLike, box: BBoxLike) -> None:
     snap_to_roads(points)
     traffic_incidents(box)
     autocomplete("Can", bbox=box)
+
+
+def the_engine_names_the_frame(engine: str) -> None:
+    assert_type(policy_states(SUB), pd.DataFrame)
+    assert_type(policy_states(SUB, engine="pandas"), pd.DataFrame)
+    assert_type(policy_states(SUB, engine="dask"), dd.DataFrame)
+    assert_type(policy_states(SUB, engine=engine), pd.DataFrame | dd.DataFrame)
+    assert_type(read_policy_history("store"), pd.DataFrame)
+    assert_type(read_policy_history("store", engine="dask"), dd.DataFrame)

@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from toolkit import __version__
 from toolkit._core.errors import ValidationError
 from toolkit._core.protocols import Counts
 from toolkit._core.secrets import Secret
+from toolkit._version import __version__
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential

@@ -24,14 +24,18 @@ __all__ = [
     "check_api_version",
     "check_bool",
     "check_choice",
+    "check_expression",
     "check_frame",
     "check_int",
     "check_language",
     "check_name",
+    "check_names",
     "check_resource_group",
     "check_subscription_id",
+    "check_time",
     "check_timeout",
     "check_uuid",
+    "iso_time",
     "many_strings",
     "resource_group_problem",
     "server_name_problem",
@@ -238,3 +242,110 @@ def check_frame(df: object, columns: Sequence[str], helper: str,
                               f"{helper} needs the columns {missing}: pass the frame {source} "
                               "returned")
     return df
+
+
+def check_expression(value: Any, parameter: str) -> str | None:
+    """Check an optional OData expression (``$filter``, ``$apply``): a non-empty string.
+
+    Parameters
+    ----------
+    value : Any
+        The argument given.
+    parameter : str
+        Its name, for the error.
+
+    Returns
+    -------
+    str or None
+        The expression, or ``None`` when none was given.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(parameter, value, "must be a non-empty OData expression string")
+    return value
+
+
+def check_names(value: Any, parameter: str) -> str | None:
+    """Check optional column names: a comma-separated string or a list of strings.
+
+    Parameters
+    ----------
+    value : Any
+        The argument given (``$select``, ``$orderby`` items).
+    parameter : str
+        Its name, for the error.
+
+    Returns
+    -------
+    str or None
+        The names joined with ``,``, or ``None`` when none were given.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        items = [value]
+    elif isinstance(value, Sequence) and not isinstance(value, bytes):
+        items = list(value)
+        if not items:
+            raise ValidationError(parameter, value, "must name at least one column")
+    else:
+        raise ValidationError(parameter, value, "must be a string or a list of strings")
+    for i, item in enumerate(items):
+        if not isinstance(item, str) or not item.strip():
+            name = parameter if isinstance(value, str) else f"{parameter}[{i}]"
+            raise ValidationError(name, item, "must be a non-empty string")
+    return ",".join(i.strip() for i in items)
+
+
+def check_time(value: Any, parameter: str) -> pd.Timestamp | None:
+    """Check an optional date-time: a datetime, a date, a Timestamp or an ISO 8601 string.
+
+    Parameters
+    ----------
+    value : Any
+        The argument given; naive times are UTC.
+    parameter : str
+        Its name, for the error.
+
+    Returns
+    -------
+    pandas.Timestamp or None
+        The time in UTC, or ``None`` when none was given.
+    """
+    import datetime as dt
+
+    import pandas as pd
+
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | dt.datetime | dt.date | pd.Timestamp):
+        raise ValidationError(parameter, value, "must be a datetime, a pandas Timestamp or an "
+                                                "ISO 8601 string")
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError) as err:
+        raise ValidationError(parameter, value, "must be a datetime, a pandas Timestamp or an "
+                                                "ISO 8601 string") from err
+    if pd.isna(ts):
+        raise ValidationError(parameter, value, "must be a date-time, not NaT")
+    return ts.tz_localize("UTC") if ts.tz is None else ts.tz_convert("UTC")
+
+
+def iso_time(ts: pd.Timestamp) -> str:
+    """Write a UTC time as the services read it: ISO 8601, microseconds only when set, ``Z``.
+
+    Parameters
+    ----------
+    ts : pandas.Timestamp
+        A time in UTC (as :func:`check_time` gives it).
+
+    Returns
+    -------
+    str
+        For example ``2026-11-20T09:00:00Z`` or ``2026-11-20T09:00:00.250000Z``.
+    """
+    text = ts.strftime("%Y-%m-%dT%H:%M:%S")
+    if ts.microsecond:
+        text += f".{ts.microsecond:06d}"
+    return text + "Z"

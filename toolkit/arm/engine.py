@@ -1,5 +1,8 @@
-"""Reading a tenant with dask: one task per slice of a scope, run on the active
-``distributed.Client`` when there is one, otherwise on dask's local scheduler.
+"""Read a tenant with dask: one task per slice of a scope, on a cluster or dask's local scheduler.
+
+The tasks run on the active ``distributed.Client`` when there is one, otherwise on dask's local
+scheduler. The engine runs the reader it is given (the policy read, the history store's reader
+of files) and imports neither.
 
 Slices: a management group is read one subscription at a time (the group's query filtered on
 ``subscriptionId``, so each slice is exactly that subscription's part of the group's records); a
@@ -33,7 +36,7 @@ import logging
 import threading
 import uuid
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -43,6 +46,8 @@ from toolkit.arm._schemas import POLICY_STATES
 from toolkit.connection import Connection, Settings, environment_credential, get_connection
 
 if TYPE_CHECKING:
+    import dask.dataframe as dd
+
     from toolkit.arm.scopes import Scope
 
 logger = logging.getLogger(__name__)
@@ -68,14 +73,27 @@ class WorkerSettings:
 
     @classmethod
     def of(cls, conn: Connection) -> WorkerSettings:
-        """The non-secret settings of a connection."""
+        """Take the non-secret settings of a connection.
+
+        Returns
+        -------
+        WorkerSettings
+            The settings, with the connection's handle in this process.
+        """
         return cls(conn.arm_url, conn.namespace, conn.header_prefix, conn.verify,
                    tuple(dataclasses.asdict(conn.settings).items()), _handle(conn))
 
 
 def worker_credential(arm_url: str) -> Any:
-    """The credential a worker process finds for itself (never one sent to it); see
-    :func:`toolkit.connection.environment_credential`."""
+    """Find the credential a worker process uses, its own (never one sent to it).
+
+    See :func:`toolkit.connection.environment_credential`.
+
+    Returns
+    -------
+    Any
+        A token string or a ``TokenCredential``.
+    """
     return environment_credential(arm_url, parameter="engine")
 
 
@@ -87,7 +105,7 @@ _HANDLES: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary
 
 
 def _handle(conn: Connection) -> str:
-    """The random id naming ``conn`` in this process (made on first use)."""
+    """Name ``conn`` in this process by a random id (made on first use)."""
     with _LOCK:
         handle = _HANDLES.get(conn)
         if handle is None:
@@ -97,8 +115,11 @@ def _handle(conn: Connection) -> str:
 
 
 def _worker_connection(spec: WorkerSettings) -> Connection:
-    """The connection a task reads with: the one the settings were made of, when the task runs
-    in its process; otherwise one rebuilt from them and this process's own credential."""
+    """Give the connection a task reads with.
+
+    The one the settings were made of, when the task runs in its process; otherwise one rebuilt
+    from them and this process's own credential (kept per settings).
+    """
     with _LOCK:
         conn = _LIVE.get(spec.handle) or _CONNECTIONS.get(spec)
         if conn is None:
@@ -116,14 +137,11 @@ def _worker_connection(spec: WorkerSettings) -> Connection:
         return conn
 
 
-def _read_slice(spec: WorkerSettings, scope: str, options: Mapping[str, Any]
-                ) -> pd.DataFrame:
-    """One task: a slice of the scope, read with the worker's own connection."""
-    from toolkit.arm.policy import policy_states
-
+def _read_slice(read: Callable[..., pd.DataFrame], spec: WorkerSettings, scope: str,
+                options: Mapping[str, Any]) -> pd.DataFrame:
+    """One task: a slice of the scope, read by ``read`` with the worker's own connection."""
     conn = _worker_connection(spec)
-    frame: pd.DataFrame = policy_states(scope=scope, connection=conn, **options)
-    return frame
+    return read(scope=scope, connection=conn, **options)
 
 
 def _categories_of(df: pd.DataFrame) -> dict[str, list[Any]]:
@@ -132,7 +150,7 @@ def _categories_of(df: pd.DataFrame) -> dict[str, list[Any]]:
 
 
 def _merge(found: list[dict[str, list[Any]]]) -> dict[str, list[Any]]:
-    """The union of each column's categories, in first-seen order (documented ones first)."""
+    """Unite each column's categories, in first-seen order (documented ones first)."""
     cats: dict[str, list[Any]] = {}
     for one in found:
         for name, values in one.items():
@@ -151,12 +169,15 @@ RETRIES = 3
 
 
 def _given(value: Any) -> Any:
-    """A task that only holds a value: the scheduler keeps it in the graph, so a worker that
-    lost it gets it again without recomputing what it was made from."""
+    """Hold a value as a task.
+
+    The scheduler keeps it in the graph, so a worker that lost it gets it again without
+    recomputing what it was made from.
+    """
     return value
 
 
-def _on_cluster(client: Any, tasks: list[Any]) -> Any:
+def _on_cluster(client: Any, tasks: list[Any]) -> dd.DataFrame:
     """Run the tasks on the cluster and leave their frames there.
 
     The driver receives each partition's categories and one empty frame (the columns and
@@ -186,7 +207,8 @@ def _on_cluster(client: Any, tasks: list[Any]) -> Any:
     fixed = [client.submit(_set_categories, p, shared, retries=RETRIES) for p in parts]
     del parts, shared  # the scheduler keeps them while the re-categorisation needs them
     with _as_given():
-        return dd.from_delayed(fixed, meta=meta, verify_meta=False)
+        frame: dd.DataFrame = dd.from_delayed(fixed, meta=meta, verify_meta=False)
+    return frame
 
 
 def _as_given() -> Any:
@@ -196,14 +218,17 @@ def _as_given() -> Any:
     return dask.config.set({"dataframe.convert-string": False})
 
 
-def _frames(parts: list[pd.DataFrame]) -> Any:
+def _frames(parts: list[pd.DataFrame]) -> dd.DataFrame:
     """One dask partition per frame."""
     import dask.dataframe as dd
 
     with _as_given():
+        frame: dd.DataFrame
         if len(parts) == 1:
-            return dd.from_pandas(parts[0], npartitions=1)
-        return dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
+            frame = dd.from_pandas(parts[0], npartitions=1)
+        else:
+            frame = dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
+    return frame
 
 
 def _empty(df: pd.DataFrame) -> pd.DataFrame:
@@ -211,7 +236,7 @@ def _empty(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _set_categories(df: pd.DataFrame, cats: Mapping[str, list[Any]]) -> pd.DataFrame:
-    """The frame with these categories (a new frame sharing the other columns' data)."""
+    """Set these categories on a frame (a new frame sharing the other columns' data)."""
     out = df.copy(deep=False)
     for name, values in cats.items():
         if name in out.columns and list(out[name].cat.categories) != values:
@@ -219,9 +244,12 @@ def _set_categories(df: pd.DataFrame, cats: Mapping[str, list[Any]]) -> pd.DataF
     return out
 
 
-def _in_process(parts: list[pd.DataFrame]) -> Any:
-    """The frames read in this process, unified one at a time (each original is let go as its
-    re-categorised frame replaces it)."""
+def _in_process(parts: list[pd.DataFrame]) -> dd.DataFrame:
+    """Unify the frames read in this process into one dask frame.
+
+    The frames are re-categorised one at a time (each original is let go as its re-categorised
+    frame replaces it).
+    """
     cats = _unify(parts)
     for i, part in enumerate(parts):
         parts[i] = _set_categories(part, cats)
@@ -267,12 +295,28 @@ def _client() -> Any:
         return None
 
 
-def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply: str | None,
-                       select: str | None, orderby: str | None, top: int | None,
+def policy_states_dask(read: Callable[..., pd.DataFrame], where: Scope, *, resource: str,
+                       filter: str | None, apply: str | None, select: str | None,
+                       orderby: str | None, top: int | None,
                        start: pd.Timestamp | None, end: pd.Timestamp | None,
                        expand: str | None, max_items: int | None, api_version: str,
-                       connection: Connection | None) -> Any:
-    """:func:`~toolkit.arm.policy_states` with ``engine="dask"`` (arguments already checked)."""
+                       connection: Connection | None) -> dd.DataFrame:
+    """Read policy states with dask, one task per slice of the scope (arguments already checked).
+
+    This is :func:`~toolkit.arm.policy_states` with ``engine="dask"``. ``read`` is the pandas
+    read itself (``policy_states``), which each task calls for its slice: the engine runs it and
+    knows nothing of the policy module.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The columns and dtypes of the pandas read, one partition per slice.
+
+    Raises
+    ------
+    ValidationError
+        For ``apply``, ``top``, ``max_items`` or ``orderby``, which a slice cannot keep.
+    """
     try:
         import dask
     except ImportError as err:  # pragma: no cover - the extra is part of dev
@@ -291,7 +335,7 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     tasks = []
     for scope, extra in _slices(where, conn, resource, filter, start, end):
         options = {**common, **{k: v for k, v in extra.items()}}
-        tasks.append(dask.delayed(_read_slice, pure=True)(spec, scope, options))
+        tasks.append(dask.delayed(_read_slice, pure=True)(read, spec, scope, options))
     if client is not None and tasks:
         logger.info("policy_states: %d slices on the cluster", len(tasks))
         return _on_cluster(client, tasks)
@@ -303,20 +347,41 @@ def policy_states_dask(where: Scope, *, resource: str, filter: str | None, apply
     return _in_process(parts)
 
 
-def history_dask(store: str, files: list[str], columns: list[str], expr: Any,
-                 storage_options: dict[str, Any] | None) -> Any:
-    """:func:`~toolkit.arm.history.read_policy_history` with ``engine="dask"``: one task per
-    file, categories unified."""
+def history_dask(read_files: Callable[..., pd.DataFrame], store: str, files: list[str],
+                 columns: list[str], expr: Any, storage_options: dict[str, Any] | None
+                 ) -> dd.DataFrame:
+    """Read the history store's files with dask: one task per file, categories unified.
+
+    This is :func:`~toolkit.arm.history.read_policy_history` with ``engine="dask"``.
+
+    Parameters
+    ----------
+    read_files : callable
+        The store's reader of some files into the typed frame.
+    store : str
+        The store.
+    files : list of str
+        The files to read.
+    columns : list of str
+        The stored columns to read.
+    expr : pyarrow.dataset.Expression or None
+        The row filter.
+    storage_options : dict, optional
+        Passed to fsspec.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        One partition per file.
+    """
     import dask
 
-    from toolkit.arm.history import _read_files
-
-    tasks = [dask.delayed(_read_files, pure=True)(store, [f], columns, expr, storage_options)
+    tasks = [dask.delayed(read_files, pure=True)(store, [f], columns, expr, storage_options)
              for f in files]
     client = _client()
     if client is not None and tasks:
         return _on_cluster(client, tasks)
     parts = list(dask.compute(*tasks, scheduler="threads"))
     if not parts:
-        return _frames([_read_files(store, [], columns, expr, storage_options)])
+        return _frames([read_files(store, [], columns, expr, storage_options)])
     return _in_process(parts)

@@ -16,7 +16,7 @@ import datetime as dt
 import logging
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 from urllib.parse import quote
 
 import numpy as np
@@ -25,13 +25,16 @@ import pandas as pd
 from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError, warn_user
 from toolkit._core.messages import Request
 from toolkit._core.registry import OperationRecord, register
-from toolkit._core.validate import check_choice
+from toolkit._core.validate import check_choice, check_time
 from toolkit.arm._schemas import POLICY_STATES
-from toolkit.arm.policy import _check_time
+from toolkit.arm.engine import history_dask
+from toolkit.arm.policy import policy_states
 from toolkit.arm.scopes import parse_scope, resolve_scope
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
+    import dask.dataframe as dd
+
     from toolkit.connection import Connection
 
 logger = logging.getLogger(__name__)
@@ -70,7 +73,7 @@ def _filesystem(store: Any, storage_options: dict[str, Any] | None) -> tuple[Any
 
 
 def _day(value: Any, parameter: str) -> dt.date:
-    ts = _check_time(value, parameter)
+    ts = check_time(value, parameter)
     assert ts is not None
     return ts.date()
 
@@ -100,7 +103,7 @@ def _arrow_table(df: pd.DataFrame) -> Any:
 
 
 def _schema() -> Any:
-    """The stored columns and the partition columns (given, so no file is opened to learn it)."""
+    """Give the stored columns and the partition columns (so no file is opened to learn it)."""
     _, pa, _, _ = _imports()
     stored = _arrow_table(pd.DataFrame({c.name: pd.Series(dtype=c.dtype())
                                         for c in _STORED}))
@@ -109,12 +112,12 @@ def _schema() -> Any:
 
 
 def _nullable(s: pd.Series) -> list[Any]:
-    """The values, missing ones as None."""
+    """List the values, missing ones as None."""
     return s.astype(object).where(s.notna(), None).tolist()
 
 
 def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:
-    """An arrow table of stored columns (and partition columns) to the typed frame."""
+    """Turn an arrow table of stored columns (and partition columns) into the typed frame."""
     data: dict[str, Any] = {}
     by_name = {c.name: c for c in POLICY_STATES.columns}
     for name in table.column_names:
@@ -143,9 +146,21 @@ def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:
 
 
 def service_today(connection: Connection | None = None) -> dt.date:
-    """Today's UTC date by the resource manager's clock: the ``Date`` header of one light
-    request (the first page of the tenant's subscriptions). The machine's clock only when the
-    service sends no date (logged)."""
+    """Tell today's UTC date by the resource manager's clock.
+
+    The ``Date`` header of one light request (the first page of the tenant's subscriptions); the
+    machine's clock only when the service sends no date (logged).
+
+    Parameters
+    ----------
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    datetime.date
+        The service's UTC date.
+    """
     from email.utils import parsedate_to_datetime
 
     from toolkit.arm.resources import SUBSCRIPTION_API_VERSION
@@ -210,19 +225,16 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
         When the day has no records for the scope (the partition is written all the same, with
         the full schema): a day outside what the service holds, or a scope with no evaluations.
     """
-    from toolkit.arm.policy import policy_states
-
     where = _scope_of(scope)
     engine = check_choice(engine, "engine", ("pandas", "dask"))
     when = service_today(connection) - dt.timedelta(days=1) if day is None else _day(day, "day")
     fs, root = _filesystem(store, storage_options)
     start = pd.Timestamp(when, tz="UTC")
     end = start + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
-    df = policy_states(scope=where.template.replace("{ns}", "Microsoft"), resource="default",
-                       start=start, end=end, filter=filter, engine=engine,
-                       connection=connection)
-    if engine == "dask":
-        df = df.compute()
+    read = dict(scope=where.template.replace("{ns}", "Microsoft"), resource="default",
+                start=start, end=end, filter=filter, connection=connection)
+    df = policy_states(**read, engine="dask").compute() if engine == "dask" else \
+        policy_states(**read)
     _, _, _, pq = _imports()
     table = _arrow_table(df)
     # whether the day's records are the sandbox's invented data travels with the file
@@ -261,10 +273,36 @@ def _scope_of(scope: Any) -> Any:
     return parse_scope(scope)
 
 
+@overload
+def read_policy_history(store: str, *, start: Any = None, end: Any = None,
+                        columns: Sequence[str] | None = None,
+                        filters: Any = None, scope: str | None = None,
+                        engine: Literal["pandas"] = "pandas",
+                        storage_options: dict[str, Any] | None = None
+                        ) -> pd.DataFrame: ...
+
+
+@overload
+def read_policy_history(store: str, *, start: Any = None, end: Any = None,
+                        columns: Sequence[str] | None = None,
+                        filters: Any = None, scope: str | None = None, engine: Literal["dask"],
+                        storage_options: dict[str, Any] | None = None
+                        ) -> dd.DataFrame: ...
+
+
+@overload
+def read_policy_history(store: str, *, start: Any = None, end: Any = None,
+                        columns: Sequence[str] | None = None,
+                        filters: Any = None, scope: str | None = None, engine: str,
+                        storage_options: dict[str, Any] | None = None
+                        ) -> pd.DataFrame | dd.DataFrame: ...
+
+
 def read_policy_history(store: str, *, start: Any = None, end: Any = None,
                         columns: Sequence[str] | None = None,
                         filters: Any = None, scope: str | None = None, engine: str = "pandas",
-                        storage_options: dict[str, Any] | None = None) -> Any:
+                        storage_options: dict[str, Any] | None = None
+                        ) -> pd.DataFrame | dd.DataFrame:
     """Read the kept history back, opening only the partitions and columns needed.
 
     Parameters
@@ -331,10 +369,8 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
                          filesystem=PyFileSystem(FSSpecHandler(fs)))
     attrs: dict[str, Any] = {"operation": "read_policy_history", "store": store}
     if engine == "dask":
-        from toolkit.arm.engine import history_dask
-
         files = [f.path for f in dataset.get_fragments(filter=expr)]
-        return history_dask(store, files, wanted, expr, storage_options)
+        return history_dask(_read_files, store, files, wanted, expr, storage_options)
     table = dataset.to_table(columns=[*wanted, "scope", "day"], filter=expr)
     attrs["sandbox"] = any((f.physical_schema.metadata or {}).get(_SANDBOX_KEY) == b"true"
                            for f in dataset.get_fragments(filter=expr))
@@ -342,7 +378,13 @@ def read_policy_history(store: str, *, start: Any = None, end: Any = None,
 
 
 def pq_filters_to_expression(filters: Any) -> Any:
-    """pyarrow's DNF filter tuples to a dataset expression."""
+    """Turn pyarrow's DNF filter tuples into a dataset expression.
+
+    Returns
+    -------
+    pyarrow.dataset.Expression
+        The row filter.
+    """
     import pyarrow.parquet as pq
 
     return pq.filters_to_expression(filters)

@@ -16,18 +16,14 @@ concurrency never sends faster than the service's throttling allows.
 
 from __future__ import annotations
 
-import datetime as dt
-import itertools
 import logging
-import math
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 
 from toolkit._core.columns import InterningBuilder, page_decoder
-from toolkit._core.errors import ProtocolError, ValidationError
+from toolkit._core.errors import ValidationError
 from toolkit._core.messages import Request
 from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
 from toolkit._core.partitions import read_chains
@@ -37,7 +33,11 @@ from toolkit._core.schemas import Col
 from toolkit._core.validate import (
     check_api_version,
     check_choice,
+    check_expression,
     check_int,
+    check_names,
+    check_time,
+    iso_time,
 )
 from toolkit._spec.arm import (
     POLICY_API_VERSIONS,
@@ -46,10 +46,14 @@ from toolkit._spec.arm import (
 )
 from toolkit.arm._schemas import POLICY_STATES
 from toolkit.arm.aggregates import aggregate_frame
+from toolkit.arm.engine import policy_states_dask
 from toolkit.arm.scopes import check_expand, resolve_scope
+from toolkit.arm.slices import Bounds, slice_filter, time_order, time_slices
 from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
+    import dask.dataframe as dd
+
     from toolkit._core.pipeline import Pipeline
     from toolkit.connection import Connection
 
@@ -59,76 +63,79 @@ __all__ = ["policy_states"]
 
 API_VERSION = POLICY_API_VERSIONS[0]
 OPERATION = "policy_states"
-#: Records a page holds; a time slice is worth a chain of its own from this many pages on.
-PAGE_RECORDS = 1000
-PARTITION_MIN_PAGES = 5
-#: Rounds of cutting time slices when looking for balanced ones (each round is one request per
-#: cut, all at once; each cuts a heavy slice at least in half).
-PARTITION_ROUNDS = 24
-#: The most of a slice's share of the records a part may hold before it is cut again (parts of
-#: about half a share join into slices within a few tenths of a share of each other).
-PART_MAX = 0.6
-#: The counts resolve the window to this many shares at most; slices beyond them are placed
-#: inside the counted parts by time (more chains at once, without more count requests).
-COUNTED_SLICES = 8
-#: Time slices as ``(lo, hi)``: ``lo <= timestamp < hi``, ``None`` for an open end.
-Bounds = list[tuple[pd.Timestamp | None, pd.Timestamp | None]]
-
 _BY_LOWER = {c.name.lower(): c for c in POLICY_STATES.columns}
 #: The fields of a resource (RESOURCE_FIELDS) and of an assignment-definition pair repeat
 #: together, so each set is interned together (the list of group names is read per record).
 POLICY_FIELDS = tuple(f for f in SPEC_POLICY_FIELDS if f != "policyDefinitionGroupNames")
 
 
-# ------------------------------------------------------------------------------ validation
-def _check_text(value: Any, parameter: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(parameter, value, "must be a non-empty OData expression string")
-    return value
+@overload
+def policy_states(
+    subscription_id: str | None = None,
+    resource_group: str | None = None,
+    *,
+    scope: str | None = None,
+    resource: str = "latest",
+    filter: str | None = None,
+    apply: str | None = None,
+    select: str | Sequence[str] | None = None,
+    orderby: str | Sequence[str] | None = None,
+    top: int | None = None,
+    start: Any = None,
+    end: Any = None,
+    expand: str | Sequence[str] | None = None,
+    max_items: int | None = None,
+    partitions: int | None = None,
+    engine: Literal["pandas"] = "pandas",
+    api_version: str = API_VERSION,
+    connection: Connection | None = None,
+) -> pd.DataFrame: ...
 
 
-def _check_names(value: Any, parameter: str) -> str | None:
-    """A comma-separated string or a list of strings, joined with ','."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        items = [value]
-    elif isinstance(value, Sequence) and not isinstance(value, bytes):
-        items = list(value)
-        if not items:
-            raise ValidationError(parameter, value, "must name at least one column")
-    else:
-        raise ValidationError(parameter, value, "must be a string or a list of strings")
-    for i, item in enumerate(items):
-        if not isinstance(item, str) or not item.strip():
-            name = parameter if isinstance(value, str) else f"{parameter}[{i}]"
-            raise ValidationError(name, item, "must be a non-empty string")
-    return ",".join(i.strip() for i in items)
+@overload
+def policy_states(
+    subscription_id: str | None = None,
+    resource_group: str | None = None,
+    *,
+    scope: str | None = None,
+    resource: str = "latest",
+    filter: str | None = None,
+    apply: str | None = None,
+    select: str | Sequence[str] | None = None,
+    orderby: str | Sequence[str] | None = None,
+    top: int | None = None,
+    start: Any = None,
+    end: Any = None,
+    expand: str | Sequence[str] | None = None,
+    max_items: int | None = None,
+    partitions: int | None = None,
+    engine: Literal["dask"],
+    api_version: str = API_VERSION,
+    connection: Connection | None = None,
+) -> dd.DataFrame: ...
 
 
-def _check_time(value: Any, parameter: str) -> pd.Timestamp | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | dt.datetime | dt.date | pd.Timestamp):
-        raise ValidationError(parameter, value, "must be a datetime, a pandas Timestamp or an "
-                                                "ISO 8601 string")
-    try:
-        ts = pd.Timestamp(value)
-    except (ValueError, TypeError) as err:
-        raise ValidationError(parameter, value, "must be a datetime, a pandas Timestamp or an "
-                                                "ISO 8601 string") from err
-    if pd.isna(ts):
-        raise ValidationError(parameter, value, "must be a date-time, not NaT")
-    return ts.tz_localize("UTC") if ts.tz is None else ts.tz_convert("UTC")
-
-
-def _iso(ts: pd.Timestamp) -> str:
-    text = ts.strftime("%Y-%m-%dT%H:%M:%S")
-    if ts.microsecond:
-        text += f".{ts.microsecond:06d}"
-    return text + "Z"
+@overload
+def policy_states(
+    subscription_id: str | None = None,
+    resource_group: str | None = None,
+    *,
+    scope: str | None = None,
+    resource: str = "latest",
+    filter: str | None = None,
+    apply: str | None = None,
+    select: str | Sequence[str] | None = None,
+    orderby: str | Sequence[str] | None = None,
+    top: int | None = None,
+    start: Any = None,
+    end: Any = None,
+    expand: str | Sequence[str] | None = None,
+    max_items: int | None = None,
+    partitions: int | None = None,
+    engine: str,
+    api_version: str = API_VERSION,
+    connection: Connection | None = None,
+) -> pd.DataFrame | dd.DataFrame: ...
 
 
 def policy_states(
@@ -150,7 +157,7 @@ def policy_states(
     engine: str = "pandas",
     api_version: str = API_VERSION,
     connection: Connection | None = None,
-) -> Any:
+) -> pd.DataFrame | dd.DataFrame:
     """Query the policy compliance states at a scope (a resource group, a subscription, ...).
 
     Every page is read (1000 records a page, next pages POSTed to ``@odata.nextLink``); the next
@@ -198,7 +205,7 @@ def policy_states(
         ``max_partitions`` setting, 16; ``1`` reads one chain). Used only for a window with both
         ``start`` and ``end``, without ``top``, ``max_items`` or ``apply``, in the service's
         order or ordered by ``timestamp`` first, and when every slice holds at least
-        ``PARTITION_MIN_PAGES`` pages; the frame is the one a single chain gives.
+        ``slices.PARTITION_MIN_PAGES`` pages; the frame is the one a single chain gives.
     engine : {"pandas", "dask"}
         ``"dask"`` reads the scope as one task per subscription (a management group's) or per
         resource group (a subscription's), or per day of a ``default`` window, on the active
@@ -251,31 +258,29 @@ def policy_states(
     where = resolve_scope(subscription_id, resource_group, scope)
     engine = check_choice(engine, "engine", ("pandas", "dask"))
     resource = check_choice(resource, "resource", ("latest", "default"), case_insensitive=True)
-    filter_ = _check_text(filter, "filter")
-    apply_ = _check_text(apply, "apply")
-    select_ = _check_names(select, "select")
-    orderby_ = _check_names(orderby, "orderby")
+    filter_ = check_expression(filter, "filter")
+    apply_ = check_expression(apply, "apply")
+    select_ = check_names(select, "select")
+    orderby_ = check_names(orderby, "orderby")
     if top is not None:
         check_int(top, "top", minimum=0)
     if max_items is not None:
         check_int(max_items, "max_items", minimum=0)
     if partitions is not None:
         check_int(partitions, "partitions", minimum=1, maximum=64)
-    start_ts = _check_time(start, "start")
-    end_ts = _check_time(end, "end")
+    start_ts = check_time(start, "start")
+    end_ts = check_time(end, "end")
     if start_ts is not None and end_ts is not None and not start_ts < end_ts:
-        raise ValidationError("start", start, f"must be before end ({_iso(end_ts)})")
+        raise ValidationError("start", start, f"must be before end ({iso_time(end_ts)})")
     expand_ = check_expand(expand, where)
     check_api_version(api_version)
     if engine == "dask":
         if partitions is not None:
             raise ValidationError("partitions", partitions, "is for engine='pandas'; "
                                                             "engine='dask' slices the scope itself")
-        from toolkit.arm.engine import policy_states_dask
-
-        return policy_states_dask(where, resource=resource, filter=filter_, apply=apply_,
-                                  select=select_, orderby=orderby_, top=top, start=start_ts,
-                                  end=end_ts, expand=expand_, max_items=max_items,
+        return policy_states_dask(policy_states, where, resource=resource, filter=filter_,
+                                  apply=apply_, select=select_, orderby=orderby_, top=top,
+                                  start=start_ts, end=end_ts, expand=expand_, max_items=max_items,
                                   api_version=api_version, connection=connection)
 
     conn = get_connection(connection)
@@ -287,8 +292,8 @@ def policy_states(
         "$top": top,
         "$orderby": orderby_,
         "$select": select_,
-        "$from": _iso(start_ts) if start_ts is not None else None,
-        "$to": _iso(end_ts) if end_ts is not None else None,
+        "$from": iso_time(start_ts) if start_ts is not None else None,
+        "$to": iso_time(end_ts) if end_ts is not None else None,
         "$filter": filter_,
         "$apply": apply_,
         "$expand": expand_,
@@ -330,7 +335,7 @@ def policy_states(
     decode = page_decoder(columns, ODATA.items_key, ODATA.next_key)
 
     limit = conn.settings.max_partitions if partitions is None else partitions
-    descending = _time_order(orderby_)
+    descending = time_order(orderby_)
     first = None
     if (limit > 1 and top is None and max_items is None and start_ts is not None
             and end_ts is not None and descending is not None):
@@ -339,7 +344,7 @@ def policy_states(
         first = pipe.send(Request("POST", path, params=params, operation=OPERATION,
                                   check_json=False))
         if envelope_next_link(first.content, ODATA) is not None:
-            slices = _time_slices(pipe, path, params, filter_, start_ts, end_ts, limit)
+            slices = time_slices(pipe, path, params, filter_, start_ts, end_ts, limit)
             if len(slices) > 1:
                 return _with_window(
                     _read_slices(pipe, path, params, filter_, slices, descending, new_builder,
@@ -356,11 +361,13 @@ def policy_states(
 
 def _with_window(df: pd.DataFrame, start: pd.Timestamp | None,
                  end: pd.Timestamp | None) -> pd.DataFrame:
-    """Record the window asked (``attrs["window"]``: ISO 8601 start and end, ``None`` for an
-    end the service chose from its own clock; a list, as a JSON round trip gives it back), so
-    periods only partly inside it can be told."""
-    df.attrs["window"] = [_iso(start) if start is not None else None,
-                          _iso(end) if end is not None else None]
+    """Record the window asked, so that periods only partly inside it can be told.
+
+    ``attrs["window"]`` holds the ISO 8601 start and end, ``None`` for an end the service chose
+    from its own clock; a list, as a JSON round trip gives it back.
+    """
+    df.attrs["window"] = [iso_time(start) if start is not None else None,
+                          iso_time(end) if end is not None else None]
     return df
 
 
@@ -368,14 +375,16 @@ def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
                  slices: Bounds,
                  descending: bool, new_builder: Any, limit: int,
                  conn: Connection, api_version: str, decode: Any) -> pd.DataFrame:
-    """The query read as one chain per time slice, joined newest slice first (or oldest first
-    for an ascending ``timestamp`` order), which is the order of one chain."""
+    """Read the query as one chain per time slice, joined in the order of one chain.
+
+    That is newest slice first, or oldest first for an ascending ``timestamp`` order.
+    """
     if descending:
         slices = slices[::-1]
     logger.debug("%s: %d time slices read as concurrent chains", OPERATION, len(slices))
 
     def chain(bounds: tuple[pd.Timestamp | None, pd.Timestamp | None]) -> Any:
-        part = {**params, "$filter": _slice_filter(filter_, *bounds)}
+        part = {**params, "$filter": slice_filter(filter_, *bounds)}
         return lambda: iter_pages(pipe, "POST", path, style=ODATA, params=part,
                                   operation=OPERATION, decode=decode, prefetch=True)
 
@@ -383,139 +392,6 @@ def _read_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str
                      workers=limit, connection=conn, api_version=api_version)
     df.attrs["truncated"] = False
     return df
-
-
-# ------------------------------------------------------------------------------ time slices
-def _time_order(orderby: str | None) -> bool | None:
-    """Whether the result's order is newest first (True), oldest first (False), or one that
-    time slices cannot keep (None): the service's own order is newest first; an ``$orderby``
-    keeps it only when it starts with ``timestamp``."""
-    if orderby is None:
-        return True
-    first = orderby.split(",")[0].split()
-    if not first or first[0].lower() != "timestamp":
-        return None
-    return not (len(first) > 1 and first[1].lower() == "asc")
-
-
-def _odata_time(ts: pd.Timestamp) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _slice_filter(user: str | None, lo: pd.Timestamp | None, hi: pd.Timestamp | None) -> str:
-    """The user's filter and the slice ``lo <= timestamp < hi`` (either end open)."""
-    terms = []
-    if lo is not None:
-        terms.append(f"timestamp ge {_odata_time(lo)}")
-    if hi is not None:
-        terms.append(f"timestamp lt {_odata_time(hi)}")
-    clause = " and ".join(terms)
-    return f"({user}) and ({clause})" if user else clause
-
-
-def _count(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
-           lo: pd.Timestamp | None, hi: pd.Timestamp | None) -> int:
-    """The records of the query in one slice, by one aggregate request."""
-    clause = _slice_filter(filter_, lo, hi) if (lo is not None or hi is not None) else filter_
-    query = {**params, "$filter": clause, "$apply": "aggregate($count as n)",
-             "$select": None, "$orderby": None, "$expand": None}
-    body = pipe.send(Request("POST", path, params=query, operation=OPERATION)).json_object()
-    rows = body.get("value")
-    value = rows[0].get("n") if isinstance(rows, list) and rows and isinstance(rows[0], dict) \
-        else None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ProtocolError(f"{OPERATION}: the count of a time slice is not a number "
-                            f"({value!r:.40})", url=path)
-    return value
-
-
-def _cuts(lo: pd.Timestamp, hi: pd.Timestamp, parts: int) -> list[pd.Timestamp]:
-    """Whole seconds cutting ``[lo, hi)`` into up to ``parts`` parts of about the same length
-    (fewer when it is fewer seconds long; none when it cannot be cut)."""
-    seconds = int((hi - lo) / pd.Timedelta(seconds=1))
-    parts = min(parts, seconds)
-    found = {(lo + (hi - lo) * j / parts).floor("s") for j in range(1, parts)}
-    return sorted(c for c in found if lo < c < hi)
-
-
-def _time_slices(pipe: Pipeline, path: str, params: dict[str, Any], filter_: str | None,
-                 start: pd.Timestamp, end: pd.Timestamp, limit: int
-                 ) -> Bounds:
-    """Up to ``limit`` slices of the window, oldest first, each with about the same number of
-    records and at least :data:`PARTITION_MIN_PAGES` pages; one slice when the result is
-    small. Counted with aggregate requests (see :func:`_plan_slices`)."""
-    total = _count(pipe, path, params, filter_, None, None)
-    want = min(limit, total // (PARTITION_MIN_PAGES * PAGE_RECORDS))
-    if want < 2:
-        return [(None, None)]
-    counted = min(want, COUNTED_SLICES)
-    # the first round of counts is 2 * counted - 1 requests at once
-    with ThreadPoolExecutor(max_workers=2 * counted, thread_name_prefix="toolkit-count") as pool:
-        return _plan_slices(
-            lambda asked: list(pool.map(
-                lambda a: _count(pipe, path, params, filter_, a[0], a[1]), asked)),
-            start, end, total, want, counted=counted)
-
-
-def _plan_slices(count_all: Callable[[list[tuple[pd.Timestamp, pd.Timestamp]]], list[int]],
-                 start: pd.Timestamp, end: pd.Timestamp, total: int, want: int,
-                 counted: int | None = None) -> Bounds:
-    """``want`` slices of ``[start, end]`` holding about ``total / want`` records each.
-
-    The counts resolve ``counted`` shares (``total / counted`` records each; default: ``want``):
-    each round cuts every part of more than :data:`PART_MAX` of such a share into parts of about
-    half of one (by time, in whole seconds) and counts them with one call of ``count_all`` (the
-    records in ``[lo, cut)`` for each cut, asked all at once); the first round cuts the whole
-    window into twice as many parts, so evenly spread records need one round. The ``want``
-    slices then end where the running count reaches each share, placed inside a part by its
-    length (as if its records were spread evenly over its seconds). A part of one second
-    cannot be cut, so a burst of records that share one second stays in one slice."""
-    # parts as [lo, hi) in whole seconds, with their counts; the first and last are open
-    lo0 = start.floor("s")
-    hi0 = end.ceil("s") + pd.Timedelta(seconds=1)
-    parts: list[list[Any]] = [[lo0, hi0, total]]
-    counted = min(counted or want, want)
-    unit = total / counted  # the share the counts resolve
-    rounds = 0
-    while rounds < PARTITION_ROUNDS and len(parts) < 4 * counted:
-        cuts = {i: c for i, s in enumerate(parts) if s[2] > PART_MAX * unit
-                for c in [_cuts(s[0], s[1], math.ceil(2 * s[2] / unit))] if c}
-        if not cuts:
-            break
-        rounds += 1
-        counts = iter(count_all([(parts[i][0], c) for i in cuts for c in cuts[i]]))
-        out: list[list[Any]] = []
-        for i, s in enumerate(parts):
-            if i not in cuts:
-                out.append(s)
-                continue
-            lo, before = s[0], 0
-            for cut in cuts[i]:  # a count outside what the part allows is clamped into it
-                upto = min(max(next(counts), before), s[2])
-                out.append([lo, cut, upto - before])
-                lo, before = cut, upto
-            out.append([lo, s[1], s[2] - before])
-        parts = [s for s in out if s[2] > 0]
-    logger.debug("%s: %d parts counted in %d rounds", OPERATION, len(parts), rounds)
-    # slice k ends where the running count reaches k shares, read inside its part as if the
-    # part's records were spread evenly over its seconds
-    share = total / want
-    ends: list[pd.Timestamp] = []
-    done = 0
-    k = 1
-    for lo, hi, n in parts:
-        while k < want and done + n >= k * share:
-            cut = (lo + (hi - lo) * ((k * share - done) / n)).floor("s")
-            if lo < cut < hi and (not ends or cut > ends[-1]):
-                ends.append(cut)
-            elif not ends or lo > ends[-1]:
-                ends.append(lo)  # a part that cannot be cut there: its start
-            k += 1
-        done += n
-    if not ends:
-        return [(None, None)]
-    edges: list[pd.Timestamp | None] = [None, *ends, None]
-    return list(itertools.pairwise(edges))
 
 
 RECORD = register(OperationRecord(OPERATION, schema=POLICY_STATES, lifetime=3_600,

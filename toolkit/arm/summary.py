@@ -19,9 +19,15 @@ from toolkit._core.frames import build_frame
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
 from toolkit._core.registry import OperationRecord, register
-from toolkit._core.validate import check_api_version, check_int
+from toolkit._core.validate import (
+    check_api_version,
+    check_expression,
+    check_int,
+    check_time,
+    iso_time,
+)
 from toolkit.arm._schemas import POLICY_SUMMARY
-from toolkit.arm.policy import API_VERSION, _check_text, _check_time, _iso
+from toolkit.arm.policy import API_VERSION
 from toolkit.arm.scopes import resolve_scope
 from toolkit.connection import get_connection
 
@@ -144,21 +150,21 @@ def policy_summary(
         From the service (a bad ``$filter`` names the problem).
     """
     where = resolve_scope(subscription_id, resource_group, scope)
-    filter_ = _check_text(filter, "filter")
+    filter_ = check_expression(filter, "filter")
     if top is not None:
         check_int(top, "top", minimum=0)
-    start_ts = _check_time(start, "start")
-    end_ts = _check_time(end, "end")
+    start_ts = check_time(start, "start")
+    end_ts = check_time(end, "end")
     if start_ts is not None and end_ts is not None and not start_ts < end_ts:
-        raise ValidationError("start", start, f"must be before end ({_iso(end_ts)})")
+        raise ValidationError("start", start, f"must be before end ({iso_time(end_ts)})")
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
     path = (f"{where.path(conn.namespace)}/providers/{conn.namespace}.PolicyInsights/"
             "policyStates/latest/summarize")
     params = {"api-version": api_version, "$top": top, "$filter": filter_,
-              "$from": _iso(start_ts) if start_ts is not None else None,
-              "$to": _iso(end_ts) if end_ts is not None else None}
+              "$from": iso_time(start_ts) if start_ts is not None else None,
+              "$to": iso_time(end_ts) if end_ts is not None else None}
     response = pipe.send(Request("POST", path, params=params, operation=OPERATION))
     body = response.json_object()
     values = body.get("value")

@@ -33,14 +33,14 @@ def start(**kwargs: Any) -> Sandbox:
 
 
 def catalog(sandbox: Sandbox | None = None, *, seed: int | None = None) -> pd.DataFrame:
-    """What the sandbox world holds: one row per subscription, resource group, gateway, server...
+    """List what the sandbox world holds: one row per subscription, resource group, gateway...
 
     Parameters
     ----------
     sandbox : Sandbox, optional
-        The sandbox to describe; by default the one of the default connection
-        (``toolkit.get_connection()``, which makes one when there is none), else the world of
-        ``seed`` (default 7, as a new sandbox has).
+        The sandbox to describe; by default the one started last in this process that is still
+        serving (the one ``toolkit.connect()`` started, with nothing configured), else the world
+        of ``seed`` (default 7, as a new sandbox has). The catalogue starts nothing.
 
     Returns
     -------
@@ -49,9 +49,9 @@ def catalog(sandbox: Sandbox | None = None, *, seed: int | None = None) -> pd.Da
         ``detail`` (strings).
     """
     if sandbox is None and seed is None:
-        from toolkit.connection import get_connection
+        from toolkit.sandbox.server import latest_running
 
-        sandbox = get_connection().sandbox
+        sandbox = latest_running()
     if sandbox is not None:
         return sandbox.catalog()
     from toolkit.sandbox.world import World

@@ -13,7 +13,9 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-__all__ = ["FAULT_KINDS", "FaultPlan", "FaultRule"]
+from toolkit.sandbox.http import SandboxHTTPError
+
+__all__ = ["FAULT_KINDS", "FaultPlan", "FaultRule", "fault_error"]
 
 #: ``status`` kinds answer at once; ``latency`` delays; the body kinds spoil a good answer;
 #: ``lro_fail`` lets the request start its long-running operation, which then ends Failed.
@@ -65,7 +67,14 @@ class FaultRule:
         self._rx = re.compile(self.path) if self.path else None
 
     def matches(self, method: str, target: str) -> bool:
-        """Tell whether the rule applies to a request of this method and target."""
+        """Tell whether the rule applies to a request's method and target.
+
+        Returns
+        -------
+        bool
+            ``True`` when the method (if set) is the request's and the path pattern (if set)
+            is found in its target.
+        """
         if self.method and self.method.upper() != method.upper():
             return False
         return self._rx is None or bool(self._rx.search(target))
@@ -86,7 +95,13 @@ class FaultPlan:
         self.injected: dict[str, int] = {}
 
     def add(self, rule: FaultRule) -> FaultRule:
-        """Add a rule after the others; return it."""
+        """Add a rule after the others.
+
+        Returns
+        -------
+        FaultRule
+            The rule (its ``seen`` and ``fired`` count as it applies).
+        """
         with self._lock:
             self.rules.append(rule)
         return rule
@@ -97,9 +112,14 @@ class FaultPlan:
             self.rules.clear()
 
     def draw(self, method: str, target: str) -> list[FaultRule]:
-        """Draw the rules that fire for this request.
+        """Choose the rules that fire for a request.
 
-        At most one status fault, plus latency and body faults.
+        At most one status or body fault fires, plus any latency.
+
+        Returns
+        -------
+        list of FaultRule
+            The rules fired, in order.
         """
         fired: list[FaultRule] = []
         with self._lock:
@@ -120,15 +140,26 @@ class FaultPlan:
         return fired
 
     def jitter(self, rule: FaultRule) -> float:
-        """Draw a ``latency`` rule's delay in ms: ``latency_ms`` give or take ``jitter_ms``."""
+        """Draw a latency rule's delay, in milliseconds.
+
+        Returns
+        -------
+        float
+            ``latency_ms`` plus or minus up to ``jitter_ms``, never below zero.
+        """
         with self._lock:
             return max(0.0, rule.latency_ms + self._rng.uniform(-rule.jitter_ms, rule.jitter_ms))
 
 
 def parse_fault_header(value: str) -> FaultRule | None:
-    """Parse a one-request rule from ``x-vendor-sandbox-fault``.
+    """Read the one-request rule of an ``x-vendor-sandbox-fault`` header.
 
     For example ``503``, ``429; retry-after=2``, ``latency=150``, ``drop``.
+
+    Returns
+    -------
+    FaultRule or None
+        The rule, or ``None`` for a header it cannot read.
     """
     parts = [p.strip() for p in value.split(";") if p.strip()]
     if not parts:
@@ -149,3 +180,29 @@ def parse_fault_header(value: str) -> FaultRule | None:
     except ValueError:
         return None
     return None
+
+
+def fault_error(rule: FaultRule) -> SandboxHTTPError:
+    """Make the error a status fault answers with (``429``, ``503``, else ``500``).
+
+    Parameters
+    ----------
+    rule : FaultRule
+        A rule of kind ``429``, ``500`` or ``503`` (its ``retry_after`` becomes the header).
+
+    Returns
+    -------
+    SandboxHTTPError
+        The error, raised in place of the handler's answer.
+    """
+    headers = {}
+    if rule.retry_after is not None:
+        headers["Retry-After"] = f"{rule.retry_after:g}"
+    if rule.kind == "429":
+        return SandboxHTTPError(429, "TooManyRequests", "The request was throttled; retry "
+                                "after the interval in Retry-After.", headers=headers)
+    if rule.kind == "503":
+        return SandboxHTTPError(503, "ServiceUnavailable", "The service is temporarily "
+                                "unavailable.", headers=headers)
+    return SandboxHTTPError(500, "InternalServerError", "The server encountered an internal "
+                            "error.", headers=headers)

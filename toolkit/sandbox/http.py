@@ -5,17 +5,91 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
 
 if TYPE_CHECKING:
-    from toolkit.sandbox.server import Sandbox
+    from toolkit._spec.clouds import Cloud, Vocabulary
+    from toolkit.sandbox.network import NetworkModel
+    from toolkit.sandbox.world import World
 
-__all__ = ["Reply", "Request", "Route", "Router", "SandboxHTTPError", "error_reply", "family_of"]
+__all__ = ["Reply", "Request", "Route", "Router", "SandboxHTTPError", "SandboxView", "error_reply",
+           "family_of", "not_found_code"]
+
+
+class SandboxView(Protocol):
+    """What a handler sees of the sandbox serving its request (a :class:`Sandbox`).
+
+    The handlers read the world, the clock, the words of the sandbox's cloud and its settings,
+    and keep the state of long-running operations and rate limits under ``state_lock``.
+    """
+
+    @property
+    def world(self) -> World:
+        """The deterministic world."""
+
+    @property
+    def seed(self) -> int:
+        """The seed of the world."""
+
+    @property
+    def epoch(self) -> datetime:
+        """The instant the clock started from."""
+
+    @property
+    def cloud(self) -> Cloud:
+        """The cloud whose vocabulary the sandbox speaks."""
+
+    @property
+    def words(self) -> Vocabulary:
+        """That vocabulary, with the namespace and header prefix set."""
+
+    @property
+    def namespace(self) -> str:
+        """The provider namespace word (``Vendor``)."""
+
+    @property
+    def header_prefix(self) -> str:
+        """The custom header prefix (``x-vendor-``)."""
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """State kept across requests (operations, rate limits)."""
+
+    @property
+    def state_lock(self) -> AbstractContextManager[Any]:
+        """The lock of ``state``."""
+
+    @property
+    def lro_polls(self) -> int:
+        """Status polls a long-running operation takes."""
+
+    @property
+    def lro_retry_after(self) -> int:
+        """``Retry-After`` seconds of 202 answers."""
+
+    @property
+    def arm_limits(self) -> bool:
+        """Whether the resource manager's throttling is enforced."""
+
+    @property
+    def arm_read_methods(self) -> frozenset[str]:
+        """The methods the resource manager counts as reads."""
+
+    @property
+    def network(self) -> NetworkModel | None:
+        """The network model, if any."""
+
+    def now(self) -> datetime:
+        """Tell the sandbox clock."""
+
+    def new_id(self) -> str:
+        """Make a fresh identifier."""
 
 
 class _Headers(dict):
@@ -48,7 +122,7 @@ class Request:
     headers: _Headers
     body: bytes
     base_url: str
-    sandbox: Sandbox
+    sandbox: SandboxView
     params: dict[str, str] = field(default_factory=dict)
     path_params: dict[str, str] = field(default_factory=dict)
     family: str = "arm"
@@ -59,6 +133,7 @@ class Request:
     claims: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """Split the target into the path and the query parameters."""
         parts = urlsplit(self.target)
         self.path = parts.path
         self.query = parse_qsl(parts.query, keep_blank_values=True)
@@ -67,7 +142,13 @@ class Request:
             self.params.setdefault(k, v)
 
     def param(self, name: str, default: str | None = None) -> str | None:
-        """A query parameter, matched case-insensitively as the services do."""
+        """Read a query parameter, matched case-insensitively as the services do.
+
+        Returns
+        -------
+        str or None
+            The first value given, else ``default``.
+        """
         if name in self.params:
             return self.params[name]
         low = name.lower()
@@ -77,7 +158,18 @@ class Request:
         return default
 
     def json(self) -> Any:
-        """The body parsed; a bad body raises a 400 in the family's shape."""
+        """Parse the body as JSON.
+
+        Returns
+        -------
+        Any
+            The value, or ``None`` for an empty body.
+
+        Raises
+        ------
+        SandboxHTTPError
+            400 ``InvalidRequestContent`` for a body that is not JSON (in the family's shape).
+        """
         if not self.body:
             return None
         try:
@@ -107,6 +199,13 @@ class Reply:
     content_type: str = "application/json; charset=utf-8"
 
     def payload(self) -> bytes:
+        """Write the reply's body.
+
+        Returns
+        -------
+        bytes
+            ``raw`` when set, else ``body`` as JSON (nothing for ``None``).
+        """
         if self.raw is not None:
             return self.raw
         if self.body is None:
@@ -129,11 +228,16 @@ class SandboxHTTPError(Exception):
 
 def error_reply(request: Request, status: int, code: str, message: str, *,
                 headers: Mapping[str, str] | None = None, **extra: Any) -> Reply:
-    """An error in the body shape of the request's family.
+    """Make an error reply in the body shape of the request's family.
 
     ARM (and policy insights): ``{"error": {"code", "message", "target", "details"}}``;
     maps: the same plus ``x-vendor-error-code``; graph: ``innerError`` with date and request id;
     fabric: the flat ``{"requestId", "errorCode", "message", "isRetriable"}``.
+
+    Returns
+    -------
+    Reply
+        The error, with ``headers``.
     """
     prefix = request.sandbox.header_prefix
     out_headers = dict(headers or {})
@@ -183,6 +287,7 @@ class Route:
     regex: re.Pattern[str] = field(init=False)
 
     def __post_init__(self) -> None:
+        """Compile the pattern: each ``{name}`` matches one path segment."""
         rx = re.escape(self.pattern)
         rx = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]*)", rx)
         self.regex = re.compile(f"^{rx}$", re.IGNORECASE)
@@ -202,8 +307,13 @@ class Router:
         self.routes.append(Route(method.upper(), pattern, handler, family, api_versions, name))
 
     def match(self, method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
-        """The route for a request, its path parameters, and whether the path exists under
-        another method."""
+        """Find the route of a request.
+
+        Returns
+        -------
+        tuple of (Route or None, dict, bool)
+            The route, its path parameters, and whether the path exists under another method.
+        """
         path_exists = False
         for route in self.routes:
             m = route.regex.match(path)
@@ -215,7 +325,13 @@ class Router:
 
 
 def family_of(path: str) -> str:
-    """The family a path belongs to, for errors about paths no route knows."""
+    """Tell the family a path belongs to, for errors about paths no route knows.
+
+    Returns
+    -------
+    str
+        ``arm``, ``graph``, ``fabric`` or ``maps``.
+    """
     p = path.lower()
     if p.startswith(("/subscriptions", "/providers")):
         return "arm"
@@ -224,3 +340,20 @@ def family_of(path: str) -> str:
     if p.startswith(("/v1/workspaces", "/v1/operations", "/operations")):
         return "fabric"
     return "maps"
+
+
+def not_found_code(family: str) -> str:
+    """Name the error code a family answers a path no route knows with.
+
+    Parameters
+    ----------
+    family : str
+        ``arm``, ``maps``, ``graph`` or ``fabric``.
+
+    Returns
+    -------
+    str
+        ``InvalidResourceType``, ``EntityNotFound``, ``ResourceNotFound`` or ``NotFound``.
+    """
+    return {"arm": "InvalidResourceType", "fabric": "EntityNotFound",
+            "graph": "ResourceNotFound"}.get(family, "NotFound")

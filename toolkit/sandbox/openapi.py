@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit._spec.clouds import NEUTRAL_WORDS
-from toolkit.sandbox.http import Reply, Request, Route, Router
+from toolkit.sandbox.http import Handler, Reply, Request, Route, Router
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
@@ -599,15 +599,20 @@ def build_document(sandbox: Sandbox) -> dict[str, Any]:
     }
 
 
-def _serve(request: Request) -> Reply:
-    sandbox = request.sandbox
-    with sandbox.state_lock:
-        doc = sandbox.state.get("openapi")
-        if doc is None:
-            doc = sandbox.state["openapi"] = json.dumps(build_document(sandbox)).encode()
-    return Reply(200, raw=doc)
+def _serve(sandbox: Sandbox) -> Handler:
+    """Make the handler of the description of ``sandbox`` (built once, on first use)."""
+
+    def serve(request: Request) -> Reply:
+        with sandbox.state_lock:
+            doc = sandbox.state.get("openapi")
+            if doc is None:
+                doc = sandbox.state["openapi"] = json.dumps(build_document(sandbox)).encode()
+        return Reply(200, raw=doc)
+
+    return serve
 
 
 def register(router: Router, sandbox: Sandbox) -> None:
     """Serve the description at ``/openapi.json`` (no authentication: see ``Sandbox.handle``)."""
-    router.add("GET", OPENAPI_PATH, _serve, family="arm", api_versions=None, name="openapi")
+    router.add("GET", OPENAPI_PATH, _serve(sandbox), family="arm", api_versions=None,
+               name="openapi")

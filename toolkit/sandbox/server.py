@@ -8,7 +8,6 @@ injects faults (see :mod:`toolkit.sandbox.faults`). Its world is deterministic f
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import logging
 import re
@@ -19,18 +18,18 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit._spec.clouds import CLOUDS, PUBLIC, Cloud, Vocabulary, get_cloud
 from toolkit._spec.common import SANDBOX_HEADER
 from toolkit.sandbox.auth import ALL_ROLES, SandboxCredential, TokenAuthority
-from toolkit.sandbox.faults import FaultPlan, FaultRule, parse_fault_header
+from toolkit.sandbox.faults import FaultPlan, FaultRule, fault_error, parse_fault_header
+from toolkit.sandbox.gate import authenticate, check_api_version
 from toolkit.sandbox.http import (
     Reply,
     Request,
@@ -39,8 +38,10 @@ from toolkit.sandbox.http import (
     _Headers,
     error_reply,
     family_of,
+    not_found_code,
 )
 from toolkit.sandbox.network import NetworkModel
+from toolkit.sandbox.wire import Server
 from toolkit.sandbox.world import world_epoch
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SERVICE_MODULES", "LoggedRequest", "Sandbox"]
+__all__ = ["SERVICE_MODULES", "LoggedRequest", "Middleware", "Sandbox", "latest_running"]
 
 #: Modules whose ``register(router, sandbox)`` adds the routes of one service.
 SERVICE_MODULES = (
@@ -70,20 +71,30 @@ SERVICE_MODULES = (
     "toolkit.sandbox.openapi",
 )
 
-#: Answers from this size on are compressed for a client that accepts gzip (the front doors of
-#: the real services do the same for JSON).
-COMPRESS_MIN = 1024
+#: A check a family runs on each of its routed requests before the handler (after the
+#: api-version and the credentials): it returns, or raises SandboxHTTPError to refuse.
+Middleware = Callable[[Request], None]
+
+#: A ``Host`` header the sandbox builds links from: a name or IPv4 address, or a bracketed IPv6
+#: address, and an optional port.
+_HOST_RE = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+                      r"(?::[0-9]{1,5})?")
+
+#: The sandboxes serving in this process, oldest first (see :func:`latest_running`).
+_RUNNING: list[Sandbox] = []
+_RUNNING_LOCK = threading.Lock()
 
 
-def _accepts_gzip(value: str | None) -> bool:
-    """Whether an ``Accept-Encoding`` header accepts gzip (and does not refuse it with q=0)."""
-    for item in (value or "").split(","):
-        name, _, params = item.strip().partition(";")
-        if name.strip().lower() in ("gzip", "x-gzip", "*"):
-            q = params.strip().lower()
-            return not (q.startswith("q=") and q[2:].strip() in ("0", "0.0", "0.00", "0.000"))
-    return False
+def latest_running() -> Sandbox | None:
+    """Give the sandbox started last in this process that is still serving.
 
+    Returns
+    -------
+    Sandbox or None
+        That sandbox (``connect()`` with nothing configured starts one), or ``None``.
+    """
+    with _RUNNING_LOCK:
+        return _RUNNING[-1] if _RUNNING else None
 
 
 @dataclass(frozen=True)
@@ -97,96 +108,6 @@ class LoggedRequest:
     status: int
     route: str | None
     fault: str | None
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], sandbox: Sandbox) -> None:
-        self.sandbox = sandbox
-        super().__init__(address, _Handler)
-
-
-#: A ``Host`` header the sandbox builds links from: a name or IPv4 address, or a bracketed IPv6
-#: address, and an optional port.
-_HOST_RE = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
-                      r"(?::[0-9]{1,5})?")
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # answers go out as they are written (TCP_NODELAY), as web front ends send them, so that
-    # the head of a page reaches the client before its body is complete
-    disable_nagle_algorithm = True
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        logger.debug("sandbox: " + format, *args)
-
-    def date_time_string(self, timestamp: float | None = None) -> str:
-        """The ``Date`` header: the sandbox's clock, as a service's is its own."""
-        from email.utils import format_datetime
-
-        when = self.server.sandbox.now() if timestamp is None else \
-            datetime.fromtimestamp(timestamp, UTC)
-        return format_datetime(when, usegmt=True)
-
-    def setup(self) -> None:
-        super().setup()
-        network = self.server.sandbox.network
-        if network is not None:
-            network.connected()
-
-    def _serve(self) -> None:
-        sandbox = self.server.sandbox
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        reply, fault, request = sandbox.handle(self.command, self.path, dict(self.headers.items()),
-                                               body)
-        if sandbox.network is not None:
-            sandbox.network.before_answer()
-        self._send(reply, fault, request)
-
-    def _send(self, reply: Reply, fault: FaultRule | None, request: Request) -> None:
-        payload = reply.payload()
-        if fault is not None and fault.kind == "malformed" and payload:
-            payload = payload[: max(1, len(payload) // 2)] + b"<<not json>>"
-        elif fault is not None and fault.kind == "truncate" and payload:
-            payload = payload[: max(1, len(payload) // 2)]
-        self.send_response(reply.status)
-        headers = dict(reply.headers)
-        if payload or reply.status not in (204, 304):
-            headers.setdefault("Content-Type", reply.content_type)
-        sandbox = self.server.sandbox
-        if (sandbox.compress and len(payload) >= COMPRESS_MIN
-                and _accepts_gzip(request.headers.get("accept-encoding"))):
-            payload = gzip.compress(payload, compresslevel=sandbox.compress_level, mtime=0)
-            headers["Content-Encoding"] = "gzip"
-            headers["Vary"] = "Accept-Encoding"
-        for k, v in headers.items():
-            self.send_header(k, str(v))
-        if fault is not None and fault.kind == "drop" and len(payload) > 1:
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload[: len(payload) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            with suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        if self.command != "HEAD" and payload:
-            if sandbox.network is not None:
-                self.wfile.flush()
-                sandbox.network.send(self.wfile.write, payload)
-            else:
-                self.wfile.write(payload)
-        sandbox.note_bytes(len(payload))
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
 
 
 class Sandbox:
@@ -301,7 +222,11 @@ class Sandbox:
         self.router = Router(self.namespace)
         self._world: World | None = None
         self._world_lock = threading.Lock()
-        self._server: _Server | None = None
+        #: checks run on a routed request of a family before its handler, in order (each
+        #: raises :class:`~toolkit.sandbox.http.SandboxHTTPError` to refuse it): the families
+        #: register them, as the resource manager does its throttling
+        self.middleware: list[tuple[str, Middleware]] = []
+        self._server: Server | None = None
         self._thread: threading.Thread | None = None
         self._started_at = time.monotonic()
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
@@ -313,7 +238,7 @@ class Sandbox:
         """Start serving in a background thread; returns self."""
         if self._server is not None:
             return self
-        server = _Server((self.host, self.port), self)
+        server = Server((self.host, self.port), self)
         if self.tls:
             server.socket = self._wrap_tls(server.socket)
         self._server = server
@@ -321,6 +246,8 @@ class Sandbox:
         self._thread = threading.Thread(target=server.serve_forever, name=f"sandbox:{self.port}",
                                         daemon=True)
         self._thread.start()
+        with _RUNNING_LOCK:
+            _RUNNING.append(self)
         logger.info("sandbox serving at %s", self.url)
         return self
 
@@ -356,6 +283,9 @@ class Sandbox:
     def stop(self) -> None:
         """Stop serving and free the port."""
         server, self._server = self._server, None
+        with _RUNNING_LOCK:
+            if self in _RUNNING:
+                _RUNNING.remove(self)
         if server is not None:
             server.shutdown()
             server.server_close()
@@ -364,9 +294,11 @@ class Sandbox:
             self._tmpdir = None
 
     def __enter__(self) -> Sandbox:
+        """Start serving (see :meth:`start`)."""
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
+        """Stop serving (see :meth:`stop`)."""
         self.stop()
 
     @property
@@ -381,6 +313,7 @@ class Sandbox:
         return f"{scheme}://{self.host}:{self.port}"
 
     def __repr__(self) -> str:
+        """Show the seed and the address (or ``stopped``)."""
         state = self.url if self.running else "stopped"
         return f"<Sandbox seed={self.seed} {state}>"
 
@@ -398,8 +331,14 @@ class Sandbox:
         return self._world
 
     def now(self) -> datetime:
-        """The sandbox clock: the epoch plus the real time since the sandbox was made (or the
-        epoch itself with ``frozen_clock``)."""
+        """Tell the sandbox clock.
+
+        Returns
+        -------
+        datetime
+            The epoch plus the real time since the sandbox was made (the epoch itself with
+            ``frozen_clock``; the held time while :meth:`hold_clock` holds it).
+        """
         if self._held_at is not None:
             return self._held_at
         if self.frozen_clock:
@@ -407,26 +346,48 @@ class Sandbox:
         return self.epoch + timedelta(seconds=time.monotonic() - self._started_at)
 
     def hold_clock(self, when: datetime | None) -> None:
-        """Hold the clock at ``when`` (an aware datetime), for instance a past day, to see the
-        services answer as they did then; ``None`` lets it run again."""
+        """Hold the clock at ``when`` (an aware datetime), to see the services answer as then.
+
+        ``None`` lets it run again.
+        """
         if when is not None and when.tzinfo is None:
             raise ValueError("hold_clock needs an aware datetime (UTC)")
         self._held_at = when
 
     def catalog(self) -> pd.DataFrame:
-        """What the world holds (see :func:`toolkit.sandbox.catalog`)."""
+        """List what the world holds (see :func:`toolkit.sandbox.catalog`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``kind``, ``subscription_id``, ``resource_group``, ``name``, ``location``,
+            ``detail``.
+        """
         return self.world.catalog()
 
     # ------------------------------------------------------------------ credentials
     def credential(self, *, expires_in: float = 3600,
                    roles: Sequence[str] = ALL_ROLES) -> SandboxCredential:
-        """A credential whose tokens this sandbox accepts."""
+        """Make a credential whose tokens this sandbox accepts.
+
+        Returns
+        -------
+        SandboxCredential
+            An azure-core ``TokenCredential`` minting tokens with these roles and lifetime.
+        """
         return SandboxCredential(self.authority, expires_in=expires_in, roles=roles)
 
     def token(self, family: str | None = "arm", *, expires_in: float = 3600,
               roles: Sequence[str] = ALL_ROLES, audience: str | None = None) -> str:
-        """A raw token for a family, or for all four with ``family=None`` (tests use it to make
-        expired or wrong-audience tokens)."""
+        """Mint a raw token for a family, or for all four with ``family=None``.
+
+        Tests use it to make expired or wrong-audience tokens.
+
+        Returns
+        -------
+        str
+            The signed token.
+        """
         aud: str | list[str]
         if audience is not None:
             aud = audience
@@ -437,12 +398,23 @@ class Sandbox:
         return self.authority.mint(aud, expires_in=expires_in, roles=roles)
 
     def audiences(self, family: str) -> tuple[str, ...]:
-        """The token audiences the sandbox accepts for a family: its cloud's (the public
-        cloud's for a family its cloud does not offer)."""
+        """List the token audiences the sandbox accepts for a family.
+
+        Returns
+        -------
+        tuple of str
+            Its cloud's (the public cloud's for a family its cloud does not offer).
+        """
         return self.cloud.audiences.get(family) or PUBLIC.audiences[family]
 
     def scope(self, family: str) -> str:
-        """The token scope a client asks for to call a family of this sandbox."""
+        """Name the token scope a client asks for to call a family of this sandbox.
+
+        Returns
+        -------
+        str
+            The scope (``<audience>/.default``).
+        """
         return self.cloud.scope(family) or str(PUBLIC.scope(family))
 
     @property
@@ -476,10 +448,18 @@ class Sandbox:
 
     # ------------------------------------------------------------------ request handling
     def base_url_for(self, headers: dict[str, str]) -> str:
-        """The address the client reached this sandbox at: the scheme it serves and the
-        request's ``Host`` (as a service behind a front door builds its links), so the absolute
-        URLs it hands out (next links, ``Location``, operation URLs) keep working behind a proxy
-        or a mapped port. A missing or malformed ``Host`` gives the listening address."""
+        """Give the address the client reached this sandbox at.
+
+        The scheme it serves and the request's ``Host`` (as a service behind a front door builds
+        its links), so the absolute URLs it hands out (next links, ``Location``, operation URLs)
+        keep working behind a proxy or a mapped port. A missing or malformed ``Host`` gives the
+        listening address.
+
+        Returns
+        -------
+        str
+            The base URL.
+        """
         host = _Headers(headers).get("host") or ""
         if not _HOST_RE.fullmatch(host):
             return self.url
@@ -508,25 +488,25 @@ class Sandbox:
                 elif rule.kind == "lro_fail":
                     request.fail_operation = True
                 elif rule.kind in ("429", "500", "503"):
-                    raise _fault_error(rule)
+                    raise fault_error(rule)
                 else:
                     body_fault = rule
             # the one public path: the sandbox's own description (toolkit.sandbox.openapi),
             # which holds no data; every other route authenticates
             public = route is not None and route.name == "openapi" and request.method == "GET"
-            claims = {} if public else self._authenticate(request)
+            claims = {} if public else authenticate(request, self.authority, self.audiences,
+                                                    self.header_prefix)
             request.claims = claims
             if route is None:
                 if path_exists:
                     raise SandboxHTTPError(405, "MethodNotAllowed",
                                            f"The requested method {method} is not allowed.")
-                raise SandboxHTTPError(404, _not_found_code(request.family),
+                raise SandboxHTTPError(404, not_found_code(request.family),
                                        f"No resource or route matches '{request.path}'.")
-            self._check_api_version(request, route.api_versions)
-            if request.family == "arm" and self.arm_limits:
-                from toolkit.sandbox.arm.common import throttle
-
-                throttle(request)
+            check_api_version(request, route.api_versions)
+            for family, check in self.middleware:
+                if family == request.family:
+                    check(request)
             reply = route.handler(request)
         except SandboxHTTPError as err:
             reply = error_reply(request, err.status, err.code, err.message, headers=err.headers,
@@ -548,140 +528,26 @@ class Sandbox:
                                       route.name if route else None, fault_name))
         return reply, body_fault, request
 
-    def _check_api_version(self, request: Request, versions: tuple[str, ...] | None) -> None:
-        if versions is None:
-            return
-        value = request.param("api-version")
-        if not value:
-            if request.family == "arm":
-                raise SandboxHTTPError(400, "MissingApiVersionParameter",
-                                       "The api-version query parameter (?api-version=) is "
-                                       "required for all requests.")
-            raise SandboxHTTPError(400, "MissingApiVersion",
-                                   "The 'api-version' query parameter is required.")
-        if value not in versions:
-            if request.family == "arm":
-                raise SandboxHTTPError(
-                    400, "InvalidApiVersionParameter",
-                    f"The api-version '{value}' is invalid. The supported versions are "
-                    f"'{','.join(versions)}'.")
-            raise SandboxHTTPError(400, "InvalidApiVersion",
-                                   f"The api-version '{value}' is not supported; supported: "
-                                   f"{', '.join(versions)}.")
-
-    def _authenticate(self, request: Request) -> dict[str, Any]:
-        try:
-            return self._check_credentials(request)
-        except SandboxHTTPError as err:
-            if request.family == "maps" and err.status == 401 and err.code != "Unauthorized":
-                # maps answers every refusal in its own shape, bearer tokens included
-                raise self._maps_refusal("Bearer", "invalid_token", err.message) from err
-            raise
-
-    def _maps_refusal(self, realm_scheme: str, error: str, description: str) -> SandboxHTTPError:
-        return _maps_unauthorized(realm_scheme, error, description, self.audiences("maps")[0])
-
-    def _check_credentials(self, request: Request) -> dict[str, Any]:
-        family = request.family
-        auth = request.headers.get("authorization") or ""
-        if family == "maps":
-            key = request.headers.get("subscription-key") or request.param("subscription-key")
-            if key is not None:
-                if key != self.maps_key.reveal():
-                    raise self._maps_refusal("SharedKey", "InvalidKey",
-                                             "The provided key was incorrect or the account "
-                                             "resource does not exist.")
-                return {"roles": list(ALL_ROLES), "scheme": "SharedKey"}
-            if auth.lower().startswith("jwt-sas "):
-                try:
-                    claims = self.authority.verify(auth[8:].strip())
-                except ValueError as err:
-                    raise self._maps_refusal("jwt-sas", "InvalidToken", err.args[1]) from err
-                if claims.get("exp", 0) < time.time():
-                    raise self._maps_refusal("jwt-sas", "InvalidToken", "The SAS token expired.")
-                return claims
-        if not auth:
-            code, msg = {
-                "arm": ("AuthenticationFailed",
-                        "Authentication failed. The 'Authorization' header is missing."),
-                "maps": ("Unauthorized", "Access denied, please inspect WWW-Authenticate header."),
-                "graph": ("InvalidAuthenticationToken", "Access token is empty."),
-                "fabric": ("Unauthorized", "The caller is not authenticated to access this "
-                                           "resource."),
-            }[family]
-            if family == "maps":
-                raise self._maps_refusal("SharedKey", "InvalidKey",
-                                         "No key, SAS token or bearer token was provided.")
-            raise SandboxHTTPError(401, code, msg, headers={"WWW-Authenticate": "Bearer"})
-        scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise SandboxHTTPError(401, "AuthenticationFailedInvalidHeader" if family == "arm"
-                                   else "InvalidAuthenticationToken",
-                                   "Authentication failed. The 'Authorization' header is "
-                                   "provided in an invalid format.",
-                                   headers={"WWW-Authenticate": "Bearer"})
-        try:
-            claims = self.authority.verify(token.strip())
-        except ValueError as err:
-            raise SandboxHTTPError(401, err.args[0], err.args[1],
-                                   headers={"WWW-Authenticate": "Bearer"}) from err
-        now = time.time()
-        if claims.get("exp", 0) < now:
-            exp = datetime.fromtimestamp(claims.get("exp", 0), UTC).strftime("%m/%d/%Y %H:%M:%S")
-            cur = datetime.fromtimestamp(now, UTC).strftime("%m/%d/%Y %H:%M:%S")
-            code = "ExpiredAuthenticationToken" if family == "arm" else (
-                "TokenExpired" if family == "fabric" else "InvalidAuthenticationToken")
-            raise SandboxHTTPError(401, code, f"The access token expiry UTC time '{exp}' is "
-                                   f"earlier than current UTC time '{cur}'.",
-                                   headers={"WWW-Authenticate": "Bearer error=\"invalid_token\""})
-        audiences = tuple(dict.fromkeys(a.rstrip("/") for a in self.audiences(family)))
-        aud = claims.get("aud", "")
-        token_auds = {str(a).rstrip("/") for a in (aud if isinstance(aud, list) else [aud])}
-        if not token_auds & set(audiences):
-            raise SandboxHTTPError(401, "InvalidAuthenticationTokenAudience",
-                                   f"The access token has been obtained for wrong audience or "
-                                   f"resource '{claims.get('aud')}'. It should exactly match "
-                                   f"with one of the allowed audiences "
-                                   f"'{', '.join(a + '/' for a in audiences)}'.",
-                                   headers={"WWW-Authenticate": "Bearer"})
-        if family == "maps":
-            client_id = request.headers.get(f"{self.header_prefix}client-id") or \
-                request.headers.get("client-id")
-            if client_id != self.authority.maps_client_id:
-                raise self._maps_refusal("Bearer", "InvalidClientId",
-                                         f"The {self.header_prefix}client-id header must name "
-                                         "the maps account.")
-        return claims
-
     # ------------------------------------------------------------------ helpers for services
+    def add_middleware(self, family: str, check: Middleware) -> None:
+        """Run ``check`` on every routed request of ``family`` before its handler.
+
+        Parameters
+        ----------
+        family : str
+            ``arm``, ``maps``, ``graph`` or ``fabric``.
+        check : callable
+            Takes the request; raises :class:`~toolkit.sandbox.http.SandboxHTTPError` to
+            refuse it (the resource manager's throttling is one).
+        """
+        self.middleware.append((family, check))
+
     def new_id(self) -> str:
-        """A fresh identifier for operations and requests."""
+        """Make a fresh identifier for operations and requests.
+
+        Returns
+        -------
+        str
+            A random UUID.
+        """
         return str(uuid.uuid4())
-
-
-def _fault_error(rule: FaultRule) -> SandboxHTTPError:
-    headers = {}
-    if rule.retry_after is not None:
-        headers["Retry-After"] = f"{rule.retry_after:g}"
-    if rule.kind == "429":
-        return SandboxHTTPError(429, "TooManyRequests", "The request was throttled; retry "
-                                "after the interval in Retry-After.", headers=headers)
-    if rule.kind == "503":
-        return SandboxHTTPError(503, "ServiceUnavailable", "The service is temporarily "
-                                "unavailable.", headers=headers)
-    return SandboxHTTPError(500, "InternalServerError", "The server encountered an internal "
-                            "error.", headers=headers)
-
-
-def _maps_unauthorized(realm_scheme: str, error: str, description: str,
-                       realm: str) -> SandboxHTTPError:
-    return SandboxHTTPError(
-        401, "Unauthorized", "Access denied, please inspect WWW-Authenticate header.",
-        headers={"WWW-Authenticate": f'{realm_scheme} realm="{realm.rstrip("/")}/", '
-                                     f'error="{error}", error_description="{description}"'},
-        target=None)
-
-
-def _not_found_code(family: str) -> str:
-    return {"arm": "InvalidResourceType", "fabric": "EntityNotFound",
-            "graph": "ResourceNotFound"}.get(family, "NotFound")

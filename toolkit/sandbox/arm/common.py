@@ -1,5 +1,9 @@
-"""What every resource-management service of the sandbox shares: subscription and resource group
-checks, the ARM headers, and long-running operations (202 + ``Location`` polled to the end)."""
+"""Share what every resource-management service of the sandbox does alike.
+
+Subscription and resource group checks, the ARM headers, the throttling of every route (a
+middleware registered with the sandbox), and long-running operations (202 + ``Location`` polled
+to the end).
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from toolkit._spec.arm import (
     WRITE_REFILL_PER_SECOND,
 )
 from toolkit.sandbox.buckets import Buckets
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError, SandboxView
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
@@ -25,8 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["arm_reply", "find_group", "find_subscription", "limits", "register",
            "start_operation", "throttle"]
-
-
 
 _RESOURCE_GROUP_RE = re.compile(RESOURCE_GROUP_PATTERN)
 _RESOURCE_GROUP_RULE = (f"resource group names are 1 to {RESOURCE_GROUP_MAX} characters of "
@@ -41,8 +43,20 @@ def _resource_group_problem(name: str) -> str | None:
         return _RESOURCE_GROUP_RULE
     return None
 
+
 def find_subscription(request: Request, *, must_be_uuid: bool = True) -> Subscription:
-    """The subscription named in the path, else the ARM 400/404."""
+    """Find the subscription named in the path.
+
+    Returns
+    -------
+    Subscription
+        The world's subscription.
+
+    Raises
+    ------
+    SandboxHTTPError
+        400 ``InvalidSubscriptionId`` (when ``must_be_uuid``), 404 ``SubscriptionNotFound``.
+    """
     sub_id = request.path_params.get("subscriptionId", "")
     if must_be_uuid:
         try:
@@ -59,7 +73,19 @@ def find_subscription(request: Request, *, must_be_uuid: bool = True) -> Subscri
 
 
 def find_group(request: Request) -> tuple[Subscription, ResourceGroup]:
-    """The subscription and resource group named in the path, else the ARM 400/404."""
+    """Find the subscription and resource group named in the path.
+
+    Returns
+    -------
+    tuple of (Subscription, ResourceGroup)
+        The world's subscription and group.
+
+    Raises
+    ------
+    SandboxHTTPError
+        The subscription's 400/404, 400 ``InvalidResourceGroupName`` for a name the service
+        refuses, 404 ``ResourceGroupNotFound``.
+    """
     sub = find_subscription(request)
     rg = request.path_params.get("resourceGroupName", "")
     problem = _resource_group_problem(rg)
@@ -73,9 +99,17 @@ def find_group(request: Request) -> tuple[Subscription, ResourceGroup]:
     return sub, group
 
 
-def limits(sandbox: Sandbox) -> dict[str, Buckets]:
-    """The resource manager's buckets of reads and of writes, one per caller and subscription
-    (or tenant), at the documented sizes (``configure``/``refill`` them in tests)."""
+def limits(sandbox: SandboxView) -> dict[str, Buckets]:
+    """Give the resource manager's buckets of reads and of writes.
+
+    One bucket per caller and subscription (or tenant), at the documented sizes
+    (``configure``/``refill`` them in tests).
+
+    Returns
+    -------
+    dict
+        ``reads`` and ``writes`` to their :class:`~toolkit.sandbox.buckets.Buckets`.
+    """
     with sandbox.state_lock:
         found: dict[str, Buckets] | None = sandbox.state.get("arm_limits")
         if found is None:
@@ -86,8 +120,14 @@ def limits(sandbox: Sandbox) -> dict[str, Buckets]:
 
 
 def _bucket_of(request: Request) -> tuple[str, str, str]:
-    """(``reads`` or ``writes``, ``subscription`` or ``tenant``, the bucket's key) of a request:
-    the caller (the token's object id or application) and the subscription it names."""
+    """Tell the bucket a request is counted in.
+
+    Returns
+    -------
+    tuple of (str, str, str)
+        ``reads`` or ``writes``, ``subscription`` or ``tenant``, and the bucket's key: the caller
+        (the token's object id or application) and the subscription it names.
+    """
     kind = "reads" if request.method in request.sandbox.arm_read_methods else "writes"
     parts = request.path.strip("/").split("/")
     sub = parts[1].lower() if len(parts) > 1 and parts[0].lower() == "subscriptions" else None
@@ -96,9 +136,16 @@ def _bucket_of(request: Request) -> tuple[str, str, str]:
 
 
 def throttle(request: Request) -> None:
-    """Refuse a request its caller's bucket has no room for, as the resource manager does
-    (429 ``SubscriptionRequestsThrottled``/``TenantRequestsThrottled`` with ``Retry-After``),
-    when the sandbox enforces the limits (``Sandbox(arm_limits=True)``)."""
+    """Refuse a request its caller's bucket has no room for, as the resource manager does.
+
+    The resource manager's middleware (registered by :func:`register`): it counts only when the
+    sandbox enforces the limits (``Sandbox(arm_limits=True)``).
+
+    Raises
+    ------
+    SandboxHTTPError
+        429 ``SubscriptionRequestsThrottled``/``TenantRequestsThrottled`` with ``Retry-After``.
+    """
     if not request.sandbox.arm_limits:
         return
     kind, scope, key = _bucket_of(request)
@@ -114,10 +161,17 @@ def throttle(request: Request) -> None:
 
 
 def arm_reply(request: Request, body: Any, status: int = 200) -> Reply:
-    """A success reply with ARM's rate-limit header for the bucket the request was counted in
-    (reads or writes, see :func:`_bucket_of`): what the caller's bucket holds after this request
-    (with the limits enforced), else a bucket that is never drawn down (full, less this
-    request)."""
+    """Make a success reply with ARM's rate-limit header for the request's bucket.
+
+    The header says what the caller's bucket (reads or writes, see :func:`_bucket_of`) holds after
+    this request with the limits enforced, else what a bucket never drawn down holds (full, less
+    this request).
+
+    Returns
+    -------
+    Reply
+        ``status`` with ``body`` and the header.
+    """
     prefix = request.sandbox.header_prefix
     kind, scope, key = _bucket_of(request)  # a subscription's, or the tenant's above them
     if request.sandbox.arm_limits:
@@ -131,8 +185,10 @@ def start_operation(request: Request, provider: str, location: str,
                     finish: Callable[[], Reply], *, polls: int | None = None,
                     abandon: Callable[[], None] | None = None,
                     async_status: bool = False) -> Reply:
-    """Answer 202 with ``Location`` and ``Retry-After``; the Location URL answers 202 (no body)
-    for ``polls - 1`` polls, then whatever ``finish()`` returns.
+    """Start a long-running operation: answer 202 with ``Location`` and ``Retry-After``.
+
+    The Location URL answers 202 (no body) for ``polls - 1`` polls, then whatever ``finish()``
+    returns.
 
     ``polls`` defaults to the sandbox's ``lro_polls``; a request may ask for another number with
     the ``x-vendor-sandbox-lro-polls`` header (which the toolkit never sends on its own).
@@ -144,7 +200,13 @@ def start_operation(request: Request, provider: str, location: str,
     A request carrying the ``lro_fail`` fault starts an operation that ends Failed at every URL
     a client may poll: the status body ends ``Failed`` with an error, and the Location URL
     answers 400 with the same error (never 200 with a result); ``abandon()`` undoes what the
-    operation had reserved."""
+    operation had reserved.
+
+    Returns
+    -------
+    Reply
+        The 202 answer.
+    """
     sandbox = request.sandbox
     asked = request.headers.get(f"{sandbox.header_prefix}sandbox-lro-polls")
     if polls is None and asked and asked.isdigit():
@@ -171,7 +233,7 @@ def start_operation(request: Request, provider: str, location: str,
 
 
 def _operation(request: Request) -> dict[str, Any]:
-    """The operation named in the path (call with the state lock held), else 404."""
+    """Find the operation named in the path (call with the state lock held), else 404."""
     op_id = request.path_params["operationId"]
     op = request.sandbox.state.get("arm_operations", {}).get(op_id)
     if op is None or op["subscription"].lower() != request.path_params["subscriptionId"].lower():
@@ -210,7 +272,7 @@ def _poll(request: Request) -> Reply:
 
 
 def _status(request: Request) -> Reply:
-    """The async-operation status of an operation: 200 with ``status``."""
+    """Answer the async-operation status of an operation: 200 with ``status``."""
     sandbox = request.sandbox
     op_id = request.path_params["operationId"]
     with sandbox.state_lock:
@@ -228,7 +290,12 @@ def _status(request: Request) -> Reply:
 
 
 def register(router: Router, sandbox: Sandbox) -> None:
-    """The operation-results and operation-status routes shared by every provider."""
+    """Add the operation routes every provider shares, and the throttling middleware.
+
+    The operation-results and operation-status routes, and the resource manager's throttling of
+    every one of its routes (:func:`throttle`, a middleware of the sandbox).
+    """
+    sandbox.add_middleware("arm", throttle)
     router.add("GET", "/subscriptions/{subscriptionId}/providers/{provider}/locations/{location}/"
                "operationResults/{operationId}", _poll, family="arm", api_versions=None,
                name="arm_operation_result")

@@ -44,7 +44,7 @@ from toolkit.sandbox.arm.common import (
     find_subscription,
     start_operation,
 )
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError, SandboxView
 
 if TYPE_CHECKING:
     from toolkit._spec.clouds import Vocabulary
@@ -420,7 +420,7 @@ def _iso(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _protector_state(sandbox: Sandbox, server: SqlServer) -> dict[str, Any]:
+def _protector_state(sandbox: SandboxView, server: SqlServer) -> dict[str, Any]:
     """Return the server's live protector state (under ``sandbox.state``).
 
     A change whose time has come is applied first. Call with ``state_lock`` held.
@@ -447,7 +447,7 @@ def _apply(state: dict[str, Any], pending: dict[str, Any]) -> None:
 
 
 def protector_body(sql: SqlWorld, server: SqlServer, state: dict[str, Any],
-                   sandbox: Sandbox) -> dict[str, Any]:
+                   sandbox: SandboxView) -> dict[str, Any]:
     """Build the EncryptionProtector resource of a server in a given state.
 
     In the sandbox cloud's words (key type, ``kind``, vault host).

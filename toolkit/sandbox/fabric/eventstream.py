@@ -35,7 +35,7 @@ from toolkit._spec.fabric import (
     LABEL_STRATEGIES,
 )
 from toolkit.sandbox.buckets import Buckets
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError, SandboxView
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
@@ -161,7 +161,7 @@ def catalog_rows(fabric: Fabric) -> list[dict[str, Any]]:
     return rows
 
 
-def limits(sandbox: Sandbox) -> Buckets:
+def limits(sandbox: SandboxView) -> Buckets:
     """Return the per-caller creation throttle (``configure``/``refill`` it in tests)."""
     with sandbox.state_lock:
         buckets = sandbox.state.get("fabric_limits")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit._spec.graph import API_VERSIONS
 from toolkit.sandbox.buckets import Buckets
-from toolkit.sandbox.http import Handler, Reply, Request, Router, SandboxHTTPError
+from toolkit.sandbox.http import Handler, Reply, Request, Router, SandboxHTTPError, SandboxView
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
@@ -237,7 +237,7 @@ def catalog_rows(tenant: Tenant) -> list[dict[str, Any]]:
     return rows
 
 
-def limits(sandbox: Sandbox) -> Buckets:
+def limits(sandbox: SandboxView) -> Buckets:
     """Return the tenant throttle of the identity routes (``configure``/``refill`` it in tests)."""
     with sandbox.state_lock:
         buckets = sandbox.state.get("graph_limits")

@@ -32,7 +32,7 @@ from toolkit._spec.maps import (
     SNAP_MAX_GAP_M,
     SNAP_MAX_POINTS,
 )
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError, SandboxView
 from toolkit.sandbox.maps import note_arrival
 from toolkit.sandbox.maps.roads.matching import match as match_trace
 from toolkit.sandbox.maps.roads.network import network
@@ -147,7 +147,7 @@ def _route_feature(r: RouteResult, depart: datetime, with_path: bool, mode: str,
             "properties": props}
 
 
-def _route_item(item: Any, sandbox: Sandbox) -> dict[str, Any]:
+def _route_item(item: Any, sandbox: SandboxView) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise ItemError("BadRequest", "A batch item must be a JSON object.")
     points = _waypoints(item)

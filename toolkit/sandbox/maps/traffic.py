@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 
 from toolkit._core.geo import bbox_size_m
 from toolkit._spec.maps import INCIDENT_TYPES, TRAFFIC_API_VERSIONS
-from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
+from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError, SandboxView
 from toolkit.sandbox.maps import note_arrival
 from toolkit.sandbox.maps.roads.network import RoadNetwork, network
 
@@ -358,13 +358,13 @@ def _step(at: datetime) -> datetime:
     return epoch_min - timedelta(minutes=epoch_min.minute % 5)
 
 
-def incidents_at(sandbox: Sandbox, at: datetime | None = None) -> tuple[Incident, ...]:
+def incidents_at(sandbox: SandboxView, at: datetime | None = None) -> tuple[Incident, ...]:
     """List the incidents active at a moment (default: the sandbox clock)."""
     at = at or sandbox.now()
     return _incidents_cached(sandbox.seed, sandbox.epoch, _step(at))
 
 
-def traffic_factors(sandbox: Sandbox, at: datetime | None = None) -> dict[int, float]:
+def traffic_factors(sandbox: SandboxView, at: datetime | None = None) -> dict[int, float]:
     """Edge -> speed factor (0 = closed) from the active incidents."""
     factors: dict[int, float] = {}
     for inc in incidents_at(sandbox, at):
