@@ -21,8 +21,14 @@ from toolkit._core import accessor, registry
 from toolkit._core.cache import LIFETIME_HEADER, lifetime_header
 from toolkit._core.continuation import decode_token, resume_parser
 from toolkit._core.lazy import exports_of
-from toolkit._core.registry import OperationRecord, UnknownOperationError, record, records
-from toolkit._core.schemas import Col, Schema, schema_for
+from toolkit._core.registry import (
+    OperationRecord,
+    UnknownOperationError,
+    record,
+    records,
+    schema_for,
+)
+from toolkit._core.schemas import Col, Schema
 
 PACKAGE = Path(toolkit.__file__).parent
 #: What the core may name: itself and the data beneath it.

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import toolkit
-from toolkit._core.registry import records
-from toolkit._core.schemas import Col, Schema, schema_for
+from toolkit._core.registry import records, schema_for
+from toolkit._core.schemas import Col, Schema
 
 KINDS = {"string", "category", "datetime", "Int64", "exactint", "float", "boolean", "timedelta",
          "list", "object", "secret", "geometry"}

@@ -25,7 +25,8 @@ import toolkit
 from tests.conftest import example
 from tests.replay import Answer, Replay, replay_server
 from toolkit import ToolkitError
-from toolkit._core.schemas import Schema, schema_for
+from toolkit._core.registry import schema_for
+from toolkit._core.schemas import Schema
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["OperationRecord", "UnknownOperationError", "find", "helper", "install", "record",
-           "records", "register"]
+           "records", "register", "schema_for"]
 
 #: The kinds of helper a record can name, as :func:`helper` resolves them.
 HELPER_KINDS = ("plot", "explore")
@@ -45,7 +45,7 @@ class OperationRecord:
     name : str
         The operation, as the public function is named and ``df.attrs["operation"]`` says.
     schema : Schema, optional
-        The declared columns of the operation's frame (:func:`~toolkit._core.schemas.schema_for`).
+        The declared columns of the operation's frame (:func:`schema_for`).
     lifetime : int, optional
         Seconds the response cache keeps an answer of this read; ``None`` never caches it
         (credentials, creations and updates).
@@ -253,3 +253,27 @@ def helper(kind: str, name: str) -> Callable[..., Any]:
     if _helpers is None:
         raise LookupError("no package installed its helpers (toolkit installs them on import)")
     return _helpers(kind, name)
+
+
+def schema_for(function: str) -> Schema:
+    """Return the declared schema of a public function's frame.
+
+    Parameters
+    ----------
+    function : str
+        The function (the operation's name).
+
+    Returns
+    -------
+    Schema
+        The schema its operation's record declares.
+
+    Raises
+    ------
+    KeyError
+        No operation of that name, or it declares no schema.
+    """
+    schema = record(function).schema
+    if schema is None:
+        raise KeyError(f"operation {function!r} declares no schema")
+    return schema

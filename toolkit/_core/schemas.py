@@ -19,10 +19,9 @@ from dataclasses import dataclass
 import pandas as pd
 from pandas.api.extensions import ExtensionDtype
 
-from toolkit._core.registry import record
 from toolkit._core.secretarray import SecretDtype
 
-__all__ = ["Col", "Schema", "schema_for"]
+__all__ = ["Col", "Schema"]
 
 
 @dataclass(frozen=True)
@@ -91,27 +90,3 @@ class Schema:
             if c.name == name:
                 return c
         raise KeyError(name)
-
-
-def schema_for(function: str) -> Schema:
-    """Return the declared schema of a public function's frame.
-
-    Parameters
-    ----------
-    function : str
-        The function (the operation's name).
-
-    Returns
-    -------
-    Schema
-        The schema its operation's record declares.
-
-    Raises
-    ------
-    KeyError
-        No operation of that name, or it declares no schema.
-    """
-    schema = record(function).schema
-    if schema is None:
-        raise KeyError(f"operation {function!r} declares no schema")
-    return schema
