@@ -26,7 +26,11 @@ def map_summary(m: Any) -> pd.DataFrame:
             continue
         features, types, fields = 0, set(), []
         for child in group._children.values():
-            if isinstance(child, folium.GeoJson):
+            if hasattr(child, "tooltip_fields"):  # a compact layer (toolkit.explore._layer)
+                features += child.features
+                types |= set(child.geometry_types)
+                fields = list(child.tooltip_fields) or fields
+            elif isinstance(child, folium.GeoJson):
                 data = child.data
                 feats = data.get("features", []) if data.get("type") == "FeatureCollection" \
                     else [data]
