@@ -37,7 +37,7 @@ _TILES_CHOICES = ("auto", "roads", "web")
 
 #: Above this many features a map draws on one canvas instead of one SVG element per feature
 #: (see benchmarks/interactive_maps.py: SVG stops being responsive with tens of thousands).
-CANVAS_FROM = 2_000
+CANVAS_FROM = 500
 #: Layers of up to this many features carry each feature's full record for its popup; larger
 #: ones (long GPS traces) only their tooltips, to keep the page light.
 POPUPS_UP_TO = 5_000

@@ -38,6 +38,13 @@ LINE_ZOOMS = (-2, -1, 0, 1, 2, 3, 5)
 #: A coarser level of detail is kept only when it has at most this share of the vertices of the
 #: next finer level kept.
 LEVEL_SHARE = 0.6
+#: Line layers with this many lines or more are drawn once per colour from the stretches they
+#: share (:func:`shared_stretches`): a thousand routes through a few valleys draw the valleys'
+#: roads once, not a thousand times.
+MERGE_FROM = 50
+#: Zoom levels (relative to the opening one) of the undrawn lines that are hovered and clicked
+#: where a layer is drawn through its shared stretches.
+HIT_ZOOMS = (-1, 1, 3)
 #: Pixels a line may move when simplified for a zoom level.
 LINE_TOLERANCE_PX = 0.7
 #: The map's size in pixels assumed for its opening zoom (Leaflet fits the bounds into it).
@@ -62,12 +69,13 @@ window.toolkitLayer = window.toolkitLayer || (function () {
   function one(v, i) { return Array.isArray(v) ? v[i] : v; }
   return function (group, map, spec) {
     var n = spec.n, fg = L.featureGroup(), pal = spec.palette;
-    function style(i) {
-      var c = pal[one(spec.color, i)];
+    function style(i, look) {
+      var c = pal[look === undefined ? one(spec.color, i) : look];
       return {color: spec.outline || c, fillColor: c, weight: spec.weight,
               opacity: spec.opacity, fillOpacity: spec.kind === "point" ? 0.8 : 0.3,
               fill: spec.kind !== "line", dashArray: spec.dash || null,
-              interactive: spec.interactive, smoothFactor: 0};
+              interactive: look === undefined && spec.interactive, smoothFactor: 0,
+              stroke: look !== undefined || !spec.look};
     }
     if (spec.kind === "point") {
       var pts = dec(spec.geom), minz = spec.minzoom, built = {}, on = {}, byZ = {};
@@ -90,37 +98,50 @@ window.toolkitLayer = window.toolkitLayer || (function () {
       update();
       if (minz) { map.on("zoomend", update); }
     } else {
-      var levels = spec.levels, cur = -1, feats = [], cache = {};
-      var levelFor = function (zoom) {
-        for (var k = 0; k < levels.length; k++) { if (levels[k] >= zoom) { return k; } }
-        return levels.length - 1;
+      // lines at levels of detail: the level of the smallest zoom at or past the map's
+      var lod = function (geoms, levels, make) {
+        var cur = -1, feats = [], cache = {};
+        var levelFor = function (zoom) {
+          for (var k = 0; k < levels.length; k++) { if (levels[k] >= zoom) { return k; } }
+          return levels.length - 1;
+        };
+        var coords = function (i, k) {
+          var g = geoms[i], e = g[Math.min(k, g.length - 1)];
+          if (typeof e === "number") { k = e; e = g[e]; }
+          var key = i + ":" + k;
+          if (!cache[key]) {
+            cache[key] = e.split(" ").map(function (part) {
+              return spec.kind === "polygon" ? part.split("!").map(dec) : dec(part);
+            });
+          }
+          return cache[key];
+        };
+        var setLevel = function () {
+          var k = levelFor(map.getZoom());
+          if (k === cur) { return; }
+          for (var i = 0; i < geoms.length; i++) {
+            var ll = coords(i, k);
+            if (!feats[i]) { feats[i] = make(i, ll); fg.addLayer(feats[i]); }
+            else if (coords(i, cur) !== ll) { feats[i].setLatLngs(ll); }
+          }
+          cur = k;
+        };
+        setLevel();
+        if (levels.length > 1) { map.on("zoomend", setLevel); }
       };
-      var coords = function (i, k) {
-        var g = spec.geom[i], e = g[Math.min(k, g.length - 1)];
-        if (typeof e === "number") { k = e; e = g[e]; }
-        var key = i + ":" + k;
-        if (!cache[key]) {
-          cache[key] = e.split(" ").map(function (part) {
-            return spec.kind === "polygon" ? part.split("!").map(dec) : dec(part);
-          });
-        }
-        return cache[key];
-      };
-      var setLevel = function () {
-        var k = levelFor(map.getZoom());
-        if (k === cur) { return; }
-        for (var i = 0; i < n; i++) {
-          var ll = coords(i, k);
-          if (!feats[i]) {
-            var s = style(i);
-            feats[i] = spec.kind === "line" ? L.polyline(ll, s) : L.polygon(ll, s);
-            feats[i]._tk = i; fg.addLayer(feats[i]);
-          } else if (cur < 0 || coords(i, cur) !== ll) { feats[i].setLatLngs(ll); }
-        }
-        cur = k;
-      };
-      setLevel();
-      if (levels.length > 1) { map.on("zoomend", setLevel); }
+      // many lines: drawn once per colour from the unique stretches they share (what the
+      // screen shows), hovered and clicked through undrawn lines of their own
+      (spec.look || []).forEach(function (look) {
+        lod([look.geom], look.levels, function (i, ll) {
+          return L.polyline(ll, style(0, look.color));
+        });
+      });
+      lod(spec.geom, spec.levels, function (i, ll) {
+        var s = style(i), f = spec.kind === "line" ? L.polyline(ll, s) : L.polygon(ll, s);
+        f._tk = i;
+        if (spec.look) { f._clickTolerance = function () { return spec.weight / 2 + 3; }; }
+        return f;
+      });
     }
     if (spec.attribution) { fg.getAttribution = function () { return spec.attribution; }; }
     if (spec.tips) {
@@ -150,7 +171,9 @@ window.toolkitLayer = window.toolkitLayer || (function () {
     if (spec.interactive) {
       fg.on("mouseover", function (e) {
         var l = e.propagatedFrom || e.layer;
-        if (l && l.setStyle) { l.setStyle({weight: spec.weight + 3, fillOpacity: 1}); }
+        if (l && l.setStyle) {
+          l.setStyle({weight: spec.weight + 3, fillOpacity: 1, stroke: true});
+        }
       });
       fg.on("mouseout", function (e) {
         var l = e.propagatedFrom || e.layer;
@@ -223,7 +246,7 @@ def column(values: Sequence[str]) -> list[str] | dict[str, list[Any]]:
         What the page's script reads a row's value from.
     """
     pool = list(dict.fromkeys(values))
-    if len(pool) * 2 > len(values):
+    if not values or len(pool) * 2 > len(values):
         return list(values)
     where = {v: i for i, v in enumerate(pool)}
     return {"p": pool, "i": [where[v] for v in values]}
@@ -306,6 +329,53 @@ def line_levels(geoms: Sequence[Any], zoom: int, latitude: float,
             last_count = count
     kept.reverse()
     return [z for z, _ in kept], [list(g) for _, g in kept]
+
+
+def shared_stretches(lines: Sequence[Any]) -> Any:
+    """The stretches of road that ``lines`` cover, each once: their segments (to five
+    decimals) without repeats, chained into lines again where they meet.
+
+    Returns
+    -------
+    shapely.MultiLineString
+    """
+    import shapely
+
+    parts = shapely.get_parts(np.asarray(list(lines), dtype=object))
+    coords, which = shapely.get_coordinates(parts, return_index=True)
+    q = np.round(coords * 1e5).astype(np.int64)
+    same = which[1:] == which[:-1]
+    a, b = q[:-1][same], q[1:][same]
+    swap = (a[:, 0] > b[:, 0]) | ((a[:, 0] == b[:, 0]) & (a[:, 1] > b[:, 1]))
+    a[swap], b[swap] = b[swap].copy(), a[swap].copy()
+    rows = np.ascontiguousarray(np.hstack([a, b]))
+    segs = np.unique(rows.view(np.dtype((np.void, 32)))).view(np.int64).reshape(-1, 4)
+    segs = segs[(segs[:, 0] != segs[:, 2]) | (segs[:, 1] != segs[:, 3])]
+    ends: dict[tuple[int, int], list[int]] = {}
+    pairs = [((int(x1), int(y1)), (int(x2), int(y2))) for x1, y1, x2, y2 in segs.tolist()]
+    for k, (p, r) in enumerate(pairs):
+        ends.setdefault(p, []).append(k)
+        ends.setdefault(r, []).append(k)
+    used = [False] * len(pairs)
+    chains = []
+    for k in range(len(pairs)):
+        if used[k]:
+            continue
+        used[k] = True
+        chain = list(pairs[k])
+        for _ in range(2):  # forward, then from the other end
+            end = chain[-1]
+            while True:
+                nxt = next((j for j in ends[end] if not used[j]), None)
+                if nxt is None:
+                    break
+                used[nxt] = True
+                p, r = pairs[nxt]
+                end = r if p == end else p
+                chain.append(end)
+            chain.reverse()
+        chains.append(np.asarray(chain, dtype=float) / 1e5)
+    return shapely.multilinestrings([shapely.linestrings(c) for c in chains])
 
 
 def _parts(geom: Any) -> list[str]:
@@ -392,7 +462,9 @@ def compact_layer(geoms: Sequence[Any], *, bounds: Sequence[float], colors: Sequ
             raise ValueError("a layer holds points or lines and polygons, not both")
         spec["kind"] = "polygon" if n and np.isin(types, (3, 6)).all() else "line"
         latitude = (float(bounds[1]) + float(bounds[3])) / 2
-        levels, per_level = line_levels(arr, zoom, latitude, zooms)
+        merged = spec["kind"] == "line" and n >= MERGE_FROM and interactive
+        # lines drawn through their shared stretches are only hovered: fewer levels will do
+        levels, per_level = line_levels(arr, zoom, latitude, HIT_ZOOMS if merged else zooms)
         encoded: list[list[Any]] = [[] for _ in range(n)]
         for level in per_level:
             for i, g in enumerate(level):
@@ -401,6 +473,17 @@ def compact_layer(geoms: Sequence[Any], *, bounds: Sequence[float], colors: Sequ
                              if not isinstance(e, int) and e == parts), None)
                 encoded[i].append(parts if same is None else same)
         spec["levels"], spec["geom"] = levels, encoded
+        if merged:
+            colour_of = np.asarray(color if isinstance(color, list) else [0] * n)
+            spec["look"] = []
+            for c in range(len(palette)):
+                network = shared_stretches(arr[colour_of == c])
+                look_levels, look_geoms = line_levels([network], zoom, latitude, zooms)
+                looks: list[Any] = []
+                for level in look_geoms:
+                    parts = " ".join(_parts(level[0]))
+                    looks.append(parts if parts not in looks else looks.index(parts))
+                spec["look"].append({"color": c, "levels": look_levels, "geom": looks})
     if tips:
         spec["fields"] = [html.escape(label) for label in tips]
         spec["tips"] = [column(v) for v in tips.values()]
