@@ -115,7 +115,7 @@ def test_shared_stretches_are_drawn_once() -> None:
     network = shared_stretches(lines)
     assert shapely.get_num_coordinates(network) < 2_450 * 1.1
     assert shapely.get_num_coordinates(network) >= 2_450 * 0.9
-    assert network.length == pytest.approx(shapely.LineString(road[:2_450]).length, rel=1e-3)
+    assert network.length == pytest.approx(shapely.LineString(road[:2_450]).length, rel=5e-3)
 
 
 def test_a_page_of_a_thousand_routes_stays_light() -> None:
