@@ -3,6 +3,7 @@ weight of a page of a thousand routes."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -35,7 +36,7 @@ def test_polylines_round_trip_to_a_metre() -> None:
     assert np.abs(decode_polyline(text) - xy).max() <= 0.5e-5 + 1e-12
     assert encode_polyline(np.zeros((0, 2))) == "" and len(decode_polyline("")) == 0
     # a point next to the one before costs a couple of characters a coordinate
-    walk = np.cumsum(np.full((1000, 2), 0.0001), axis=0) + [1.5, 42.5]
+    walk = np.cumsum(np.full((1000, 2), 0.0001), axis=0) + np.array([1.5, 42.5])
     assert len(encode_polyline(walk)) < 1000 * 2 * 3
 
 
@@ -55,7 +56,7 @@ def test_points_are_thinned_per_zoom_level_and_all_drawn_close_up() -> None:
     minz = min_zooms(xy, zoom, 3.0)
     assert (minz <= zoom).sum() < len(xy) / 4
     drawn = [set(np.flatnonzero(minz <= z)) for z in range(zoom - 2, zoom + THIN_ZOOMS + 2)]
-    assert all(a <= b for a, b in zip(drawn, drawn[1:], strict=False))
+    assert all(a <= b for a, b in itertools.pairwise(drawn))
     assert drawn[-1] == set(range(len(xy)))
     spec = compact_layer(shapely.points(xy), bounds=(1.45, 42.30, 1.75, 42.60),
                          colors=["#000000"] * len(xy), radii=3)
@@ -66,12 +67,12 @@ def test_points_are_thinned_per_zoom_level_and_all_drawn_close_up() -> None:
 
 def test_lines_carry_fewer_vertices_at_coarser_zoom_levels() -> None:
     rng = np.random.default_rng(2)
-    walk = np.cumsum(rng.normal(0, 0.0002, (5_000, 2)), axis=0) + [1.5, 42.5]
+    walk = np.cumsum(rng.normal(0, 0.0002, (5_000, 2)), axis=0) + np.array([1.5, 42.5])
     line = shapely.LineString(walk)
     zooms, levels = line_levels([line], 11, 42.5)
     counts = [shapely.get_num_coordinates(level[0]) for level in levels]
     assert zooms == sorted(zooms) and len(zooms) >= 2
-    assert all(a < b for a, b in zip(counts, counts[1:], strict=False))
+    assert all(a < b for a, b in itertools.pairwise(counts))
     assert counts[-1] < len(walk)  # even the finest level is what a screen can show
     zooms, levels = line_levels([line], opening_zoom(ANDORRA), 42.54)
     spec = compact_layer([line], bounds=ANDORRA, colors=["#123456"])

@@ -43,8 +43,9 @@ LEVEL_SHARE = 0.6
 #: roads once, not a thousand times.
 MERGE_FROM = 50
 #: Zoom levels (relative to the opening one) of the undrawn lines that are hovered and clicked
-#: where a layer is drawn through its shared stretches.
-HIT_ZOOMS = (-1, 1, 3)
+#: where a layer is drawn through its shared stretches (one: within a few pixels of the drawn
+#: line up to four levels closer, where the hover reaches further than that).
+HIT_ZOOMS = (2,)
 #: Pixels a line may move when simplified for a zoom level.
 LINE_TOLERANCE_PX = 0.7
 #: The map's size in pixels assumed for its opening zoom (Leaflet fits the bounds into it).
@@ -189,8 +190,10 @@ window.toolkitLayer = window.toolkitLayer || (function () {
 
 # ------------------------------------------------------------------------------ encoding
 def encode_polyline(coords: Any) -> str:
-    """(longitude, latitude) pairs as one encoded polyline (five decimals, deltas, zigzag,
-    five bits a character: the Google polyline algorithm, longitude first).
+    """Encode (longitude, latitude) pairs as one polyline text.
+
+    Five decimals, deltas, zigzag, five bits a character: the Google polyline algorithm,
+    longitude first.
 
     Parameters
     ----------
@@ -208,7 +211,9 @@ def encode_polyline(coords: Any) -> str:
     d = np.diff(q, axis=0, prepend=np.zeros((1, 2), dtype=np.int64)).ravel()
     z = np.where(d < 0, ~(d << 1), d << 1)
     chunks = np.stack([(z >> (5 * k)) & 31 for k in range(7)], axis=1)
-    count = 1 + sum(((z >> (5 * k)) > 0).astype(np.int64) for k in range(1, 7))
+    count = np.ones(len(z), dtype=np.int64)
+    for k in range(1, 7):
+        count += (z >> (5 * k)) > 0
     position = np.arange(7)[None, :]
     more = position < (count[:, None] - 1)
     chars = (chunks | np.where(more, 32, 0)) + 63
@@ -217,7 +222,7 @@ def encode_polyline(coords: Any) -> str:
 
 
 def decode_polyline(text: str) -> np.ndarray:
-    """The (longitude, latitude) pairs of :func:`encode_polyline`'s text.
+    """Decode :func:`encode_polyline`'s text into (longitude, latitude) pairs.
 
     Returns
     -------
@@ -237,8 +242,10 @@ def decode_polyline(text: str) -> np.ndarray:
 
 
 def column(values: Sequence[str]) -> list[str] | dict[str, list[Any]]:
-    """A column of the record table: the values themselves, or, where they repeat (at most half
-    as many distinct ones as rows), ``{"p": pool, "i": index per row}``.
+    """Write one column of the record table.
+
+    The values themselves, or, where they repeat (at most half as many distinct ones as
+    rows), ``{"p": pool, "i": index per row}``.
 
     Returns
     -------
@@ -261,9 +268,10 @@ def _mercator(xy: np.ndarray) -> np.ndarray:
     return np.stack([px, py], axis=1)
 
 
-def opening_zoom(bounds: Sequence[float]) -> int:
-    """The zoom level Leaflet opens a map of :data:`VIEW_PX` at, fitted to ``bounds``
-    (west, south, east, north).
+def opening_zoom(bounds: Sequence[float] | np.ndarray) -> int:
+    """Estimate the zoom level Leaflet opens a map at, fitted to ``bounds``.
+
+    The map is taken to be :data:`VIEW_PX` in size; ``bounds`` are west, south, east, north.
 
     Returns
     -------
@@ -278,10 +286,11 @@ def opening_zoom(bounds: Sequence[float]) -> int:
 
 
 def min_zooms(xy: Any, zoom: int, cell_px: float) -> np.ndarray:
-    """Per point, the zoom level from which it is drawn: the first point (in order) of each
-    ``cell_px`` square of the screen is drawn, the others from the zoom at which they lead a
-    cell of their own; from ``zoom - 2`` (everything leading a cell there shows at any zoom) to
-    ``zoom + THIN_ZOOMS`` (everything shows past it).
+    """Find, per point, the zoom level from which it is drawn.
+
+    The first point (in order) of each ``cell_px`` square of the screen is drawn, the others
+    from the zoom at which they lead a cell of their own; from ``zoom - 2`` (everything leading
+    a cell there shows at any zoom) to ``zoom + THIN_ZOOMS`` (everything shows past it).
 
     Cells of a zoom level nest in those of the level before, so a point drawn at one zoom level
     is drawn at every closer one.
@@ -302,10 +311,11 @@ def min_zooms(xy: Any, zoom: int, cell_px: float) -> np.ndarray:
     return out
 
 
-def line_levels(geoms: Sequence[Any], zoom: int, latitude: float,
+def line_levels(geoms: Sequence[Any] | np.ndarray, zoom: int, latitude: float,
                 zooms: Sequence[int] = LINE_ZOOMS) -> tuple[list[int], list[list[Any]]]:
-    """Lines and polygons simplified for each zoom level of :data:`LINE_ZOOMS` around
-    ``zoom`` (or ``zooms``), keeping a coarser level only where it saves vertices.
+    """Simplify lines and polygons for each zoom level of ``zooms`` around ``zoom``.
+
+    A coarser level is kept only where it saves vertices (:data:`LEVEL_SHARE`).
 
     Returns
     -------
@@ -332,8 +342,10 @@ def line_levels(geoms: Sequence[Any], zoom: int, latitude: float,
 
 
 def shared_stretches(lines: Sequence[Any]) -> Any:
-    """The stretches of road that ``lines`` cover, each once: their segments (to five
-    decimals) without repeats, chained into lines again where they meet.
+    """Merge ``lines`` into the stretches they cover, each once.
+
+    Their segments (to five decimals) without repeats, chained into lines again where they
+    meet.
 
     Returns
     -------
@@ -375,11 +387,11 @@ def shared_stretches(lines: Sequence[Any]) -> Any:
                 chain.append(end)
             chain.reverse()
         chains.append(np.asarray(chain, dtype=float) / 1e5)
-    return shapely.multilinestrings([shapely.linestrings(c) for c in chains])
+    return shapely.MultiLineString([c.tolist() for c in chains])
 
 
 def _parts(geom: Any) -> list[str]:
-    """The encoded parts of one line or polygon (a polygon's rings joined by ``!``)."""
+    """Encode the parts of one line or polygon (a polygon's rings joined by ``!``)."""
     import shapely
 
     kind = geom.geom_type
@@ -392,14 +404,15 @@ def _parts(geom: Any) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ the layer
-def compact_layer(geoms: Sequence[Any], *, bounds: Sequence[float], colors: Sequence[str],
+def compact_layer(geoms: Sequence[Any] | np.ndarray, *, bounds: Sequence[float] | np.ndarray,
+                  colors: Sequence[str],
                   radii: Sequence[float] | float = 5.0, weight: float = 3.0,
                   opacity: float = 0.9, dash: str | None = None, outline: str | None = None,
                   tips: dict[str, list[str]] | None = None,
                   popup: dict[str, list[str]] | None = None, interactive: bool = True,
                   attribution: str | None = None,
                   zooms: Sequence[int] = LINE_ZOOMS) -> dict[str, Any]:
-    """The data of one layer, as the page's script (:data:`RUNTIME`) draws it.
+    """Build the data of one layer, as the page's script (:data:`RUNTIME`) draws it.
 
     Parameters
     ----------
@@ -497,7 +510,7 @@ def compact_layer(geoms: Sequence[Any], *, bounds: Sequence[float], colors: Sequ
 
 def layer_element(spec: dict[str, Any], map_name: str, *, geometry_types: Sequence[str] = (),
                   fields: Sequence[str] = ()) -> Any:
-    """A folium element that draws ``spec`` into the feature group it is added to.
+    """Make a folium element that draws ``spec`` into the feature group it is added to.
 
     Returns
     -------
@@ -520,22 +533,23 @@ def layer_element(spec: dict[str, Any], map_name: str, *, geometry_types: Sequen
             self.geometry_types = sorted(set(geometry_types))
             self.tooltip_fields = list(fields)
 
-        def render(self, **kwargs: Any) -> None:
+        def render(self, **kwargs: Any) -> str:
             # written as they are: the data is no template (branca's elements are)
-            figure = self.get_root()
-            if not hasattr(figure, "header"):
-                return
+            figure: Any = self.get_root()
+            if not hasattr(figure, "header") or self._parent is None:
+                return ""
             figure.header.add_child(raw_element(f"<script>{RUNTIME}</script>"),
                                     name="toolkit_layer_runtime")
             call = (f"toolkitLayer({self._parent.get_name()}, {self.map_name}, "
                     f"{self.data});")
             figure.script.add_child(raw_element(call), name=self.get_name())
+            return ""
 
     return CompactLayer()
 
 
 def raw_element(text: str) -> Any:
-    """A branca element that writes ``text`` as it is (not read as a template).
+    """Make a branca element that writes ``text`` as it is (not read as a template).
 
     Returns
     -------

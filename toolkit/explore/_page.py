@@ -117,7 +117,7 @@ def _packed() -> str:
 
 
 def carrier() -> str:
-    """The hidden element that carries Leaflet (compressed) for the maps of a notebook.
+    """Write the hidden element that carries Leaflet (compressed) for a notebook's maps.
 
     Returns
     -------
@@ -128,7 +128,7 @@ def carrier() -> str:
 
 
 def _current_cell() -> str | None:
-    """The id of the notebook cell being run (as the front end sends it), if any."""
+    """Return the id of the notebook cell being run (as the front end sends it), if any."""
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython comes with Jupyter
@@ -152,8 +152,10 @@ def _in_kernel() -> bool:
 
 
 def carries_now() -> bool:
-    """Whether the map shown now carries Leaflet: the first map of this kernel session does,
-    and so does a map shown again from that same cell; outside a kernel, every map does.
+    """Tell whether the map shown now carries Leaflet.
+
+    The first map of this kernel session does, and so does a map shown again from that same
+    cell; outside a kernel, every map does.
 
     Returns
     -------
@@ -172,11 +174,14 @@ def carries_now() -> bool:
 _SCRIPT_SRC = re.compile(r'<script src="([^"]+)"></script>')
 _STYLE_LINK = re.compile(r'<link rel="stylesheet" href="([^"]+)"/>')
 _INLINE_SCRIPT = re.compile(r"<script>")
+_INDENT = re.compile(r"\n\s+")
 
 
 def shared_page(page: str) -> str:
-    """A folium page (as rendered, linking its files) that loads Leaflet through
-    :data:`LOADER`: the known links dropped, the scripts after Leaflet's deferred.
+    """Make a folium page (as rendered, linking its files) load Leaflet through the loader.
+
+    The known links are dropped and the scripts after Leaflet's are deferred until
+    :data:`LOADER` has found it.
 
     Returns
     -------
@@ -197,12 +202,15 @@ def shared_page(page: str) -> str:
     def drop(m: re.Match[str]) -> str:
         return "" if m.group(1) in known else m.group(0)
 
-    return _STYLE_LINK.sub(drop, _SCRIPT_SRC.sub(drop, page))
+    page = _STYLE_LINK.sub(drop, _SCRIPT_SRC.sub(drop, page))
+    return _INDENT.sub("\n", page)  # the templates' indentation: no text of the map spans lines
 
 
 def srcdoc_value(page: str) -> str:
-    """``page`` as the value of a single-quoted ``srcdoc`` attribute: only ``&`` and ``'``
-    escaped (a page's JSON is full of double quotes, which then stay as they are).
+    """Escape ``page`` as the value of a single-quoted ``srcdoc`` attribute.
+
+    Only ``&`` and ``'`` are escaped: a page's JSON is full of double quotes, which then stay
+    as they are.
 
     Returns
     -------
@@ -212,8 +220,10 @@ def srcdoc_value(page: str) -> str:
 
 
 def notebook_html(figure: Any, page: str) -> str:
-    """What a notebook shows for a map: its page in an ``<iframe>`` (as branca's figure shows
-    it), with Leaflet's carrier before it when this map carries it (:func:`carries_now`).
+    """Write what a notebook shows for a map.
+
+    Its page in an ``<iframe>`` (as branca's figure shows it), with Leaflet's carrier before it
+    when this map carries it (:func:`carries_now`).
 
     Returns
     -------

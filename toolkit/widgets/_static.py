@@ -17,7 +17,7 @@ __all__ = ["bundle", "map_iframe", "png_tag"]
 
 
 def png_tag(png: bytes, alt: str) -> str:
-    """An ``<img>`` holding a PNG picture (empty when there is none)."""
+    """Write an ``<img>`` holding a PNG picture (empty when there is none)."""
     if not png:
         return ""
     data = base64.b64encode(png).decode("ascii")
@@ -26,9 +26,10 @@ def png_tag(png: bytes, alt: str) -> str:
 
 
 def map_iframe(m: Any, height: int) -> str:
-    """A folium map as an ``<iframe>`` of a fixed height (in pixels) and the full width: it
-    keeps its size inside widget boxes, where a height in proportion to a width that the box
-    has not set yet collapses to a sliver.
+    """Write a folium map as an ``<iframe>`` of a fixed height (in pixels) and the full width.
+
+    It keeps its size inside widget boxes, where a height in proportion to a width that the
+    box has not set yet collapses to a sliver.
 
     A map of :mod:`toolkit.explore` drawn offline finds Leaflet carried once in the notebook
     (see :mod:`toolkit.explore._page`) instead of carrying it in every view of it; the first
@@ -49,7 +50,7 @@ def map_iframe(m: Any, height: int) -> str:
 
 
 def bundle(widget: Any, static_html: str, **kwargs: Any) -> dict[str, Any]:
-    """The display data of ``widget`` with ``static_html`` as its ``text/html`` fallback."""
+    """Return the display data of ``widget`` with ``static_html`` as its HTML fallback."""
     data = widget._repr_mimebundle_(**kwargs)
     if isinstance(data, tuple):
         data = data[0]
