@@ -19,7 +19,6 @@ from toolkit.explore import _page  # noqa: E402
 from toolkit.explore._page import (  # noqa: E402
     CARRIER_ID,
     DEFERRED,
-    LOADER,
     carrier,
     carries_now,
     leaflet_files,
@@ -74,7 +73,7 @@ def test_a_notebook_shows_the_carrier_once_and_pages_without_leaflet(kernel) -> 
     assert len(js) > 100_000
     for shown in (first, second):
         page = html.unescape(shown.split("srcdoc='", 1)[1].split("'", 1)[0])
-        assert LOADER in page and js[:3000] not in page
+        assert "__toolkitLeaflet" in page and js[:3000] not in page
         assert not _HTTP_SCRIPT.search(page) and not _HTTP_STYLE.search(page)
         assert f'<script type="{DEFERRED}">' in page
     # the second map's page alone: far lighter than a page with Leaflet written in
@@ -85,7 +84,7 @@ def test_a_notebook_shows_the_carrier_once_and_pages_without_leaflet(kernel) -> 
 def test_a_saved_page_carries_its_own_leaflet_and_links_nothing() -> None:
     page = _map().get_root().render()
     assert not _HTTP_SCRIPT.search(page) and not _HTTP_STYLE.search(page)
-    assert leaflet_files()[0][:3000] in page and LOADER not in page
+    assert leaflet_files()[0][:3000] in page and "__toolkitLeaflet" not in page
 
 
 def test_shared_page_leaves_a_page_without_leaflet_alone() -> None:

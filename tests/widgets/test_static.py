@@ -31,11 +31,11 @@ def test_a_map_keeps_its_height_and_its_page_escaped() -> None:
 def test_a_toolkit_map_finds_leaflet_carried_once(frames_for_static) -> None:
     """A map of toolkit.explore in a widget carries no Leaflet of its own: the first map of a
     kernel session carries it (compressed) beside its frame; outside a kernel each does."""
-    from toolkit.explore._page import CARRIER_ID, LOADER, leaflet_files
+    from toolkit.explore._page import CARRIER_ID, leaflet_files
 
     frame = map_iframe(frames_for_static, 400)
     page = html.unescape(frame.split("srcdoc='", 1)[1].split("' style=", 1)[0])
-    assert LOADER in page and "<script src=" not in page
+    assert "__toolkitLeaflet" in page and "<script src=" not in page
     assert leaflet_files()[0][:2000] not in page
     assert f'id="{CARRIER_ID}"' in frame  # outside a kernel: carried with every map
 
