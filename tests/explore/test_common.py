@@ -197,24 +197,31 @@ def test_roads_are_drawn_only_where_the_shipped_network_is() -> None:
 
 
 def test_roads_are_thinned_to_the_maps_extent_and_zoom() -> None:
-    """A town's map carries the roads near the town only, and fewer vertices at the zoom
-    level it opens at than at the closest level of detail."""
+    """A town's map carries the roads near the town only, its streets too; a map of the
+    country its main roads only, with fewer vertices at the zoom it opens at than closer."""
     from toolkit.explore._layer import decode_polyline
 
-    def vertices(bounds: tuple[float, ...], level: int) -> int:
+    def roads(bounds: tuple[float, ...]) -> list[dict[str, Any]]:
         m = folium.Map()
         add_roads(m, bounds)
         (layer,) = _children(m, folium.FeatureGroup)
+        return _specs(layer)
+
+    def vertices(specs: list[dict[str, Any]], level: int) -> int:
         total = 0
-        for spec in _specs(layer):
+        for spec in specs:
             entry = spec["geom"][0][min(level, len(spec["geom"][0]) - 1)]
             entry = spec["geom"][0][entry] if isinstance(entry, int) else entry
             total += sum(len(decode_polyline(p)) for p in entry.split(" "))
         return total
 
-    town = (1.515, 42.502, 1.530, 42.512)  # Andorra la Vella
-    assert vertices(town, -1) < vertices(ANDORRA, -1) / 3
-    assert vertices(ANDORRA, 0) < vertices(ANDORRA, -1) * 0.8
+    town = roads((1.515, 42.502, 1.530, 42.512))  # Andorra la Vella
+    country = roads(ANDORRA)
+    assert "#dcdcdc" in {s["palette"][0] for s in town}  # streets
+    assert "#dcdcdc" not in {s["palette"][0] for s in country}
+    main_town = [s for s in town if s["palette"][0] != "#dcdcdc"]
+    assert vertices(main_town, -1) < vertices(country, -1) / 3
+    assert vertices(country, 0) < vertices(country, -1) * 0.8
 
 
 # ------------------------------------------------------------------------------ offline assets

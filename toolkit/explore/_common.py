@@ -50,8 +50,11 @@ _ROAD_STYLE = {  # road class -> (weight, colour)
 }
 #: The margin of shipped roads drawn around a map's bounds, as a share of its extent.
 ROAD_MARGIN = 0.35
+#: Minor roads (streets, tracks: any class but motorway to tertiary) are drawn on maps up to this
+#: many degrees across (about 8 km): on a map of the whole country they are a grey blur.
+MINOR_ROADS_UP_TO = 0.1
 #: Zoom levels (relative to the opening one) the background roads carry a level of detail for.
-ROAD_ZOOMS = (-1, 0, 1, 2)
+ROAD_ZOOMS = (0, 2)
 _reachable: dict[str, bool] = {}
 _reachable_lock = threading.Lock()
 
@@ -200,9 +203,9 @@ def add_roads(m: Any, bounds: Sequence[float]) -> bool:
     """Add the shipped roads near ``bounds`` as the bottom layer (not interactive), with the
     data's attribution; whether any road was drawn.
 
-    Only the roads within a margin of the bounds are written (a third of the extent), one line
-    per road style, thinned per zoom level like any line layer (see
-    :mod:`toolkit.explore._layer`).
+    Only the roads within a margin of the bounds are written (a third of the extent), minor
+    roads only on maps of a town or a valley (:data:`MINOR_ROADS_UP_TO`), one line per road
+    style, thinned per zoom level like any line layer (see :mod:`toolkit.explore._layer`).
     """
     import shapely
 
@@ -218,10 +221,15 @@ def add_roads(m: Any, bounds: Sequence[float]) -> bool:
     box = shapely.box(w - grow_x, s - grow_y, e + grow_x, n + grow_y)
     lines = shapely.clip_by_rect(np.asarray(near.geometry, dtype=object), *box.bounds)
     groups: dict[tuple[float, str], list[Any]] = {}
+    wide = max(e - w, n - s) > MINOR_ROADS_UP_TO
     for kind, line in zip(near["highway"], lines, strict=True):
         if line is None or line.is_empty:
             continue
-        style = _ROAD_STYLE.get(str(kind), (1.0, "#dcdcdc"))
+        style = _ROAD_STYLE.get(str(kind))
+        if style is None:  # a minor road: on maps of a town or a valley only
+            if wide:
+                continue
+            style = (1.0, "#dcdcdc")
         groups.setdefault(style, []).append(line)
     if not groups:
         return False

@@ -2,8 +2,8 @@
 
 A map in a notebook is a page of its own in an ``<iframe>`` (as folium shows it). Each used to
 carry Leaflet's script and style (about 160 KB); here only the first map of a kernel session
-carries them, once, compressed (gzip, base64: about 60 KB) in a hidden element beside its
-``<iframe>``, and every map's page (that one's too) opens with a small loader instead: it looks
+carries them, once, compressed (gzip, base64: about 75 KB, with the script that draws the
+toolkit's layers) in a hidden element beside its ``<iframe>``, and every map's page (that one's too) opens with a small loader instead: it looks
 for Leaflet in the windows above it (the notebook or the HTML report: an ``<iframe>`` written
 from ``srcdoc`` shares their origin), unpacks it once per window (the browser's own
 ``DecompressionStream``) and then runs the map's scripts. Nothing is fetched from the network,
@@ -51,7 +51,7 @@ LOADER = r"""(function () {
         var el = w.document.getElementById(ID);
         if (el) {
           return unpack(el.textContent).then(function (a) {
-            try { w[KEY] = {js: a.js, css: a.css}; } catch (e) { /* closed */ }
+            try { w[KEY] = {js: a.js, css: a.css, runtime: a.runtime}; } catch (e) { /* closed */ }
             return a;
           });
         }
@@ -66,6 +66,10 @@ LOADER = r"""(function () {
     style.textContent = a.css; document.head.appendChild(style);
     var lib = document.createElement("script");
     lib.textContent = a.js; document.head.appendChild(lib);
+    if (a.runtime && !window.toolkitLayer) {
+      var rt = document.createElement("script");
+      rt.textContent = a.runtime; document.head.appendChild(rt);
+    }
     var waiting = document.querySelectorAll('script[type="@DEFERRED@"]');
     for (var i = 0; i < waiting.length; i++) {
       var s = document.createElement("script");
@@ -111,8 +115,10 @@ def leaflet_files() -> tuple[str, str]:
 
 @cache
 def _packed() -> str:
+    from toolkit.explore._layer import RUNTIME
+
     js, css = leaflet_files()
-    raw = json.dumps({"js": js, "css": css}, separators=(",", ":")).encode()
+    raw = json.dumps({"js": js, "css": css, "runtime": RUNTIME}, separators=(",", ":")).encode()
     return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
 
 
@@ -189,6 +195,7 @@ def shared_page(page: str) -> str:
         HTML with no ``<script src>`` and no style sheet link of the known files.
     """
     from toolkit.explore._common import _assets
+    from toolkit.explore._layer import RUNTIME
 
     known = _assets()
     at = next((m for m in _SCRIPT_SRC.finditer(page) if m.group(1).endswith("/leaflet.js")),
@@ -196,6 +203,7 @@ def shared_page(page: str) -> str:
     if at is None or not known:
         return page
     before, after = page[:at.start()], page[at.end():]
+    after = after.replace(f"<script>{RUNTIME}</script>", "")  # carried with Leaflet
     after = _INLINE_SCRIPT.sub(f'<script type="{DEFERRED}">', after)
     page = before + f"<script>{LOADER}</script>" + after
 
