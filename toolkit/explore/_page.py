@@ -3,11 +3,12 @@
 A map in a notebook is a page of its own in an ``<iframe>`` (as folium shows it). Each used to
 carry Leaflet's script and style (about 160 KB); here only the first map of a kernel session
 carries them, once, compressed (gzip, base64: about 75 KB, with the script that draws the
-toolkit's layers) in a hidden element beside its ``<iframe>``, and every map's page (that one's too) opens with a small loader instead: it looks
-for Leaflet in the windows above it (the notebook or the HTML report: an ``<iframe>`` written
-from ``srcdoc`` shares their origin), unpacks it once per window (the browser's own
-``DecompressionStream``) and then runs the map's scripts. Nothing is fetched from the network,
-so the notebook, its HTML report and the notebook reopened with its outputs draw offline.
+toolkit's layers) in a hidden element beside its ``<iframe>``, and every map's page (that one's
+too) opens with a small loader instead: it looks for Leaflet in the windows above it (the
+notebook or the HTML report: an ``<iframe>`` written from ``srcdoc`` shares their origin),
+unpacks it once per window (the browser's own ``DecompressionStream``) and then runs the map's
+scripts. Nothing is fetched from the network, so the notebook, its HTML report and the notebook
+reopened with its outputs draw offline.
 
 A page saved on its own (``m.save``, ``m.get_root().render()``) still carries Leaflet written
 in, uncompressed.
