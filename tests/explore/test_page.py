@@ -78,7 +78,9 @@ def test_a_notebook_shows_the_carrier_once_and_pages_without_leaflet(kernel) -> 
         assert f'<script type="{DEFERRED}">' in page
     # the second map's page alone: far lighter than a page with Leaflet written in
     assert len(second) < len(_map("b").get_root().render()) / 2
-    assert len(carrier()) < len(js) * 0.6  # compressed, the layers' script with it
+    # compressed, with the layers' script and the main roads of the network
+    assert len(carrier()) < 120_000
+    assert "toolkitRoads" in second and '"n":1,"palette":["#a8a8a8"]' not in second
 
 
 def test_a_saved_page_carries_its_own_leaflet_and_links_nothing() -> None:

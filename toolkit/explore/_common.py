@@ -10,6 +10,7 @@ map draws without any network.
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import math
@@ -55,6 +56,9 @@ ROAD_MARGIN = 0.35
 MINOR_ROADS_UP_TO = 0.1
 #: Zoom levels (relative to the opening one) the background roads carry a level of detail for.
 ROAD_ZOOMS = (0, 2)
+#: The same, relative to the zoom a map of the whole shipped network opens at, for the main
+#: roads a notebook carries once (:func:`shared_roads`).
+SHARED_ROAD_ZOOMS = (1, 3, 5)
 _reachable: dict[str, bool] = {}
 _reachable_lock = threading.Lock()
 
@@ -150,7 +154,11 @@ def _offline_figure() -> Any:
             """The page with a loader of the Leaflet carried once in the notebook."""
             from toolkit.explore._page import shared_page
 
-            return shared_page(Figure.render(self, **kwargs))
+            self.toolkit_shared = True  # layers drawn from what the notebook carries
+            try:
+                return shared_page(Figure.render(self, **kwargs))
+            finally:
+                self.toolkit_shared = False
 
         def _repr_html_(self, **kwargs: Any) -> str:
             from toolkit.explore._page import notebook_html
@@ -238,9 +246,49 @@ def add_roads(m: Any, bounds: Sequence[float]) -> bool:
         merged = shapely.line_merge(shapely.multilinestrings(
             [p for g in parts for p in getattr(g, "geoms", [g]) if g.geom_type != "Point"]))
         _add_compact(m, layer, [merged], colors=[colour], weight=weight, opacity=1.0,
-                     interactive=False, attribution=ATTRIBUTION, zooms=ROAD_ZOOMS)
+                     interactive=False, attribution=ATTRIBUTION, zooms=ROAD_ZOOMS,
+                     shared=_road_key(weight, colour) if colour != "#dcdcdc" else None)
     layer.add_to(m)
     return True
+
+
+def _road_key(weight: float, colour: str) -> str:
+    return f"{weight:g} {colour}"
+
+
+@functools.cache
+def shared_roads() -> dict[str, dict[str, Any]]:
+    """Return the main roads of the whole shipped network, one layer's data per road style.
+
+    A notebook carries them once with Leaflet (see :mod:`toolkit.explore._page`), and the
+    pages of its maps draw them from there instead of carrying roads of their own; minor roads
+    (on maps of a town) stay in each map's page.
+
+    Returns
+    -------
+    dict
+        Road style key -> the data :func:`toolkit.explore._layer.compact_layer` returns.
+    """
+    import shapely
+
+    from toolkit.explore._layer import compact_layer
+
+    roads = _road_frame()
+    out: dict[str, dict[str, Any]] = {}
+    kinds = roads["highway"].astype(str)
+    bounds = shapely.total_bounds(np.asarray(roads.geometry, dtype=object))
+    for kind_style in sorted(set(_ROAD_STYLE.values())):
+        weight, colour = kind_style
+        chosen = kinds.map(lambda k, style=kind_style: _ROAD_STYLE.get(k) == style).to_numpy()
+        if not chosen.any():
+            continue
+        geoms = np.asarray(roads.geometry, dtype=object)[chosen]
+        merged = shapely.line_merge(shapely.multilinestrings(
+            [p for g in geoms for p in getattr(g, "geoms", [g])]))
+        out[_road_key(weight, colour)] = compact_layer(
+            [merged], bounds=bounds, colors=[colour], weight=weight, opacity=1.0,
+            interactive=False, attribution=ATTRIBUTION, zooms=SHARED_ROAD_ZOOMS)
+    return out
 
 
 # ------------------------------------------------------------------------------ layers
@@ -314,7 +362,7 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
 
 
 def _add_compact(m: Any, layer: Any, geoms: Sequence[Any], *, fields: Sequence[str] = (),
-                 **kwargs: Any) -> None:
+                 shared: str | None = None, **kwargs: Any) -> None:
     """Draw ``geoms`` into ``layer`` as one compact layer (see :mod:`toolkit.explore._layer`):
     points in one, lines and polygons in another where a layer holds both."""
     import shapely
@@ -331,7 +379,8 @@ def _add_compact(m: Any, layer: Any, geoms: Sequence[Any], *, fields: Sequence[s
         sub = {k: _subset(v, chosen, len(arr)) for k, v in kwargs.items()}
         spec = compact_layer(arr[chosen], bounds=bounds, **sub)
         types = sorted({g.geom_type for g in arr[chosen]})
-        layer_element(spec, m.get_name(), geometry_types=types, fields=fields).add_to(layer)
+        layer_element(spec, m.get_name(), geometry_types=types, fields=fields,
+                      shared=shared).add_to(layer)
 
 
 def _subset(value: Any, chosen: np.ndarray, n: int) -> Any:

@@ -69,6 +69,7 @@ window.toolkitLayer = window.toolkitLayer || (function () {
   function col(c, i) { return Array.isArray(c) ? c[i] : c.p[c.i[i]]; }
   function one(v, i) { return Array.isArray(v) ? v[i] : v; }
   return function (group, map, spec) {
+    if (!spec) { return null; }
     var n = spec.n, fg = L.featureGroup(), pal = spec.palette;
     function style(i, look) {
       var c = pal[look === undefined ? one(spec.color, i) : look];
@@ -509,14 +510,16 @@ def compact_layer(geoms: Sequence[Any] | np.ndarray, *, bounds: Sequence[float] 
 
 
 def layer_element(spec: dict[str, Any], map_name: str, *, geometry_types: Sequence[str] = (),
-                  fields: Sequence[str] = ()) -> Any:
+                  fields: Sequence[str] = (), shared: str | None = None) -> Any:
     """Make a folium element that draws ``spec`` into the feature group it is added to.
 
     Returns
     -------
     branca.element.MacroElement
         With ``features`` (count), ``geometry_types`` and ``tooltip_fields`` for
-        :func:`toolkit.explore.map_summary`.
+        :func:`toolkit.explore.map_summary`. With ``shared``, a page made for a notebook
+        (its figure's ``toolkit_shared`` set) draws the layer the notebook carries under that
+        key (``window.toolkitRoads``) instead of ``spec``.
     """
     from branca.element import MacroElement
 
@@ -540,8 +543,10 @@ def layer_element(spec: dict[str, Any], map_name: str, *, geometry_types: Sequen
                 return ""
             figure.header.add_child(raw_element(f"<script>{RUNTIME}</script>"),
                                     name="toolkit_layer_runtime")
-            call = (f"toolkitLayer({self._parent.get_name()}, {self.map_name}, "
-                    f"{self.data});")
+            data = self.data
+            if shared and getattr(figure, "toolkit_shared", False):
+                data = f"(window.toolkitRoads || {{}})[{json.dumps(shared)}]"
+            call = f"toolkitLayer({self._parent.get_name()}, {self.map_name}, {data});"
             figure.script.add_child(raw_element(call), name=self.get_name())
             return ""
 

@@ -1,17 +1,18 @@
 """Leaflet carried once per notebook or page instead of once per map.
 
 A map in a notebook is a page of its own in an ``<iframe>`` (as folium shows it). Each used to
-carry Leaflet's script and style (about 160 KB); here only the first map of a kernel session
-carries them, once, compressed (gzip, base64: about 75 KB, with the script that draws the
-toolkit's layers) in a hidden element beside its ``<iframe>``, and every map's page (that one's
-too) opens with a small loader instead: it looks for Leaflet in the windows above it (the
-notebook or the HTML report: an ``<iframe>`` written from ``srcdoc`` shares their origin),
-unpacks it once per window (the browser's own ``DecompressionStream``) and then runs the map's
-scripts. Nothing is fetched from the network, so the notebook, its HTML report and the notebook
-reopened with its outputs draw offline.
+carry Leaflet's script and style (about 160 KB) and its road background; here only the first
+map of a kernel session carries them, once, compressed (gzip, base64: about 110 KB, with the
+script that draws the toolkit's layers and the main roads of the shipped network) in a hidden
+element beside its ``<iframe>``, and every map's page (that one's too) opens with a small loader
+instead: it looks for Leaflet in the windows above it (the notebook or the HTML report: an
+``<iframe>`` written from ``srcdoc`` shares their origin), unpacks it once per window (the
+browser's own ``DecompressionStream``) and then runs the map's scripts. Nothing is fetched from
+the network, so the notebook, its HTML report and the notebook reopened with its outputs draw
+offline.
 
-A page saved on its own (``m.save``, ``m.get_root().render()``) still carries Leaflet written
-in, uncompressed.
+A page saved on its own (``m.save``, ``m.get_root().render()``) still carries Leaflet and its
+roads written in, uncompressed.
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ LOADER = r"""(function () {
         var el = w.document.getElementById(ID);
         if (el) {
           return unpack(el.textContent).then(function (a) {
-            try { w[KEY] = {js: a.js, css: a.css, runtime: a.runtime}; } catch (e) { /* closed */ }
+            try {
+              w[KEY] = {js: a.js, css: a.css, runtime: a.runtime, roads: a.roads};
+            } catch (e) { /* closed */ }
             return a;
           });
         }
@@ -67,6 +70,7 @@ LOADER = r"""(function () {
     style.textContent = a.css; document.head.appendChild(style);
     var lib = document.createElement("script");
     lib.textContent = a.js; document.head.appendChild(lib);
+    if (a.roads) { window.toolkitRoads = a.roads; }
     if (a.runtime && !window.toolkitLayer) {
       var rt = document.createElement("script");
       rt.textContent = a.runtime; document.head.appendChild(rt);
@@ -116,10 +120,12 @@ def leaflet_files() -> tuple[str, str]:
 
 @cache
 def _packed() -> str:
+    from toolkit.explore._common import shared_roads
     from toolkit.explore._layer import RUNTIME
 
     js, css = leaflet_files()
-    raw = json.dumps({"js": js, "css": css, "runtime": RUNTIME}, separators=(",", ":")).encode()
+    raw = json.dumps({"js": js, "css": css, "runtime": RUNTIME, "roads": shared_roads()},
+                     separators=(",", ":")).encode()
     return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
 
 
