@@ -58,7 +58,7 @@ MINOR_ROADS_UP_TO = 0.1
 ROAD_ZOOMS = (0, 2)
 #: The same, relative to the zoom a map of the whole shipped network opens at, for the main
 #: roads a notebook carries once (:func:`shared_roads`).
-SHARED_ROAD_ZOOMS = (1, 3, 5)
+SHARED_ROAD_ZOOMS = (1, 4)
 _reachable: dict[str, bool] = {}
 _reachable_lock = threading.Lock()
 

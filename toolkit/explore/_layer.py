@@ -44,8 +44,8 @@ LEVEL_SHARE = 0.6
 MERGE_FROM = 50
 #: Zoom levels (relative to the opening one) of the undrawn lines that are hovered and clicked
 #: where a layer is drawn through its shared stretches (one: within a few pixels of the drawn
-#: line up to four levels closer, where the hover reaches further than that).
-HIT_ZOOMS = (2,)
+#: line up to three levels closer, where the hover reaches further than that).
+HIT_ZOOMS = (1,)
 #: Pixels a line may move when simplified for a zoom level.
 LINE_TOLERANCE_PX = 0.7
 #: The map's size in pixels assumed for its opening zoom (Leaflet fits the bounds into it).

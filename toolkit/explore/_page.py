@@ -95,7 +95,7 @@ LOADER = r"""(function () {
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", go);
   } else { go(); }
-})();""".replace("@ID@", CARRIER_ID).replace("@DEFERRED@", DEFERRED)
+})();""".replace("@ID@", CARRIER_ID).replace("@DEFERRED@", DEFERRED).replace("\n  ", "\n")
 
 _carrier_lock = threading.Lock()
 _carrier: dict[str, Any] = {"done": False, "cell": None}
@@ -188,6 +188,7 @@ _SCRIPT_SRC = re.compile(r'<script src="([^"]+)"></script>')
 _STYLE_LINK = re.compile(r'<link rel="stylesheet" href="([^"]+)"/>')
 _INLINE_SCRIPT = re.compile(r"<script>")
 _INDENT = re.compile(r"\n\s+")
+_ELEMENT_ID = re.compile(r"_[0-9a-f]{32}(?![0-9a-f])")
 
 
 def shared_page(page: str) -> str:
@@ -218,7 +219,11 @@ def shared_page(page: str) -> str:
         return "" if m.group(1) in known else m.group(0)
 
     page = _STYLE_LINK.sub(drop, _SCRIPT_SRC.sub(drop, page))
-    return _INDENT.sub("\n", page)  # the templates' indentation: no text of the map spans lines
+    page = _INDENT.sub("\n", page)  # the templates' indentation: no text of the map spans lines
+    # folium's element names (a 32-digit hex id each, repeated wherever the element is named)
+    # are the page's own: short ones serve as well
+    names: dict[str, str] = {}
+    return _ELEMENT_ID.sub(lambda m: names.setdefault(m.group(0), f"_{len(names) + 1}"), page)
 
 
 def srcdoc_value(page: str) -> str:
