@@ -1,27 +1,31 @@
-"""Interactive maps of large frames: which way of drawing stays responsive.
+"""Interactive maps of large frames: first draw, a zoom step and a pan step in a real browser.
 
 Builds two large frames against the sandbox (a 20,000-point GPS trace snapped to the roads, and
-1,000 routes), draws each with :mod:`toolkit.explore` in two ways:
-
-(a) folium, one SVG element per feature (Leaflet's default renderer);
-(b) folium on one canvas (``prefer_canvas``: what ``toolkit.explore`` chooses past
-    ``CANVAS_FROM`` features);
-
-and measures, in headless Chromium (the system package, driven by Playwright), the time from
-opening the page to the map being drawn and the mean time of one zoom step redrawn (what a user
-feels when panning and zooming), beside the Python time to build the page and its size.
+1,000 routes), draws each with :mod:`toolkit.explore` (compact layers: encoded geometry thinned
+per zoom level, one record table per layer, one canvas past ``CANVAS_FROM`` features) and
+measures, in headless Chromium (the system package, driven by Playwright), the time from opening
+the page to the map being drawn, the mean time of one zoom step and of one pan step redrawn
+(what a user feels when panning and zooming), beside the Python time to build the page and its
+size. The figures of the previous way of drawing (one GeoJSON feature per row with its own
+tooltip and popup HTML, Leaflet and the roads written into every map) are printed beside them
+with ``--before`` a checkout of the previous code (``git worktree add /tmp/before <commit>``),
+measured by this same script in a process of its own, in the same run.
 
 lonboard (deck.gl) is not a contender here: it draws through a Jupyter widget whose front end is
 loaded from a CDN outside Jupyter, which the offline sandbox world cannot reach.
 
-Run: ``.venv/bin/python benchmarks/interactive_maps.py`` (needs the ``maps`` extra, Chromium at
-/usr/bin/chromium and the ``bench`` extra: ``pip install -e '.[bench]'``).
+Run: ``.venv/bin/python benchmarks/interactive_maps.py [--before CHECKOUT]`` (needs the ``maps``
+extra, Chromium at /usr/bin/chromium and the ``bench`` extra: ``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,7 +35,6 @@ import numpy as np
 
 import toolkit
 import toolkit.explore as explore
-from toolkit.explore import _common
 from toolkit.sandbox.maps.roads.matching import sample_trace
 from toolkit.sandbox.maps.roads.network import network
 from toolkit.sandbox.maps.roads.routing import route as road_route
@@ -52,7 +55,14 @@ _REDRAW = """async () => {
         m.setZoom(m.getZoom() + 1, {animate: false}); await frame();
         m.setZoom(m.getZoom() - 1, {animate: false}); await frame();
     }
-    return {load_ms: nav.loadEventEnd, drawn_ms: drawn, zoom_ms: (performance.now() - t0) / 10,
+    const zoom = (performance.now() - t0) / 10;
+    const t1 = performance.now();
+    for (let i = 0; i < 5; i++) {
+        m.panBy([150, 0], {animate: false}); await frame();
+        m.panBy([-150, 0], {animate: false}); await frame();
+    }
+    return {load_ms: nav.loadEventEnd, drawn_ms: drawn, zoom_ms: zoom,
+            pan_ms: (performance.now() - t1) / 10,
             paths: document.querySelectorAll("path.leaflet-interactive").length,
             canvases: document.querySelectorAll("canvas.leaflet-zoom-animated").length};
 }"""
@@ -81,16 +91,11 @@ def route_frame(conn: Any, count: int) -> Any:
     return toolkit.route_directions(queries, connection=conn)
 
 
-def measure(page: Any, make: Any, canvas: bool, folder: Path, label: str) -> dict[str, Any]:
-    saved = _common.CANVAS_FROM
-    _common.CANVAS_FROM = 0 if canvas else 10**9
-    try:
-        started = time.perf_counter()
-        m = make()
-        html = m.get_root().render()
-        build = time.perf_counter() - started
-    finally:
-        _common.CANVAS_FROM = saved
+def measure(page: Any, make: Any, folder: Path, label: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    m = make()
+    html = m.get_root().render()
+    build = time.perf_counter() - started
     path = folder / f"{label}.html"
     path.write_text(html, encoding="utf-8")
     page.goto(path.as_uri(), wait_until="load", timeout=600_000)
@@ -98,39 +103,63 @@ def measure(page: Any, make: Any, canvas: bool, folder: Path, label: str) -> dic
     return {"build_s": build, "mb": len(html.encode()) / 1e6, **got}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--points", type=int, default=20_000)
-    parser.add_argument("--routes", type=int, default=1_000)
-    args = parser.parse_args()
+def run(points: int, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """Measure both maps with the toolkit imported here."""
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     with Sandbox(seed=7) as sb, tempfile.TemporaryDirectory() as tmp:
         conn = toolkit.connect(sandbox=sb, progress=False)
-        raw, snapped = trace_frames(conn, args.points)
-        routes = route_frame(conn, args.routes)
+        raw, snapped = trace_frames(conn, points)
+        routes = route_frame(conn, count)
         cases = {
-            f"trace {len(raw):,} points": lambda: explore.snapped_trace(raw, snapped),
-            f"{int(routes.geometry.notna().sum()):,} routes": lambda: explore.routes(routes),
+            "trace": (f"trace {len(raw):,} points", lambda: explore.snapped_trace(raw, snapped)),
+            "routes": (f"{int(routes.geometry.notna().sum()):,} routes",
+                       lambda: explore.routes(routes)),
         }
         rows = []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium,
                                         args=["--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": 1000, "height": 700})
-            for name, make in cases.items():
-                for canvas in (False, True):
-                    label = f"{name.split()[0]}-{'canvas' if canvas else 'svg'}"
-                    rows.append((name, "(b) canvas" if canvas else "(a) SVG",
-                                 measure(page, make, canvas, Path(tmp), label)))
+            for key, (name, make) in cases.items():
+                rows.append((name, measure(page, make, Path(tmp), key)))
             browser.close()
         conn.close()
-    print(f"{'frame':<22} {'renderer':<11} {'build s':>8} {'page MB':>8} {'drawn ms':>9} "
-          f"{'zoom step ms':>13} {'SVG paths':>10}")
-    for name, renderer, r in rows:
-        print(f"{name:<22} {renderer:<11} {r['build_s']:>8.2f} {r['mb']:>8.1f} "
-              f"{r['drawn_ms']:>9.0f} {r['zoom_ms']:>13.0f} {r['paths']:>10,}")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=20_000)
+    parser.add_argument("--routes", type=int, default=1_000)
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a checkout of the previous code (e.g. a git worktree of the "
+                             "previous commit): measured too, in a process of its own")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.json:  # the measurement of another checkout, for --before
+        print(json.dumps(run(args.points, args.routes)))
+        return
+    before: dict[str, dict[str, Any]] = {}
+    if args.before is not None:
+        env = {**os.environ, "PYTHONPATH": str(args.before.resolve())}
+        done = subprocess.run([sys.executable, __file__, "--json", "--points", str(args.points),
+                               "--routes", str(args.routes)], env=env, capture_output=True,
+                              text=True, check=True)
+        before = {name: r for name, r in json.loads(done.stdout.strip().splitlines()[-1])}
+    rows = run(args.points, args.routes)
+    print(f"load average (1, 5, 15 min): {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    head = (f"{'frame':<22} {'code':<7} {'build s':>8} {'page MB':>8} {'drawn ms':>9} "
+            f"{'zoom step ms':>13} {'pan step ms':>12} {'SVG paths':>10}")
+    print(head)
+    for name, r in rows:
+        for label, got in (("before", before.get(name)), ("now", r)):
+            if got is None:
+                continue
+            print(f"{name:<22} {label:<7} {got['build_s']:>8.2f} {got['mb']:>8.2f} "
+                  f"{got['drawn_ms']:>9.0f} {got['zoom_ms']:>13.0f} {got['pan_ms']:>12.0f} "
+                  f"{got['paths']:>10,}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ workers starting), and one process imports nbconvert once instead of once a note
 execution times nbclient records in each code cell's metadata), so that no long notebook starts
 last.
 
+Each report is made lighter on the way out: JupyterLab's style sheets, the same in every report,
+go into one file beside them (``notebook-<hash>.css``, linked by a relative address), and its
+PNG pictures are written with a palette of 256 colours where that is smaller.
+
 Run: ``.venv/bin/python scripts/report.py --jobs 2 --output-dir reports notebooks/*.ipynb``
 """
 
@@ -16,7 +20,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import hashlib
+import io
+import re
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +45,62 @@ def recorded_seconds(nb: nbformat.NotebookNode) -> float:
     except (IndexError, KeyError, ValueError):
         return float("inf")
     return (last - first).total_seconds()
+
+
+_STYLE = re.compile(r"<style[^>]*>(.*?)</style>", re.S)
+_PNG = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+#: A style sheet of a report at least this long goes into the style sheet the reports share.
+SHARED_STYLE_FROM = 2_000
+_css_lock = threading.Lock()
+
+
+def shared_styles(html: str, out_dir: Path) -> str:
+    """Move the report's long style sheets (JupyterLab's theme, about 260 kB, the same in every
+    report) into one file beside the reports, linked by a relative address (it works offline,
+    as the reports directory is kept together)."""
+    head_end = html.find("</head>")
+    found = [m for m in _STYLE.finditer(html, 0, head_end)
+             if len(m.group(1)) >= SHARED_STYLE_FROM]
+    if not found:
+        return html
+    css = "\n".join(m.group(1) for m in found)
+    name = f"notebook-{hashlib.sha256(css.encode()).hexdigest()[:12]}.css"
+    with _css_lock:
+        target = out_dir / name
+        if not target.exists():
+            target.write_text(css, encoding="utf-8")
+    out, last = [], 0
+    for i, m in enumerate(found):
+        out.append(html[last:m.start()])
+        if i == 0:
+            out.append(f'<link rel="stylesheet" href="{name}">')
+        last = m.end()
+    out.append(html[last:])
+    return "".join(out)
+
+
+def lighter_pictures(html: str) -> str:
+    """Write each PNG picture of the report with a palette of 256 colours where that is smaller
+    (plots have few colours: a quarter to a third of the bytes, the same to the eye)."""
+    from PIL import Image
+
+    def smaller(m: re.Match[str]) -> str:
+        raw = base64.b64decode(m.group(1))
+        try:
+            picture = Image.open(io.BytesIO(raw))
+            if picture.mode == "RGBA" and picture.getextrema()[3][0] < 255:
+                return m.group(0)  # transparent: kept as it is
+            fewer = picture.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT,
+                                                    dither=Image.Dither.NONE)
+            buffer = io.BytesIO()
+            fewer.save(buffer, "PNG", optimize=True)
+        except (OSError, ValueError):
+            return m.group(0)
+        if buffer.tell() >= len(raw):
+            return m.group(0)
+        return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+    return _PNG.sub(smaller, html)
 
 
 async def _report(path: Path, nb: nbformat.NotebookNode, out_dir: Path, timeout: int,
@@ -58,6 +123,7 @@ async def _report(path: Path, nb: nbformat.NotebookNode, out_dir: Path, timeout:
     def export() -> None:
         html, _ = HTMLExporter().from_notebook_node(
             nb, resources={"metadata": {"name": path.stem, "path": str(path.parent)}})
+        html = lighter_pictures(shared_styles(html, out_dir))
         (out_dir / f"{path.stem}.html").write_text(html, encoding="utf-8")
 
     await asyncio.to_thread(export)

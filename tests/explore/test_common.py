@@ -168,22 +168,60 @@ def test_the_map_fits_its_bounds_with_a_margin_and_draws_on_canvas_when_large() 
     assert new_map(ANDORRA, tiles="roads", features=CANVAS_FROM + 1).options["prefer_canvas"]
 
 
+def _specs(group: Any) -> list[dict[str, Any]]:
+    """The data of the compact layers drawn into a feature group."""
+    return [c.spec for c in group._children.values() if hasattr(c, "spec")]
+
+
+def _colours(spec: dict[str, Any]) -> list[str]:
+    colour = spec["color"]
+    return [spec["palette"][c] for c in colour] if isinstance(colour, list) else \
+        [spec["palette"][colour]] * spec["n"]
+
+
 def test_roads_are_drawn_only_where_the_shipped_network_is() -> None:
     m = folium.Map()
     assert add_roads(m, ANDORRA) is True
     (layer,) = _children(m, folium.FeatureGroup)
     assert layer.layer_name == "roads" and not layer.control
-    parts = _children(layer, folium.GeoJson)
-    kinds = {f["geometry"]["type"] for p in parts for f in p.data["features"]}
-    assert parts and kinds == {"MultiLineString"}
-    styles = {(p.style_function(None)["color"], p.style_function(None)["weight"])
-              for p in parts}
-    assert len(styles) == len(parts)  # one part per road style
-    assert all(not p.options.get("interactive", True) for p in parts)  # background only
+    parts = _specs(layer)
+    assert parts and {p["kind"] for p in parts} == {"line"}
+    styles = {(p["palette"][0], p["weight"]) for p in parts}
+    assert len(styles) == len(parts) and all(p["n"] == 1 for p in parts)  # one per style
+    assert all(not p["interactive"] for p in parts)  # background only
+    assert all(p["attribution"] == ATTRIBUTION for p in parts)
     far = folium.Map()
     assert add_roads(far, OCEAN) is False and not _children(far, folium.FeatureGroup)
     offline = new_map(OCEAN, tiles="roads")
     assert offline.toolkit_offline and not _children(offline, folium.FeatureGroup)
+
+
+def test_roads_are_thinned_to_the_maps_extent_and_zoom() -> None:
+    """A town's map carries the roads near the town only, its streets too; a map of the
+    country its main roads only, with fewer vertices at the zoom it opens at than closer."""
+    from toolkit.explore._layer import decode_polyline
+
+    def roads(bounds: tuple[float, ...]) -> list[dict[str, Any]]:
+        m = folium.Map()
+        add_roads(m, bounds)
+        (layer,) = _children(m, folium.FeatureGroup)
+        return _specs(layer)
+
+    def vertices(specs: list[dict[str, Any]], level: int) -> int:
+        total = 0
+        for spec in specs:
+            entry = spec["geom"][0][min(level, len(spec["geom"][0]) - 1)]
+            entry = spec["geom"][0][entry] if isinstance(entry, int) else entry
+            total += sum(len(decode_polyline(p)) for p in entry.split(" "))
+        return total
+
+    town = roads((1.515, 42.502, 1.530, 42.512))  # Andorra la Vella
+    country = roads(ANDORRA)
+    assert "#dcdcdc" in {s["palette"][0] for s in town}  # streets
+    assert "#dcdcdc" not in {s["palette"][0] for s in country}
+    main_town = [s for s in town if s["palette"][0] != "#dcdcdc"]
+    assert vertices(main_town, -1) < vertices(country, -1) / 3
+    assert vertices(country, 0) < vertices(country, -1) * 0.8
 
 
 # ------------------------------------------------------------------------------ offline assets
@@ -240,13 +278,14 @@ def test_a_layer_draws_the_rows_with_a_geometry_with_their_colour_and_tooltip() 
     m = folium.Map()
     layer = add_layer(m, places, "places", colors=["#111111", "#222222", "#333333", "#444444"],
                       radius=[4, 5, 6, 7], dash="4 4", show=False)
-    (geojson,) = _children(layer, folium.GeoJson)
-    features = geojson.data["features"]
-    assert [f["properties"]["name"] for f in features] == ["a", "c", "d"]
-    assert [f["properties"]["__color"] for f in features] == ["#111111", "#333333", "#444444"]
-    assert [f["properties"]["__radius"] for f in features] == [4.0, 6.0, 7.0]
-    style = geojson.style_function(features[2])
-    assert (style["color"], style["dashArray"], style["radius"]) == ("#444444", "4 4", 7.0)
+    points, lines = _specs(layer)  # points and lines apart, in one layer
+    assert (points["kind"], points["n"], lines["kind"], lines["n"]) == ("point", 2, "line", 1)
+    names = points["tips"][points["fields"].index("name")]
+    assert names == ["a", "c"] or names == {"p": ["a", "c"], "i": [0, 1]}
+    assert _colours(points) == ["#111111", "#333333"] and _colours(lines) == ["#444444"]
+    assert points["radius"] == [4.0, 6.0] and lines["dash"] == "4 4"
+    assert points["popup"]["names"] == ["name", "tags", "info", "key", "when"]
+    assert "s3cr3t" not in str(points) and MASK in str(points)
     summary = map_summary(m).iloc[0]
     assert summary["layer"] == "places" and summary["features"] == 3 and not summary["shown"]
     assert summary["geometry_types"] == ["LineString", "Point"]
@@ -262,26 +301,29 @@ def test_one_colour_or_one_per_row() -> None:
         add_layer(m, places, "bad", colors=["#000000"] * 3)
     with pytest.raises(ValueError, match="one radius per row"):
         add_layer(m, places, "bad", colors="#000000", radius=[1, 2])
-    (geojson,) = _children(_children(m, folium.FeatureGroup)[0], folium.GeoJson)
-    assert {f["properties"]["__color"] for f in geojson.data["features"]} == {"#abcdef"}
+    specs = _specs(_children(m, folium.FeatureGroup)[0])
+    assert {c for s in specs for c in _colours(s)} == {"#abcdef"}
 
 
 def test_a_layer_with_nothing_to_draw_is_still_a_layer() -> None:
     places = _places().iloc[[1]]
     m = folium.Map()
     layer = add_layer(m, places, "nothing", colors="#000000")
-    assert not _children(layer, folium.GeoJson)
+    assert not _specs(layer)
     assert map_summary(m)[["layer", "features"]].values.tolist() == [["nothing", 0]]
 
 
 def test_lines_are_simplified_points_are_kept() -> None:
+    from toolkit.explore._layer import compact_layer, decode_polyline
+
     wiggle = shapely.LineString([(x / 1000, 0.000001 * (-1) ** x) for x in range(1001)])
-    frame = gpd.GeoDataFrame({"n": ["line", "point"]},
-                             geometry=[wiggle, shapely.Point(0.1234567, 0.7654321)], crs=4326)
-    data = _common._feature_collection(tooltip_frame(frame), {})
-    line, point = (f["geometry"] for f in data["features"])
-    assert 2 <= len(line["coordinates"]) < 100
-    assert point["coordinates"] == pytest.approx([0.1234567, 0.7654321], abs=1e-6)
+    line = compact_layer([wiggle], bounds=(0, 0, 1, 1), colors=["#000000"])
+    finest = line["geom"][0][-1]
+    assert 2 <= len(decode_polyline(finest)) < 100
+    point = compact_layer([shapely.Point(0.1234567, 0.7654321)], bounds=(0, 0, 1, 1),
+                          colors=["#000000"])
+    assert decode_polyline(point["geom"])[0] == pytest.approx([0.1234567, 0.7654321],
+                                                              abs=1e-5)
 
 
 def test_finish_adds_the_layer_control_and_an_escaped_legend() -> None:

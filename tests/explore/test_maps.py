@@ -182,11 +182,13 @@ def test_route_colours_follow_the_delay_relative_to_the_free_flow_time(frames) -
     m = explore.routes(frames["routes"])
     main = next(g for g in m._children.values()
                 if isinstance(g, folium.FeatureGroup) and g.layer_name == "main routes")
-    data = next(c for c in main._children.values() if isinstance(c, folium.GeoJson)).data
-    drawn_colours = [f["properties"]["__color"] for f in data["features"]]
+    spec = next(c.spec for c in main._children.values() if hasattr(c, "spec"))
+    colour = spec["color"]
+    drawn_colours = [spec["palette"][c] for c in colour] if isinstance(colour, list) \
+        else [spec["palette"][colour]] * spec["n"]
     assert drawn_colours == [delay_colour(v) for v in delay_share(drawn)]
     assert set(drawn_colours) != {steps["under 5 %"]}
     page = m.get_root().render()
     for *_, label in DELAY_STEPS:
         assert label in page
-    assert "alternative 1 (dashed)" in page and "dashArray" in page
+    assert "alternative 1 (dashed)" in page and '"dash":"8 6"' in page

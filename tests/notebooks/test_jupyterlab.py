@@ -147,6 +147,16 @@ def browser(lab: dict[str, Any]) -> Iterator[Any]:
             chromium.close()
 
 
+def _assert_draws(frame: Any) -> None:
+    """The map in this ``<iframe>`` is drawn: Leaflet found (carried once in the notebook, never
+    fetched) and its features on the map."""
+    content = frame.element_handle().content_frame()
+    assert content is not None
+    content.wait_for_function(
+        "() => window.L && document.querySelector('.leaflet-container')"
+        " && document.querySelectorAll('path, canvas').length > 0", timeout=ANSWER_TIMEOUT_MS)
+
+
 def _open_and_run(browser: Any, lab: dict[str, Any], name: str) -> Any:
     """A page with the notebook open in JupyterLab, all its cells run (waits for the kernel
     to finish: every cell has its execution count)."""
@@ -271,6 +281,7 @@ def test_the_air_quality_explorer_shows_the_place_typed(lab, browser) -> None:
         _wait_idle(page)
         # the map follows the one selected place too
         assert "Canillo" in (frame.get_attribute("srcdoc") or "")
+        _assert_draws(frame)
         title.scroll_into_view_if_needed()
         _shot(page, lab, "06-after")
         frame.scroll_into_view_if_needed()
@@ -301,6 +312,14 @@ def test_the_route_planner_plans_the_places_picked(lab, browser) -> None:
         frame.scroll_into_view_if_needed()
         box = frame.bounding_box()
         assert box is not None and box["height"] >= 400
+        _assert_draws(frame)
+        # the notebook's own maps too: only the first carries Leaflet, all of them draw
+        maps = page.locator(".jp-OutputArea-output > div > div > div > iframe, "
+                            ".jp-OutputArea-output iframe:not([title])")
+        assert maps.count() >= 2
+        for i in range(maps.count()):
+            maps.nth(i).scroll_into_view_if_needed()
+            _assert_draws(maps.nth(i))
         _shot(page, lab, "05-after")
     finally:
         page.close()

@@ -24,8 +24,32 @@ def test_a_map_keeps_its_height_and_its_page_escaped() -> None:
     m = folium.Map(location=(42.5, 1.5), tiles=None)
     frame = map_iframe(m, 380.7)
     assert "height:380px" in frame and "width:100%" in frame
-    page = frame.split('srcdoc="', 1)[1].split('" style=', 1)[0]
-    assert "<" not in page and html.unescape(page) == m.get_root().render()
+    page = frame.split("srcdoc='", 1)[1].split("' style=", 1)[0]
+    assert "'" not in page and html.unescape(page) == m.get_root().render()
+
+
+def test_a_toolkit_map_finds_leaflet_carried_once(frames_for_static) -> None:
+    """A map of toolkit.explore in a widget carries no Leaflet of its own: the first map of a
+    kernel session carries it (compressed) beside its frame; outside a kernel each does."""
+    from toolkit.explore._page import CARRIER_ID, leaflet_files
+
+    frame = map_iframe(frames_for_static, 400)
+    page = html.unescape(frame.split("srcdoc='", 1)[1].split("' style=", 1)[0])
+    assert "__toolkitLeaflet" in page and "<script src=" not in page
+    assert leaflet_files()[0][:2000] not in page
+    assert f'id="{CARRIER_ID}"' in frame  # outside a kernel: carried with every map
+
+
+@pytest.fixture
+def frames_for_static():
+    pytest.importorskip("folium")
+    import geopandas as gpd
+    import shapely
+
+    import toolkit.explore as explore
+
+    df = gpd.GeoDataFrame({"name": ["a"]}, geometry=[shapely.Point(1.52, 42.51)], crs=4326)
+    return explore.suggestions(df.assign(query="q", rank=1), tiles="roads")
 
 
 class _Widget:

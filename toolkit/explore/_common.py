@@ -10,16 +10,16 @@ map draws without any network.
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import math
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
@@ -38,7 +38,7 @@ _TILES_CHOICES = ("auto", "roads", "web")
 
 #: Above this many features a map draws on one canvas instead of one SVG element per feature
 #: (see benchmarks/interactive_maps.py: SVG stops being responsive with tens of thousands).
-CANVAS_FROM = 2_000
+CANVAS_FROM = 500
 #: Layers of up to this many features carry each feature's full record for its popup; larger
 #: ones (long GPS traces) only their tooltips, to keep the page light.
 POPUPS_UP_TO = 5_000
@@ -49,8 +49,16 @@ _ROAD_STYLE = {  # road class -> (weight, colour)
     "secondary": (2.0, "#bdbdbd"), "secondary_link": (1.5, "#bdbdbd"),
     "tertiary": (1.5, "#cfcfcf"),
 }
-#: Degrees the background roads are simplified by (about 5 m: finer than a map of towns shows).
-_ROAD_TOLERANCE = 0.00005
+#: The margin of shipped roads drawn around a map's bounds, as a share of its extent.
+ROAD_MARGIN = 0.35
+#: Minor roads (streets, tracks: any class but motorway to tertiary) are drawn on maps up to this
+#: many degrees across (about 8 km): on a map of the whole country they are a grey blur.
+MINOR_ROADS_UP_TO = 0.1
+#: Zoom levels (relative to the opening one) the background roads carry a level of detail for.
+ROAD_ZOOMS = (0, 2)
+#: The same, relative to the zoom a map of the whole shipped network opens at, for the main
+#: roads a notebook carries once (:func:`shared_roads`).
+SHARED_ROAD_ZOOMS = (1, 4)
 _reachable: dict[str, bool] = {}
 _reachable_lock = threading.Lock()
 
@@ -136,10 +144,26 @@ def _offline_figure() -> Any:
     from branca.element import Figure
 
     class OfflineFigure(Figure):
-        """A page whose Leaflet files are written in rather than linked."""
+        """A page whose Leaflet files are written in rather than linked; in a notebook, one
+        that finds Leaflet carried once for all maps (see :mod:`toolkit.explore._page`)."""
 
         def render(self, **kwargs: Any) -> str:
             return inline_assets(super().render(**kwargs))
+
+        def shared_render(self, **kwargs: Any) -> str:
+            """The page with a loader of the Leaflet carried once in the notebook."""
+            from toolkit.explore._page import shared_page
+
+            self.toolkit_shared = True  # layers drawn from what the notebook carries
+            try:
+                return shared_page(Figure.render(self, **kwargs))
+            finally:
+                self.toolkit_shared = False
+
+        def _repr_html_(self, **kwargs: Any) -> str:
+            from toolkit.explore._page import notebook_html
+
+            return notebook_html(self, self.shared_render(**kwargs))
 
     return OfflineFigure()
 
@@ -184,37 +208,87 @@ def _road_frame() -> Any:
 
 
 def add_roads(m: Any, bounds: Sequence[float]) -> bool:
-    """Add the shipped roads overlapping ``bounds`` as the bottom layer (not interactive), with
-    the data's attribution; whether any road was drawn."""
+    """Add the shipped roads near ``bounds`` as the bottom layer (not interactive), with the
+    data's attribution; whether any road was drawn.
+
+    Only the roads within a margin of the bounds are written (a third of the extent), minor
+    roads only on maps of a town or a valley (:data:`MINOR_ROADS_UP_TO`), one line per road
+    style, thinned per zoom level like any line layer (see :mod:`toolkit.explore._layer`).
+    """
     import shapely
 
     folium = folium_module()
     roads = _road_frame()
     w, s, e, n = bounds
-    grow_x, grow_y = (e - w) * 0.5 + 0.01, (n - s) * 0.5 + 0.01
+    # a map is often wider than its data: the margin east and west follows the height too
+    grow_x = max(e - w, (n - s) * 1.5) * ROAD_MARGIN + 0.003
+    grow_y = (n - s) * ROAD_MARGIN + 0.003
     near = roads.cx[w - grow_x:e + grow_x, s - grow_y:n + grow_y]
     if near.empty:
         return False
-    lines = shapely.simplify(np.asarray(near.geometry, dtype=object), _ROAD_TOLERANCE)
-    groups: dict[tuple[float, str], list[list[list[float]]]] = {}
+    box = shapely.box(w - grow_x, s - grow_y, e + grow_x, n + grow_y)
+    lines = shapely.clip_by_rect(np.asarray(near.geometry, dtype=object), *box.bounds)
+    groups: dict[tuple[float, str], list[Any]] = {}
+    wide = max(e - w, n - s) > MINOR_ROADS_UP_TO
     for kind, line in zip(near["highway"], lines, strict=True):
-        style = _ROAD_STYLE.get(str(kind), (1.0, "#dcdcdc"))
-        groups.setdefault(style, []).append(
-            np.round(shapely.get_coordinates(line), 5).tolist())
+        if line is None or line.is_empty:
+            continue
+        style = _ROAD_STYLE.get(str(kind))
+        if style is None:  # a minor road: on maps of a town or a valley only
+            if wide:
+                continue
+            style = (1.0, "#dcdcdc")
+        groups.setdefault(style, []).append(line)
+    if not groups:
+        return False
     layer = folium.FeatureGroup(name="roads", control=False)
     for (weight, colour), parts in sorted(groups.items()):
-        geojson = {"type": "Feature", "properties": {},
-                   "geometry": {"type": "MultiLineString", "coordinates": parts}}
-        folium.GeoJson(geojson, style_function=_fixed_style(colour, weight),
-                       interactive=False, control=False,
-                       attribution=ATTRIBUTION).add_to(layer)
+        merged = shapely.line_merge(shapely.multilinestrings(
+            [p for g in parts for p in getattr(g, "geoms", [g]) if g.geom_type != "Point"]))
+        _add_compact(m, layer, [merged], colors=[colour], weight=weight, opacity=1.0,
+                     interactive=False, attribution=ATTRIBUTION, zooms=ROAD_ZOOMS,
+                     shared=_road_key(weight, colour) if colour != "#dcdcdc" else None)
     layer.add_to(m)
     return True
 
 
-def _fixed_style(colour: str, weight: float, **extra: Any) -> Callable[[Any], dict[str, Any]]:
-    style = {"color": colour, "weight": weight, "opacity": 1.0, **extra}
-    return lambda feature: style
+def _road_key(weight: float, colour: str) -> str:
+    return f"{weight:g} {colour}"
+
+
+@functools.cache
+def shared_roads() -> dict[str, dict[str, Any]]:
+    """Return the main roads of the whole shipped network, one layer's data per road style.
+
+    A notebook carries them once with Leaflet (see :mod:`toolkit.explore._page`), and the
+    pages of its maps draw them from there instead of carrying roads of their own; minor roads
+    (on maps of a town) stay in each map's page.
+
+    Returns
+    -------
+    dict
+        Road style key -> the data :func:`toolkit.explore._layer.compact_layer` returns.
+    """
+    import shapely
+
+    from toolkit.explore._layer import compact_layer
+
+    roads = _road_frame()
+    out: dict[str, dict[str, Any]] = {}
+    kinds = roads["highway"].astype(str)
+    bounds = shapely.total_bounds(np.asarray(roads.geometry, dtype=object))
+    for kind_style in sorted(set(_ROAD_STYLE.values())):
+        weight, colour = kind_style
+        chosen = kinds.map(lambda k, style=kind_style: _ROAD_STYLE.get(k) == style).to_numpy()
+        if not chosen.any():
+            continue
+        geoms = np.asarray(roads.geometry, dtype=object)[chosen]
+        merged = shapely.line_merge(shapely.multilinestrings(
+            [p for g in geoms for p in getattr(g, "geoms", [g])]))
+        out[_road_key(weight, colour)] = compact_layer(
+            [merged], bounds=bounds, colors=[colour], weight=weight, opacity=1.0,
+            interactive=False, attribution=ATTRIBUTION, zooms=SHARED_ROAD_ZOOMS)
+    return out
 
 
 # ------------------------------------------------------------------------------ layers
@@ -256,7 +330,7 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
     so that each can be hovered. ``outline`` gives every marker a ring of that colour.
     Returns the layer.
     """
-    from toolkit.explore._fields import fields_for, popup_html, tooltip_texts
+    from toolkit.explore._fields import fields_for, tooltip_texts
 
     folium = folium_module()
     keep = has_geometry(df[geometry])
@@ -275,39 +349,69 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
         return layer
     fields = fields_for(df, operation)
     texts = tooltip_texts(rows, fields, tz=tz)
-    popups = ([popup_html(row, tz=tz, title=str(fields[0].value(row, tz)) if fields else None)
-               for _, row in rows.drop(columns=[geometry]).iterrows()]
-              if len(rows) <= POPUPS_UP_TO else [""] * len(rows))
+    popups = popup_table(rows.drop(columns=[geometry]), tz=tz) \
+        if len(rows) <= POPUPS_UP_TO else None
     geoms = list(rows[geometry])
     if spread:
         geoms = spread_points(geoms, _degrees_per_pixel(m), max(radii) * 2 + 2)
-    import geopandas as gpd
-
-    shown = gpd.GeoDataFrame(texts, geometry=geoms, crs="EPSG:4326")
-    labels = list(texts)
-    data = _feature_collection(shown, {"__color": colour_list, "__radius": radii,
-                                       "__popup": popups})
-    style: dict[str, Any] = {"weight": weight, "opacity": opacity, "fillOpacity": 0.8}
-    if dash:
-        style["dashArray"] = dash
-    folium.GeoJson(
-        data,
-        name=name,
-        marker=folium.CircleMarker(radius=radii[0], fill=True),
-        style_function=lambda f: {**style, "color": outline or f["properties"]["__color"],
-                                  "fillColor": f["properties"]["__color"],
-                                  "radius": f["properties"]["__radius"]},
-        highlight_function=lambda f: {"weight": weight + 3, "fillOpacity": 1.0},
-        tooltip=folium.GeoJsonTooltip(fields=labels, aliases=labels, sticky=True,
-                                      max_width=320, class_name="toolkit-tooltip")
-        if labels else None,
-        popup=folium.GeoJsonPopup(fields=["__popup"], labels=False, max_width=460,
-                                  class_name="toolkit-popup")
-        if len(rows) <= POPUPS_UP_TO else None,
-        smooth_factor=1.0,
-    ).add_to(layer)
+    _add_compact(m, layer, geoms, colors=colour_list, radii=radii, weight=weight,
+                 opacity=opacity, dash=dash, outline=outline, tips=texts or None,
+                 popup=popups, fields=list(texts))
     layer.add_to(m)
     return layer
+
+
+def _add_compact(m: Any, layer: Any, geoms: Sequence[Any], *, fields: Sequence[str] = (),
+                 shared: str | None = None, **kwargs: Any) -> None:
+    """Draw ``geoms`` into ``layer`` as one compact layer (see :mod:`toolkit.explore._layer`):
+    points in one, lines and polygons in another where a layer holds both."""
+    import shapely
+
+    from toolkit.explore._layer import compact_layer, layer_element
+
+    arr = np.asarray(list(geoms), dtype=object)
+    points = shapely.get_type_id(arr) == 0
+    bounds = getattr(m, "toolkit_bounds", None) or shapely.total_bounds(arr)
+    for part in (points, ~points):
+        if not part.any():
+            continue
+        chosen = np.flatnonzero(part)
+        sub = {k: _subset(v, chosen, len(arr)) for k, v in kwargs.items()}
+        spec = compact_layer(arr[chosen], bounds=bounds, **sub)
+        types = sorted({g.geom_type for g in arr[chosen]})
+        layer_element(spec, m.get_name(), geometry_types=types, fields=fields,
+                      shared=shared).add_to(layer)
+
+
+def _subset(value: Any, chosen: np.ndarray, n: int) -> Any:
+    """The chosen rows of a per-row value (a list of ``n``, or a dict of such lists)."""
+    if isinstance(value, dict):
+        return {k: _subset(v, chosen, n) for k, v in value.items()}
+    if isinstance(value, list) and len(value) == n:
+        return [value[i] for i in chosen]
+    return value
+
+
+def popup_table(df: pd.DataFrame, *, tz: str | None = None) -> dict[str, list[str]]:
+    """The full records of ``df`` for popups, column by column: each value's HTML (escaped,
+    formatted as :func:`toolkit.explore._fields.popup_html` writes it, empty when missing).
+
+    Returns
+    -------
+    dict
+        Column name -> one HTML text per row.
+    """
+    from toolkit.explore._fields import popup_cell
+
+    out: dict[str, list[str]] = {}
+    for name in df.columns:
+        values = df[name].tolist()
+        if values and hasattr(values[0], "geom_type"):
+            continue
+        cells = [popup_cell(v, tz) for v in values]
+        if any(cells):
+            out[str(name)] = cells
+    return out
 
 
 def spread_frame(m: Any, df: pd.DataFrame, radius: float) -> pd.DataFrame:
@@ -359,27 +463,6 @@ def spread_points(geoms: Sequence[Any], per_pixel: tuple[float, float],
             out[i] = shapely.Point(x + r * math.cos(a) * per_pixel[0],
                                    y + r * math.sin(a) * per_pixel[1])
     return out
-
-
-def _feature_collection(shown: pd.DataFrame, extra: dict[str, list[Any]]) -> dict[str, Any]:
-    """GeoJSON of a text frame, lines simplified for display (to a ten-thousandth of the
-    layer's extent: invisible at the zoom levels that show it whole), built column-wise."""
-    import shapely
-
-    geoms = np.asarray(shown.geometry, dtype=object)
-    lines = shapely.get_type_id(geoms) >= 1  # (multi)lines and polygons, not points
-    if lines.any():
-        w, s, e, n = shapely.total_bounds(geoms)
-        geoms = geoms.copy()
-        geoms[lines] = shapely.simplify(geoms[lines], max(e - w, n - s) / 10_000)
-    texts = shapely.to_geojson(shapely.set_precision(geoms, 1e-6))
-    columns = {c: shown[c].tolist() for c in shown.columns if c != "geometry"} | extra
-    names = list(columns)
-    features = [{"type": "Feature",
-                 "properties": dict(zip(names, values, strict=True)),
-                 "geometry": orjson.loads(text)}
-                for text, *values in zip(texts, *columns.values(), strict=True)]
-    return {"type": "FeatureCollection", "features": features}
 
 
 def finish(m: Any, *, legend: Sequence[tuple[str, ...]] = (), title: str | None = None) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["TOOLTIPS", "Field", "local_date", "popup_html", "tooltip_texts"]
+__all__ = ["TOOLTIPS", "Field", "local_date", "popup_cell", "popup_html", "tooltip_texts"]
 
 #: Characters of a value shown in a popup before the rest is folded away.
 POPUP_TEXT = 160
@@ -75,7 +75,8 @@ def local_date(when: Any) -> str:
 
 
 # ------------------------------------------------------------------------------ formatters
-Formatter = Callable[[pd.Series, str | None], Any]
+#: How a field is written: from a row (a Series or a dict of one record) and a time zone.
+Formatter = Callable[[Any, str | None], Any]
 
 
 def _get(row: pd.Series, name: str) -> Any:
@@ -255,10 +256,22 @@ def tooltip_texts(df: pd.DataFrame, fields: Sequence[Field], *,
     """Per field label, the escaped text of every row (for a Leaflet tooltip, which writes
     the values into the page as HTML)."""
     out: dict[str, list[str]] = {f.label: [] for f in fields}
-    for _, row in df.iterrows():
+    for row in df.to_dict("records"):  # plain dicts: formatters read them as rows
         for f in fields:
             out[f.label].append(html.escape(str(f.value(row, tz))))
     return out
+
+
+def popup_cell(value: Any, tz: str | None = None) -> str:
+    """One value of a popup's record as HTML: formatted, escaped, text past
+    :data:`POPUP_TEXT` characters folded behind a ``<details>`` toggle; empty when missing."""
+    if hasattr(value, "geom_type") or _missing(value):
+        return ""
+    text = _text(value, tz)
+    if len(text) > POPUP_TEXT:
+        return (f"<details><summary>{html.escape(text[:POPUP_TEXT])}…</summary>"
+                f"{html.escape(text[POPUP_TEXT:])}</details>")
+    return html.escape(text)
 
 
 def popup_html(row: pd.Series, *, tz: str | None = None, title: str | None = None) -> str:
@@ -266,16 +279,11 @@ def popup_html(row: pd.Series, *, tz: str | None = None, title: str | None = Non
     formatted; text past :data:`POPUP_TEXT` characters folded behind a ``<details>`` toggle."""
     lines = []
     for name, value in row.items():
-        if name in _POPUP_SKIP or hasattr(value, "geom_type") or _missing(value):
+        if name in _POPUP_SKIP:
             continue
-        text = _text(value, tz)
-        if not text:
+        shown = popup_cell(value, tz)
+        if not shown:
             continue
-        if len(text) > POPUP_TEXT:
-            shown = (f"<details><summary>{html.escape(text[:POPUP_TEXT])}…</summary>"
-                     f"{html.escape(text[POPUP_TEXT:])}</details>")
-        else:
-            shown = html.escape(text)
         lines.append(f"<tr><th style='text-align:left;padding-right:8px;vertical-align:top'>"
                      f"{html.escape(str(name))}</th><td>{shown}</td></tr>")
     head = f"<b>{html.escape(title)}</b>" if title else ""

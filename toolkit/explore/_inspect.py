@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -24,9 +24,14 @@ def map_summary(m: Any) -> pd.DataFrame:
     for group in m._children.values():
         if not isinstance(group, folium.FeatureGroup) or not group.control:
             continue
-        features, types, fields = 0, set(), []
+        features, types, fields = 0, set(), []  # type: tuple[int, set[str], list[str]]
         for child in group._children.values():
-            if isinstance(child, folium.GeoJson):
+            if hasattr(child, "tooltip_fields"):  # a compact layer (toolkit.explore._layer)
+                child = cast(Any, child)
+                features += child.features
+                types |= set(child.geometry_types)
+                fields = list(child.tooltip_fields) or fields
+            elif isinstance(child, folium.GeoJson):
                 data = child.data
                 feats = data.get("features", []) if data.get("type") == "FeatureCollection" \
                     else [data]

@@ -17,7 +17,7 @@ __all__ = ["bundle", "map_iframe", "png_tag"]
 
 
 def png_tag(png: bytes, alt: str) -> str:
-    """An ``<img>`` holding a PNG picture (empty when there is none)."""
+    """Write an ``<img>`` holding a PNG picture (empty when there is none)."""
     if not png:
         return ""
     data = base64.b64encode(png).decode("ascii")
@@ -26,16 +26,31 @@ def png_tag(png: bytes, alt: str) -> str:
 
 
 def map_iframe(m: Any, height: int) -> str:
-    """A folium map as an ``<iframe>`` of a fixed height (in pixels) and the full width: it
-    keeps its size inside widget boxes, where a height in proportion to a width that the box
-    has not set yet collapses to a sliver."""
-    page = html.escape(m.get_root().render())
-    return (f'<div class="toolkit-map"><iframe srcdoc="{page}" style="width:100%;'
+    """Write a folium map as an ``<iframe>`` of a fixed height (in pixels) and the full width.
+
+    It keeps its size inside widget boxes, where a height in proportion to a width that the
+    box has not set yet collapses to a sliver.
+
+    A map of :mod:`toolkit.explore` drawn offline finds Leaflet carried once in the notebook
+    (see :mod:`toolkit.explore._page`) instead of carrying it in every view of it; the first
+    map of a kernel session carries it.
+    """
+    root = m.get_root()
+    carried = ""
+    if hasattr(root, "shared_render"):
+        from toolkit.explore._page import carrier, carries_now
+
+        page = root.shared_render()
+        carried = carrier() if carries_now() else ""
+    else:
+        page = root.render()
+    srcdoc = page.replace("&", "&amp;").replace("'", "&#39;")
+    return (f'<div class="toolkit-map">{carried}<iframe srcdoc=\'{srcdoc}\' style="width:100%;'
             f'height:{int(height)}px;border:none" title="interactive map"></iframe></div>')
 
 
 def bundle(widget: Any, static_html: str, **kwargs: Any) -> dict[str, Any]:
-    """The display data of ``widget`` with ``static_html`` as its ``text/html`` fallback."""
+    """Return the display data of ``widget`` with ``static_html`` as its HTML fallback."""
     data = widget._repr_mimebundle_(**kwargs)
     if isinstance(data, tuple):
         data = data[0]
