@@ -1,4 +1,6 @@
-"""What every interactive map shares: the map, its background, layers with tooltips, offline
+"""Shared parts of every interactive map.
+
+What every interactive map shares: the map, its background, layers with tooltips, offline
 assets.
 
 Maps are Leaflet maps built with folium (the ``maps`` extra). Where web tiles cannot be reached
@@ -121,8 +123,11 @@ _NEEDED = ("/leaflet.js", "/leaflet.css")
 
 
 def inline_assets(page: str) -> str:
-    """The page with Leaflet's script and style written in, and the other CDN links (icons,
-    Bootstrap, jQuery: unused by these maps) removed, so that it renders with no network."""
+    """Write Leaflet's script and style into ``page`` and remove the other CDN links.
+
+    Returns the page with Leaflet written in and the other CDN links (icons, Bootstrap, jQuery:
+    unused by these maps) removed, so that it renders with no network.
+    """
     assets = _assets()
 
     def script(m: re.Match[str]) -> str:
@@ -144,14 +149,17 @@ def _offline_figure() -> Any:
     from branca.element import Figure
 
     class OfflineFigure(Figure):
-        """A page whose Leaflet files are written in rather than linked; in a notebook, one
-        that finds Leaflet carried once for all maps (see :mod:`toolkit.explore._page`)."""
+        """A page whose Leaflet files are written in rather than linked.
+
+        In a notebook, the page finds Leaflet carried once for all maps (see
+        :mod:`toolkit.explore._page`).
+        """
 
         def render(self, **kwargs: Any) -> str:
             return inline_assets(super().render(**kwargs))
 
         def shared_render(self, **kwargs: Any) -> str:
-            """The page with a loader of the Leaflet carried once in the notebook."""
+            """Render the page with a loader of the Leaflet carried once in the notebook."""
             from toolkit.explore._page import shared_page
 
             self.toolkit_shared = True  # layers drawn from what the notebook carries
@@ -172,7 +180,7 @@ def _offline_figure() -> Any:
 def new_map(bounds: Sequence[float], *, tiles: str = "auto",
             frames: Iterable[pd.DataFrame] = (), features: int = 0,
             height: int | str = 480) -> Any:
-    """A Leaflet map fitted to ``bounds`` (west, south, east, north) with its background.
+    """Make a Leaflet map fitted to ``bounds`` (west, south, east, north) with its background.
 
     ``tiles="auto"`` uses web tiles when they can be reached and the frames do not come from
     the sandbox, else the shipped roads; ``"web"`` and ``"roads"`` choose. With ``features``
@@ -201,15 +209,19 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
 
 
 def _road_frame() -> Any:
-    """The shipped roads: ``highway`` (road class) and ``geometry`` (LineString, EPSG:4326)."""
+    """Load the shipped roads.
+
+    Returns a frame of ``highway`` (road class) and ``geometry`` (LineString, EPSG:4326).
+    """
     from toolkit._data.andorra import roads
 
     return roads()
 
 
 def add_roads(m: Any, bounds: Sequence[float]) -> bool:
-    """Add the shipped roads near ``bounds`` as the bottom layer (not interactive), with the
-    data's attribution; whether any road was drawn.
+    """Add the shipped roads near ``bounds`` as the bottom layer (not interactive).
+
+    The layer carries the data's attribution. Returns whether any road was drawn.
 
     Only the roads within a margin of the bounds are written (a third of the extent), minor
     roads only on maps of a town or a valley (:data:`MINOR_ROADS_UP_TO`), one line per road
@@ -305,8 +317,11 @@ def _cell(value: Any) -> str:
 
 
 def tooltip_frame(df: pd.DataFrame, geometry: str = "geometry") -> pd.DataFrame:
-    """The frame's own columns as text for tooltips (every column but the geometries; lists
-    joined, nested objects as ``key: value``, missing values empty)."""
+    """Return the frame's own columns as text for tooltips.
+
+    Every column but the geometries is kept: lists joined, nested objects as ``key: value``,
+    missing values empty.
+    """
     import geopandas as gpd
 
     geo_columns = {c for c in df.columns if isinstance(df[c].dtype, gpd.array.GeometryDtype)}
@@ -363,8 +378,10 @@ def add_layer(m: Any, df: pd.DataFrame, name: str, *, colors: Sequence[str] | st
 
 def _add_compact(m: Any, layer: Any, geoms: Sequence[Any], *, fields: Sequence[str] = (),
                  shared: str | None = None, **kwargs: Any) -> None:
-    """Draw ``geoms`` into ``layer`` as one compact layer (see :mod:`toolkit.explore._layer`):
-    points in one, lines and polygons in another where a layer holds both."""
+    """Draw ``geoms`` into ``layer`` as one compact layer (see :mod:`toolkit.explore._layer`).
+
+    Points go in one, lines and polygons in another where a layer holds both.
+    """
     import shapely
 
     from toolkit.explore._layer import compact_layer, layer_element
@@ -384,7 +401,7 @@ def _add_compact(m: Any, layer: Any, geoms: Sequence[Any], *, fields: Sequence[s
 
 
 def _subset(value: Any, chosen: np.ndarray, n: int) -> Any:
-    """The chosen rows of a per-row value (a list of ``n``, or a dict of such lists)."""
+    """Take the chosen rows of a per-row value (a list of ``n``, or a dict of such lists)."""
     if isinstance(value, dict):
         return {k: _subset(v, chosen, n) for k, v in value.items()}
     if isinstance(value, list) and len(value) == n:
@@ -393,8 +410,10 @@ def _subset(value: Any, chosen: np.ndarray, n: int) -> Any:
 
 
 def popup_table(df: pd.DataFrame, *, tz: str | None = None) -> dict[str, list[str]]:
-    """The full records of ``df`` for popups, column by column: each value's HTML (escaped,
-    formatted as :func:`toolkit.explore._fields.popup_html` writes it, empty when missing).
+    """Write the full records of ``df`` for popups, column by column.
+
+    Each value becomes its HTML (escaped, formatted as :func:`toolkit.explore._fields.popup_html`
+    writes it, empty when missing).
 
     Returns
     -------
@@ -415,8 +434,11 @@ def popup_table(df: pd.DataFrame, *, tz: str | None = None) -> dict[str, list[st
 
 
 def spread_frame(m: Any, df: pd.DataFrame, radius: float) -> pd.DataFrame:
-    """A copy of ``df`` whose co-located points are spread (see :func:`spread_points`) for
-    markers of ``radius`` pixels: for a frame drawn as several layers, spread as one."""
+    """Copy ``df`` with its co-located points spread for markers of ``radius`` pixels.
+
+    The points are spread as :func:`spread_points` does; a frame drawn as several layers is
+    spread as one.
+    """
     out = df.copy()
     out["geometry"] = spread_points(list(df["geometry"]), _degrees_per_pixel(m),
                                     radius * 2 + 2)
@@ -424,9 +446,12 @@ def spread_frame(m: Any, df: pd.DataFrame, radius: float) -> pd.DataFrame:
 
 
 def _degrees_per_pixel(m: Any) -> tuple[float, float]:
-    """About how many degrees of longitude and latitude one screen pixel spans when the map
-    opens: fitted to its padded bounds in a map of about 600 by 380 pixels, at the whole zoom
-    level Leaflet rounds down to (up to twice as many degrees a pixel: 1.4 on average)."""
+    """Estimate the degrees of longitude and latitude one screen pixel spans as the map opens.
+
+    The map is taken as fitted to its padded bounds in a map of about 600 by 380 pixels, at the
+    whole zoom level Leaflet rounds down to (up to twice as many degrees a pixel: 1.4 on
+    average).
+    """
     w, s, e, n = getattr(m, "toolkit_bounds", (0.0, 0.0, 0.01, 0.01))
     cos_lat = max(math.cos(math.radians((s + n) / 2)), 0.1)
     lon_per_px = max((e - w) / 600, (n - s) / cos_lat / 380) * 1.4
@@ -435,8 +460,10 @@ def _degrees_per_pixel(m: Any) -> tuple[float, float]:
 
 def spread_points(geoms: Sequence[Any], per_pixel: tuple[float, float],
                   spacing: float) -> list[Any]:
-    """Points that share a place (to about a metre) moved onto a sunflower around it,
-    ``spacing`` pixels apart at the opening zoom; other geometries unchanged.
+    """Move points that share a place (to about a metre) onto a sunflower around it.
+
+    The moved points are ``spacing`` pixels apart at the opening zoom; other geometries are
+    unchanged.
 
     Parameters
     ----------
@@ -466,9 +493,11 @@ def spread_points(geoms: Sequence[Any], per_pixel: tuple[float, float],
 
 
 def finish(m: Any, *, legend: Sequence[tuple[str, ...]] = (), title: str | None = None) -> Any:
-    """Add the layer control and a legend in the map's lower left corner: one entry per
-    ``(label, colour)`` (a square), or ``(label, colour, "line")`` / ``(label, colour,
-    "dashed")`` for a line, or ``(label, colour, "dot")`` for a marker."""
+    """Add the layer control and a legend in the map's lower left corner.
+
+    The legend has one entry per ``(label, colour)`` (a square), or ``(label, colour, "line")``
+    / ``(label, colour, "dashed")`` for a line, or ``(label, colour, "dot")`` for a marker.
+    """
     folium = folium_module()
     folium.LayerControl(collapsed=True).add_to(m)
     if legend or title:
@@ -494,8 +523,10 @@ def _swatch(colour: str, kind: str = "square") -> str:
 
 
 def _control(content: str, position: str, css_class: str, style: str = "") -> Any:
-    """A Leaflet control in a corner of the map holding ``content`` (HTML): the legend, the
-    sandbox mark."""
+    """Make a Leaflet control in a corner of the map holding ``content`` (HTML).
+
+    It holds the legend or the sandbox mark.
+    """
     import json
 
     from branca.element import MacroElement

@@ -35,7 +35,10 @@ def _missing(value: Any) -> bool:
 
 
 def _text(value: Any, tz: str | None = None) -> str:
-    """A value as plain text (lists joined, nested objects as ``key: value``, times in ``tz``)."""
+    """Write a value as plain text.
+
+    Lists are joined, nested objects written as ``key: value``, times in ``tz``.
+    """
     if _missing(value):
         return ""
     if isinstance(value, pd.Timestamp):
@@ -63,7 +66,7 @@ def _clock(when: pd.Timestamp, tz: str | None, *, date: bool = False) -> str:
 
 
 def local_date(when: Any) -> str:
-    """The local calendar date of a daily forecast's ``dateTime``.
+    """Give the local calendar date of a daily forecast's ``dateTime``.
 
     A day's forecast starts at local midnight, which the frame holds in UTC (``23:00`` of the
     day before, in Andorra's winter). Half a day later is inside the local day for any offset
@@ -80,7 +83,7 @@ Formatter = Callable[[Any, str | None], Any]
 
 
 def _get(row: pd.Series, name: str) -> Any:
-    """A row's value of a column (None when the frame has no such column)."""
+    """Get a row's value of a column (None when the frame has no such column)."""
     return row.get(name)
 
 
@@ -110,8 +113,11 @@ def _plain(name: str, unit: str = "", digits: int | None = None) -> Formatter:
 
 
 def _time(name: str, *, offset: str | None = None) -> Formatter:
-    """A time: shifted by the row's own UTC offset column when there is one (the service's
-    local time), else in ``tz`` (UTC when none is given)."""
+    """Make the formatter of a time column.
+
+    The time is shifted by the row's own UTC offset column when there is one (the service's
+    local time), else written in ``tz`` (UTC when none is given).
+    """
     def f(row: pd.Series, tz: str | None) -> str:
         v = _get(row, name)
         if _missing(v):
@@ -242,8 +248,11 @@ def _generic(columns: Sequence[str], n: int = 6) -> tuple[Field, ...]:
 
 
 def fields_for(df: pd.DataFrame, operation: str | None = None) -> tuple[Field, ...]:
-    """The tooltip fields of a frame: its operation's (``operation``, else its ``attrs``), or
-    its first columns (but the geometries) for a frame of no known operation."""
+    """Choose the tooltip fields of a frame.
+
+    They are its operation's (``operation``, else its ``attrs``), or its first columns (but the
+    geometries) for a frame of no known operation.
+    """
     op = operation or df.attrs.get("operation")
     if isinstance(op, str) and op in TOOLTIPS:
         return TOOLTIPS[op]
@@ -253,8 +262,10 @@ def fields_for(df: pd.DataFrame, operation: str | None = None) -> tuple[Field, .
 
 def tooltip_texts(df: pd.DataFrame, fields: Sequence[Field], *,
                   tz: str | None = None) -> dict[str, list[str]]:
-    """Per field label, the escaped text of every row (for a Leaflet tooltip, which writes
-    the values into the page as HTML)."""
+    """Give, per field label, the escaped text of every row.
+
+    The text is escaped for a Leaflet tooltip, which writes the values into the page as HTML.
+    """
     out: dict[str, list[str]] = {f.label: [] for f in fields}
     for row in df.to_dict("records"):  # plain dicts: formatters read them as rows
         for f in fields:
@@ -263,8 +274,11 @@ def tooltip_texts(df: pd.DataFrame, fields: Sequence[Field], *,
 
 
 def popup_cell(value: Any, tz: str | None = None) -> str:
-    """One value of a popup's record as HTML: formatted, escaped, text past
-    :data:`POPUP_TEXT` characters folded behind a ``<details>`` toggle; empty when missing."""
+    """Write one value of a popup's record as HTML.
+
+    The value is formatted and escaped, text past :data:`POPUP_TEXT` characters folded behind a
+    ``<details>`` toggle; empty when missing.
+    """
     if hasattr(value, "geom_type") or _missing(value):
         return ""
     text = _text(value, tz)
@@ -275,8 +289,11 @@ def popup_cell(value: Any, tz: str | None = None) -> str:
 
 
 def popup_html(row: pd.Series, *, tz: str | None = None, title: str | None = None) -> str:
-    """The full record as an HTML table: every column but the geometries and empty values,
-    formatted; text past :data:`POPUP_TEXT` characters folded behind a ``<details>`` toggle."""
+    """Write the full record as an HTML table.
+
+    Every column but the geometries and empty values is formatted; text past
+    :data:`POPUP_TEXT` characters is folded behind a ``<details>`` toggle.
+    """
     lines = []
     for name, value in row.items():
         if name in _POPUP_SKIP:

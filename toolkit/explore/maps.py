@@ -37,8 +37,10 @@ END_COLORS = {"start": "#000000", "stop": "#F0E442", "end": "#FFFFFF"}
 
 
 def delay_share(df: pd.DataFrame) -> pd.Series:
-    """Traffic delay as a share of the free-flow travel time, per route (Float64; missing
-    where the times are not known)."""
+    """Compute the traffic delay as a share of the free-flow travel time, per route.
+
+    The share is Float64, missing where the times are not known.
+    """
     if "durationTrafficInSeconds" not in df or "durationInSeconds" not in df:
         return pd.Series(pd.NA, index=df.index, dtype="Float64")
     free = df["durationInSeconds"].astype("Float64")
@@ -47,7 +49,7 @@ def delay_share(df: pd.DataFrame) -> pd.Series:
 
 
 def delay_colour(share: Any) -> str:
-    """The colour of a delay share on :data:`DELAY_STEPS` (grey when unknown)."""
+    """Give the colour of a delay share on :data:`DELAY_STEPS` (grey when unknown)."""
     if share is None or pd.isna(share):
         return "#9e9e9e"
     return next(colour for upper, colour, _ in DELAY_STEPS if float(share) < upper)
@@ -78,8 +80,10 @@ def _route_ends(drawn: pd.DataFrame) -> pd.DataFrame:
 
 def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: str = "auto",
            height: int | str = 480, tz: str | None = None) -> Any:
-    """Main and alternative routes, the main routes coloured by their traffic delay relative
-    to their free-flow time, with their start, stops and end; optionally with incidents.
+    """Map main and alternative routes, the main ones coloured by their traffic delay.
+
+    The main routes are coloured by their traffic delay relative to their free-flow time, with
+    their start, stops and end; optionally with incidents.
 
     Parameters
     ----------
@@ -142,7 +146,7 @@ def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: st
 
 def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
                   height: int | str = 480) -> Any:
-    """A GPS trace before (grey) and after snapping (coloured by speed limit).
+    """Map a GPS trace before (grey) and after snapping (coloured by speed limit).
 
     Parameters
     ----------
@@ -251,8 +255,9 @@ def incidents(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
 
 
 def suggestions(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 400) -> Any:
-    """Place suggestions from :func:`toolkit.autocomplete` that have a position, one marker per
-    suggestion in rank order (darker for better ranks).
+    """Map the place suggestions from :func:`toolkit.autocomplete` that have a position.
+
+    One marker per suggestion in rank order (darker for better ranks).
 
     Parameters
     ----------

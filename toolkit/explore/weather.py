@@ -24,8 +24,10 @@ __all__ = ["air_quality", "alerts"]
 
 def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: str = "auto",
                 height: int | str = 480, tz: str | None = None) -> Any:
-    """Air quality at many places: one marker per place in its category colour, larger for a
-    higher global index; places the service refused are grey.
+    """Map air quality at many places.
+
+    One marker per place in its category colour, larger for a higher global index; places the
+    service refused are grey.
 
     Parameters
     ----------

@@ -75,6 +75,10 @@ class Debouncer:
         self._lock = threading.Lock()
 
     def __call__(self, value: Any) -> None:
+        """Call ``func(value)`` once input has been quiet for ``wait`` seconds.
+
+        A pending call is cancelled; with ``wait=0`` the call happens at once.
+        """
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
@@ -255,7 +259,7 @@ class AutocompleteBox:
         return self._widget
 
     def static_html(self) -> str:
-        """What the box shows, as plain HTML (the view an HTML report keeps)."""
+        """Render what the box shows as plain HTML (the view an HTML report keeps)."""
         import html
 
         labels = [] if self.suggestions is None else suggestion_labels(self.suggestions)
@@ -273,7 +277,7 @@ class AutocompleteBox:
 def autocomplete_box(*, coordinates: Any = None, bbox: Any = None, top: int = 5,
                      debounce: float = 0.3, connection: Connection | None = None,
                      **options: Any) -> AutocompleteBox:
-    """An :class:`AutocompleteBox` (see there for the parameters)."""
+    """Make an :class:`AutocompleteBox` (see there for the parameters)."""
     return AutocompleteBox(coordinates=coordinates, bbox=bbox, top=top, debounce=debounce,
                            connection=connection, **options)
 
@@ -352,7 +356,7 @@ class RoutePlanner:
         self._summary: Any = None
 
     def locate(self, place: pd.DataFrame | str) -> tuple[float, float]:
-        """The ``(lon, lat)`` of a chosen place (a suggestion row) or a place name."""
+        """Give the ``(lon, lat)`` of a chosen place (a suggestion row) or a place name."""
         if isinstance(place, pd.DataFrame):
             geom = place.geometry.iloc[0] if "geometry" in place.columns else None
             if geom is not None and not geom.is_empty:
@@ -375,8 +379,10 @@ class RoutePlanner:
         return match.lon, match.lat
 
     def plan(self, origin: Any = None, destination: Any = None) -> gpd.GeoDataFrame:
-        """Plan between two places (names, suggestion rows or (lon, lat)); default: the places
-        chosen in the boxes. Returns the routes frame."""
+        """Plan between two places (names, suggestion rows or (lon, lat)).
+
+        By default, the places chosen in the boxes. Returns the routes frame.
+        """
         from toolkit.maps.route import route_directions
         from toolkit.maps.traffic import traffic_incidents
 
@@ -413,8 +419,16 @@ class RoutePlanner:
         return routes
 
     def summary(self) -> pd.DataFrame:
-        """The last plan's routes side by side: distance, time without and with traffic, and
-        the incidents each passes."""
+        """Compare the last plan's routes side by side.
+
+        Gives distance, time without and with traffic, and the incidents each passes.
+
+        Returns
+        -------
+        DataFrame
+            One row per route (empty before a plan): ``route_index``, ``km``, ``minutes``,
+            ``minutes_in_traffic``, ``incidents_on_route``.
+        """
         if self.routes is None:
             return pd.DataFrame()
         rows = []
@@ -494,8 +508,10 @@ class RoutePlanner:
         return self._widget
 
     def static_html(self) -> str:
-        """What the planner shows, as plain HTML: the places, the summary and the map (or the
-        picture): the view an HTML report keeps."""
+        """Render what the planner shows as plain HTML (the view an HTML report keeps).
+
+        It holds the places, the summary and the map (or the picture).
+        """
         import html
 
         ends = " → ".join(html.escape(b.label or "?") for b in (self.origin, self.destination))
@@ -528,7 +544,7 @@ def route_planner(*, places: pd.DataFrame | None = None, coordinates: Any = None
                   optimize_route: str = "fastestWithTraffic", debounce: float = 0.3,
                   interactive: bool | None = None, depart_at: Any = None,
                   connection: Connection | None = None) -> RoutePlanner:
-    """A :class:`RoutePlanner` (see there for the parameters)."""
+    """Make a :class:`RoutePlanner` (see there for the parameters)."""
     return RoutePlanner(places=places, coordinates=coordinates, bbox=bbox,
                         max_route_count=max_route_count, optimize_route=optimize_route,
                         debounce=debounce, interactive=interactive, depart_at=depart_at,
