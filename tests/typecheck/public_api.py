@@ -59,6 +59,8 @@ def wait_decides_the_return_type(token: str) -> None:
     assert_type(resume_operation(token), pd.DataFrame)
     assert_type(resume_operation(token, wait=False), Operation[pd.DataFrame])
     assert_type(backend_health(SUB, "rg", "gw", wait=False).continuation_token, str | None)
+    assert_type(create_eventstream(SUB, "stream", wait=False).percent_complete,
+                int | float | None)
 
 
 def wait_given_as_a_bool_reads_as_either(flag: bool) -> None:
