@@ -148,6 +148,22 @@ def test_item_status_records_each_state_and_reads_the_result(replay) -> None:
         {"status": "Succeeded", "percentComplete": 100, "retry_after": None}]
 
 
+
+def test_item_status_keeps_a_percent_only_when_it_is_a_number(replay) -> None:
+    initial = _answer(replay, 202, {"Location": "{url}/operations/op-3"}, method="POST")
+    strategy = ItemStatusPolling.from_initial(initial, replay.pipe, 1.0)
+    replay.add("GET", r"/operations/op-3$",
+               Answer(200, {"status": "Running", "percentComplete": 12.5}),
+               Answer(200, {"status": "Running", "percentComplete": "half"}),
+               Answer(200, {"status": "Running", "percentComplete": True}))
+    strategy.poll(replay.pipe, "op")
+    assert strategy.percent_complete == 12.5
+    strategy.poll(replay.pipe, "op")
+    assert strategy.percent_complete is None
+    strategy.poll(replay.pipe, "op")
+    assert strategy.percent_complete is None
+    assert [h["percentComplete"] for h in strategy.history] == [12.5, None, None]
+
 def test_item_failure_carries_the_operations_error_or_says_how_it_ended(replay) -> None:
     initial = _answer(replay, 202, {"Location": "{url}/operations/op-2"}, method="POST")
     strategy = ItemStatusPolling.from_initial(initial, replay.pipe, 1.0)

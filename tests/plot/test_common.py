@@ -78,3 +78,48 @@ def test_a_sandbox_frame_is_marked_and_a_real_one_is_not(sandbox, tmp_path) -> N
     real.attrs["sandbox"] = False
     assert _marks(toolkit.plot.backend_health(real).figure) == []
     plt.close("all")
+
+
+def test_an_axes_in_a_subfigure_marks_the_whole_figure_once() -> None:
+    from toolkit._core.provenance import SANDBOX_MARK
+    from toolkit.plot._common import mark_sandbox, root_figure
+
+    fig = plt.figure(layout="constrained")
+    left, right = fig.subfigures(1, 2)
+    ax = left.subplots()
+    assert root_figure(ax) is fig and ax.figure is left
+    mark_sandbox(root_figure(ax))
+    mark_sandbox(root_figure(right.subplots()))
+    assert _marks(fig) == [SANDBOX_MARK] and _marks(left) == []
+    assert fig.get_layout_engine().get()["rect"][1] > 0  # a strip kept free along the bottom
+    plt.close(fig)
+
+
+def test_a_sandbox_frame_drawn_in_a_subfigure_is_marked() -> None:
+    import toolkit.plot
+    from toolkit._core.provenance import SANDBOX_MARK
+
+    df = pd.DataFrame({"backendAddressPool.name": ["web", "web"],
+                       "address": ["10.0.0.4", "10.0.0.5"],
+                       "health": ["Up", "Down"]})
+    df.attrs["sandbox"] = True
+    fig = plt.figure(layout="constrained")
+    ax = fig.subfigures(1, 2)[1].subplots()
+    assert toolkit.plot.backend_health(df, ax=ax) is ax
+    assert _marks(fig) == [SANDBOX_MARK]
+    plt.close(fig)
+
+
+def test_integer_ticks_keeps_whole_counts_on_the_automatic_locator() -> None:
+    from matplotlib.ticker import FixedLocator
+
+    from toolkit.plot._common import integer_ticks
+
+    _, ax = plt.subplots()
+    ax.set_xlim(0, 2.5)
+    integer_ticks(ax.xaxis)
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+    ax.yaxis.set_major_locator(FixedLocator([0.5, 1.5]))
+    integer_ticks(ax.yaxis)  # a locator of the caller's own is left alone
+    assert list(ax.get_yticks()) == [0.5, 1.5]
+    plt.close("all")

@@ -10,11 +10,14 @@ from __future__ import annotations
 from typing import assert_type
 
 import dask.dataframe as dd
+import folium
 import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
+from matplotlib.axes import Axes
 
+import toolkit.plot
 from toolkit import (
     BBoxLike,
     ItemOperation,
@@ -34,6 +37,7 @@ from toolkit import (
     traffic_incidents,
     update_encryption_protector,
 )
+from toolkit._core.accessor import ToolkitAccessor
 
 SUB = "00000000-0000-0000-0000-000000000000"
 
@@ -55,6 +59,8 @@ def wait_decides_the_return_type(token: str) -> None:
     assert_type(resume_operation(token), pd.DataFrame)
     assert_type(resume_operation(token, wait=False), Operation[pd.DataFrame])
     assert_type(backend_health(SUB, "rg", "gw", wait=False).continuation_token, str | None)
+    assert_type(create_eventstream(SUB, "stream", wait=False).percent_complete,
+                int | float | None)
 
 
 def wait_given_as_a_bool_reads_as_either(flag: bool) -> None:
@@ -109,3 +115,27 @@ def the_engine_names_the_frame(engine: str) -> None:
     assert_type(policy_states(SUB, engine=engine), pd.DataFrame | dd.DataFrame)
     assert_type(read_policy_history("store"), pd.DataFrame)
     assert_type(read_policy_history("store", engine="dask"), dd.DataFrame)
+
+
+def plot_helpers_return_the_axes_they_drew_on(df: pd.DataFrame, gdf: gpd.GeoDataFrame,
+                                              ax: Axes) -> None:
+    assert_type(toolkit.plot.air_quality_forecast(df), Axes)
+    assert_type(toolkit.plot.air_quality_map(gdf, ax=ax), Axes)
+    assert_type(toolkit.plot.alert_timeline(df, now="2026-11-20T09:00Z"), Axes)
+    assert_type(toolkit.plot.authentication_strength_usage(df), Axes)
+    assert_type(toolkit.plot.backend_health(df, ax=ax), Axes)
+    assert_type(toolkit.plot.compliance_by(df, "resourceGroup"), Axes)
+    assert_type(toolkit.plot.compliance_trend(df, by="policyAssignmentName"), Axes)
+    assert_type(toolkit.plot.encryption_posture(df), Axes)
+    assert_type(toolkit.plot.forecast_along(df, "km"), Axes)
+    assert_type(toolkit.plot.incidents(gdf), Axes)
+    assert_type(toolkit.plot.noncompliance_heatmap(df), Axes)
+    assert_type(toolkit.plot.pollutants(df, location=0), Axes)
+    assert_type(toolkit.plot.routes(gdf, incidents=gdf), Axes)
+    assert_type(toolkit.plot.snapped_trace(gdf, gdf), Axes)
+    toolkit.plot.routes(gdf, ax=ax.figure)  # type: ignore[arg-type]
+
+
+def the_accessor_returns_what_its_helpers_do(df: pd.DataFrame) -> None:
+    assert_type(ToolkitAccessor(df).plot(), Axes)
+    assert_type(ToolkitAccessor(df).explore(tiles="roads"), folium.Map)

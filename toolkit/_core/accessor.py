@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.registry import find, helper, records
+
+if TYPE_CHECKING:  # the plot and maps extras are imported when a frame draws itself
+    import folium
+    from matplotlib.axes import Axes
 
 __all__ = ["ToolkitAccessor", "register"]
 
@@ -53,13 +57,15 @@ class ToolkitAccessor:
             return function(args[0], self._frame, *args[1:], **kwargs)
         return function(self._frame, *args, **kwargs)
 
-    def plot(self, *args: Any, **kwargs: Any) -> Any:
+    def plot(self, *args: Any, **kwargs: Any) -> Axes:
         """Draw the frame with its :mod:`toolkit.plot` helper; returns the matplotlib Axes."""
-        return self._call("plot", "plot helper", args, kwargs)
+        # the registry holds helpers by name, untyped: every plot helper returns an Axes
+        return cast("Axes", self._call("plot", "plot helper", args, kwargs))
 
-    def explore(self, *args: Any, **kwargs: Any) -> Any:
+    def explore(self, *args: Any, **kwargs: Any) -> folium.Map:
         """Show the frame on an interactive map (:mod:`toolkit.explore`); returns the map."""
-        return self._call("explore", "explore map", args, kwargs)
+        # every explore helper returns a folium.Map
+        return cast("folium.Map", self._call("explore", "explore map", args, kwargs))
 
 
 def register() -> bool:

@@ -273,8 +273,8 @@ class ItemStatusPolling(PollingStrategy):
     ----------
     status : str
         The last state the service reported.
-    percent_complete : Any
-        The last ``percentComplete``.
+    percent_complete : int, float or None
+        The last ``percentComplete`` (``None`` until the service reports a number).
     history : list of dict
         One entry per poll: ``status``, ``percentComplete``, ``retry_after``.
     result_url : str or None
@@ -286,7 +286,7 @@ class ItemStatusPolling(PollingStrategy):
     def __init__(self, *, state_word: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.status = state_word
-        self.percent_complete: Any = None
+        self.percent_complete: int | float | None = None
         self.history: list[dict[str, Any]] = []
         self.result_url: str | None = None
 
@@ -314,7 +314,9 @@ class ItemStatusPolling(PollingStrategy):
                                 url=self.url, status=response.status)
         state = str(body.get("status") or "Undefined")
         self.status = state
-        self.percent_complete = body.get("percentComplete")
+        percent = body.get("percentComplete")
+        self.percent_complete = percent if isinstance(percent, int | float) \
+            and not isinstance(percent, bool) else None
         location = response.headers.get("location")
         self.history.append({"status": state, "percentComplete": self.percent_complete,
                              "retry_after": response.headers.get("retry-after")})

@@ -336,8 +336,8 @@ class ItemOperation(Operation[T]):
         return item.status if item is not None else "Succeeded"
 
     @property
-    def percent_complete(self) -> Any:
-        """The last ``percentComplete`` (``None`` before the first poll)."""
+    def percent_complete(self) -> int | float | None:
+        """The last ``percentComplete`` (``None`` before the first poll or when none was given)."""
         item = self._item()
         return item.percent_complete if item is not None else None
 

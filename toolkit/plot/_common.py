@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import wraps
-from typing import Any, ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import pandas as pd
 
@@ -12,7 +12,13 @@ from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
 from toolkit._core.validate import check_frame
 from toolkit.plot._style import MIN_FONT_SIZE, finish_axes, report_style
 
-__all__ = ["HEALTH_COLORS", "mark_sandbox", "marks_sandbox", "new_axes", "require_columns"]
+if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
+
+__all__ = ["HEALTH_COLORS", "integer_ticks", "mark_sandbox", "marks_sandbox", "new_axes",
+           "require_columns", "root_figure"]
 
 _P = ParamSpec("_P")
 
@@ -34,7 +40,7 @@ def require_columns(df: Any, columns: Iterable[str], helper: str) -> pd.DataFram
     return check_frame(df, list(columns), helper)
 
 
-def new_axes(ax: Any = None, *, figsize: tuple[float, float] = (8, 4)) -> Any:
+def new_axes(ax: Axes | None = None, *, figsize: tuple[float, float] = (8, 4)) -> Axes:
     """Return the given Axes, or a new figure's.
 
     A new figure has constrained layout, so legends and labels outside the axes stay inside the
@@ -50,16 +56,32 @@ def new_axes(ax: Any = None, *, figsize: tuple[float, float] = (8, 4)) -> Any:
     return ax
 
 
-def mark_sandbox(figure: Any) -> None:
+def integer_ticks(axis: Axis) -> None:
+    """Tick ``axis`` at whole numbers only (counts), keeping its automatic tick spacing."""
+    from matplotlib.ticker import MaxNLocator
+
+    locator = axis.get_major_locator()
+    if isinstance(locator, MaxNLocator):  # matplotlib's default, AutoLocator, is one
+        locator.set_params(integer=True)
+
+
+def root_figure(ax: Axes) -> Figure:
+    """Return the figure an Axes is drawn in: the outermost one when the Axes is in a subfigure."""
+    return ax.figure.figure
+
+
+def mark_sandbox(figure: Figure) -> None:
     """Write :data:`~toolkit._core.provenance.SANDBOX_MARK` in the figure's lower left corner.
 
     Written once per figure. A figure laid out by matplotlib (constrained or tight layout) keeps a
     strip free for it along its bottom edge, so it covers no label.
     """
+    from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
+
     if any(t.get_gid() == _MARK_GID for t in figure.texts):
         return
     engine = figure.get_layout_engine()
-    if engine is not None and "rect" in engine.get():
+    if isinstance(engine, ConstrainedLayoutEngine | TightLayoutEngine):
         strip = (MIN_FONT_SIZE + 6) / 72 / figure.get_size_inches()[1]
         left, bottom, width, height = engine.get()["rect"]
         if bottom < strip:
@@ -69,7 +91,7 @@ def mark_sandbox(figure: Any) -> None:
                 bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
 
 
-def marks_sandbox(helper: Callable[_P, Any]) -> Callable[_P, Any]:
+def marks_sandbox(helper: Callable[_P, Axes]) -> Callable[_P, Axes]:
     """Decorate a plot helper: one style, and a visible mark on sandbox figures.
 
     The helper draws in the one style of the helpers (:func:`~toolkit.plot._style.report_style`, the
@@ -78,12 +100,12 @@ def marks_sandbox(helper: Callable[_P, Any]) -> Callable[_P, Any]:
     """
 
     @wraps(helper)
-    def plotted(*args: _P.args, **kwargs: _P.kwargs) -> Any:
+    def plotted(*args: _P.args, **kwargs: _P.kwargs) -> Axes:
         with report_style():
             ax = helper(*args, **kwargs)
             finish_axes(ax)
             if from_sandbox(*args, *kwargs.values()):
-                mark_sandbox(ax.figure)
+                mark_sandbox(root_figure(ax))
         return ax
 
     return plotted

@@ -19,7 +19,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
+    from matplotlib.axes import Axes
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +114,7 @@ def report_style() -> Iterator[None]:
         yield
 
 
-def finish_axes(ax: Any) -> None:
+def finish_axes(ax: Axes) -> None:
     """Settle at the report sizes what matplotlib makes only when the figure is drawn.
 
     That is, after the helper returned: tick labels, the offset text of an axis.

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from toolkit.arm._schemas import HEALTH_ORDER, SERVER_KEY_TYPES
-from toolkit.plot._common import HEALTH_COLORS, marks_sandbox, new_axes, require_columns
+from toolkit.plot._common import (
+    HEALTH_COLORS,
+    integer_ticks,
+    marks_sandbox,
+    new_axes,
+    require_columns,
+)
+
+if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
+    from matplotlib.axes import Axes
 
 __all__ = ["backend_health"]
 
 
 @marks_sandbox
-def backend_health(df: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
+def backend_health(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
     """Backend servers by pool, as stacked bars coloured by health.
 
     Parameters
@@ -98,8 +107,8 @@ def encryption_posture_of(df: pd.DataFrame) -> pd.Series:
 
 
 @marks_sandbox
-def encryption_posture(df: pd.DataFrame, *, by: str = "resource_group", ax: Any = None,
-                       title: str | None = None) -> Any:
+def encryption_posture(df: pd.DataFrame, *, by: str = "resource_group", ax: Axes | None = None,
+                       title: str | None = None) -> Axes:
     """Servers by encryption posture: stacked bars per resource group (or another column).
 
     Parameters
@@ -143,7 +152,7 @@ def encryption_posture(df: pd.DataFrame, *, by: str = "resource_group", ax: Any 
         left = left + values
     ax.set_xlabel("servers (count)")
     ax.set_ylabel(by.replace("_", " "))
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    integer_ticks(ax.xaxis)
     ax.legend(title="encryption protector", loc="upper left", bbox_to_anchor=(1.01, 1.0),
               frameon=False)
     ax.set_title(title or "Encryption protector posture")

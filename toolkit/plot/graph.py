@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from toolkit.plot._common import marks_sandbox, new_axes, require_columns
+from toolkit.plot._common import integer_ticks, marks_sandbox, new_axes, require_columns
+
+if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
+    from matplotlib.axes import Axes
 
 __all__ = ["REQUIREMENT_COLORS", "authentication_strength_usage"]
 
@@ -16,8 +19,8 @@ _LABELS = {"mfa": "requires MFA (locked)", "none": "MFA or another control"}
 
 
 @marks_sandbox
-def authentication_strength_usage(df: pd.DataFrame, *, ax: Any = None,
-                                  title: str | None = None) -> Any:
+def authentication_strength_usage(df: pd.DataFrame, *, ax: Axes | None = None,
+                                  title: str | None = None) -> Axes:
     """Conditional-access policies per strength policy, stacked by multi-factor requirement.
 
     Parameters
@@ -65,7 +68,7 @@ def authentication_strength_usage(df: pd.DataFrame, *, ax: Any = None,
                         fontsize=9, fontweight="bold")
         left = left + values
     ax.set_xlabel("conditional-access policies (count)")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    integer_ticks(ax.xaxis)
     ax.set_ylabel("authentication strength")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(title or "Who relies on each authentication strength")

@@ -13,15 +13,18 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._data.andorra import ATTRIBUTION
-from toolkit.plot._common import marks_sandbox, new_axes, require_columns
+from toolkit.plot._common import marks_sandbox, new_axes, require_columns, root_figure
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL
+
+if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
+    from matplotlib.axes import Axes
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +50,7 @@ _ROAD_STYLE = {  # class -> (width, colour)
 }
 
 
-def _finish(ax: Any, bounds: tuple[float, float, float, float] | None, title: str | None,
+def _finish(ax: Axes, bounds: tuple[float, float, float, float] | None, title: str | None,
             credit: str | None, margin: float = 0.08) -> None:
     if bounds is not None:
         w, s, e, n = bounds
@@ -63,7 +66,7 @@ def _finish(ax: Any, bounds: tuple[float, float, float, float] | None, title: st
     stamp_credit(ax, credit)
 
 
-def stamp_credit(ax: Any, credit: str | None) -> None:
+def stamp_credit(ax: Axes, credit: str | None) -> None:
     """Write a background's credit line in the lower right corner (nothing when ``None``)."""
     if credit:
         ax.text(0.995, 0.005, credit, transform=ax.transAxes, ha="right", va="bottom",
@@ -71,7 +74,7 @@ def stamp_credit(ax: Any, credit: str | None) -> None:
                 bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
 
 
-def spread_labels(ax: Any, texts: Sequence[Any], xs: Any, ys: Any) -> None:
+def spread_labels(ax: Axes, texts: Sequence[Any], xs: Any, ys: Any) -> None:
     """Move map labels (``Text`` artists at their points) apart so none covers another or a point.
 
     A thin leader line goes to its point where a label had to move (adjustText).
@@ -83,7 +86,7 @@ def spread_labels(ax: Any, texts: Sequence[Any], xs: Any, ys: Any) -> None:
     except ImportError as err:  # pragma: no cover - depends on the install
         raise ImportError("map labels need adjustText: pip install 'cloudops-frames[plot]'") \
             from err
-    ax.figure.draw_without_rendering()  # the layout settles the axes' size first
+    root_figure(ax).draw_without_rendering()  # the layout settles the axes' size first
     adjust_text(list(texts), x=np.asarray(xs, dtype=float), y=np.asarray(ys, dtype=float),
                 ax=ax, expand=(1.15, 1.35), ensure_inside_axes=True, iter_lim=500,
                 arrowprops={"arrowstyle": "-", "color": NEUTRAL, "lw": 0.5})
@@ -99,7 +102,7 @@ def _check_background(background: Any) -> Any:
                           "bundled road network of Andorra, or None")
 
 
-def draw_background(ax: Any, background: Any,
+def draw_background(ax: Axes, background: Any,
                     bounds: tuple[float, float, float, float] | None = None) -> str | None:
     """Draw a background of lines under a map.
 
@@ -168,8 +171,8 @@ def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
 
 
 @marks_sandbox
-def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None = None,
-           background: Any = True, labels: bool = True, title: str | None = None) -> Any:
+def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame | None = None,
+           background: Any = True, labels: bool = True, title: str | None = None) -> Axes:
     """Draw routes on the road network, one colour per meaning however many routes there are.
 
     Main routes bold, alternatives dashed in a colour of their own, the start, the stops (waypoints)
@@ -260,8 +263,8 @@ def routes(df: pd.DataFrame, *, ax: Any = None, incidents: pd.DataFrame | None =
 
 
 @marks_sandbox
-def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background: Any = True,
-                  cmap: str = "viridis", title: str | None = None) -> Any:
+def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Axes | None = None,
+                  background: Any = True, cmap: str = "viridis", title: str | None = None) -> Axes:
     """Draw a GPS trace before (grey) and after snapping (coloured by speed limit).
 
     Parameters
@@ -315,7 +318,7 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Any = None, background
     return ax
 
 
-def _draw_incidents(ax: Any, df: pd.DataFrame, handles: list[Any]) -> None:
+def _draw_incidents(ax: Axes, df: pd.DataFrame, handles: list[Any]) -> None:
     from matplotlib.lines import Line2D
 
     seen = []
@@ -339,8 +342,8 @@ def _draw_incidents(ax: Any, df: pd.DataFrame, handles: list[Any]) -> None:
 
 
 @marks_sandbox
-def incidents(df: pd.DataFrame, *, ax: Any = None, background: Any = True,
-              bbox: Any = None, title: str | None = None) -> Any:
+def incidents(df: pd.DataFrame, *, ax: Axes | None = None, background: Any = True,
+              bbox: Any = None, title: str | None = None) -> Axes:
     """Draw traffic incidents by type (colour) and severity (size).
 
     A line goes to where each ends, an X where the road is closed.

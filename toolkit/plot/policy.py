@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -11,6 +11,9 @@ import pandas as pd
 from toolkit._core.errors import ValidationError
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 from toolkit.plot._style import NEUTRAL, PARTIAL, axis_label, series_style
+
+if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
+    from matplotlib.axes import Axes
 
 __all__ = ["COMPLIANCE_COLORS", "compliance_by", "compliance_trend", "noncompliance_heatmap"]
 
@@ -72,8 +75,8 @@ def _summary(df: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 @marks_sandbox
-def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Any = None,
-                  title: str | None = None, limit: int | None = 25) -> Any:
+def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Axes | None = None,
+                  title: str | None = None, limit: int | None = 25) -> Axes:
     """Resources per group as stacked bars in compliance colours, worst compliance on top.
 
     Parameters
@@ -144,8 +147,8 @@ def _covered(parts: list[tuple[Any, pd.DataFrame]], day: pd.Series) -> list[int]
 
 
 @marks_sandbox
-def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = None,
-                     title: str | None = None, events: Sequence[tuple[Any, str]] = ()) -> Any:
+def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Axes | None = None,
+                     title: str | None = None, events: Sequence[tuple[Any, str]] = ()) -> Axes:
     """Draw the compliance percentage over time (one line per group with ``by``).
 
     Non-compliant resources are shaded when there is one line.
@@ -236,7 +239,7 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = No
     for when, label in events:
         at = pd.Timestamp(when)
         at = at.tz_convert(None) if at.tz is not None else at
-        ax.axvline(at, color=NEUTRAL, ls="--", lw=1)
+        ax.axvline(mdates.date2num(at), color=NEUTRAL, ls="--", lw=1)
         ax.annotate(label, (mdates.date2num(at), 1.0), xycoords=("data", "axes fraction"),
                     xytext=(0, 3), textcoords="offset points", fontsize=8, ha="center",
                     va="bottom", color=NEUTRAL)
@@ -257,8 +260,8 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Any = No
 
 @marks_sandbox
 def noncompliance_heatmap(df: pd.DataFrame, *, rows: str = "resourceType",
-                          columns: str = "resourceLocation", ax: Any = None,
-                          title: str | None = None) -> Any:
+                          columns: str = "resourceLocation", ax: Axes | None = None,
+                          title: str | None = None) -> Axes:
     """Non-compliant resources by two dimensions (resource type by location) as a heat map.
 
     Parameters

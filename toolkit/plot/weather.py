@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,10 @@ from toolkit._spec.maps import (
 )
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL, series_style
+
+if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
+    from matplotlib.axes import Axes
+    from matplotlib.patches import Rectangle
 
 __all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
            "alert_timeline", "forecast_along", "pollutants"]
@@ -56,7 +60,7 @@ def _colour(row: pd.Series) -> str:
     return _band_colour(float(value)) if pd.notna(value) else "#bdbdbd"
 
 
-def _band_lines(ax: Any, top: float, *, vertical: bool = False) -> None:
+def _band_lines(ax: Axes, top: float, *, vertical: bool = False) -> None:
     """Draw dashed lines at the band limits below ``top``, labelled with the category each closes.
 
     The labels sit outside the axes (above them for vertical lines, staggered in two rows; right of
@@ -98,7 +102,7 @@ def _labels(df: pd.DataFrame, labels: Any) -> dict[int, str]:
                           "sequence of names in input order")
 
 
-def _category_legend(ax: Any, categories: Sequence[str], **kw: Any) -> None:
+def _category_legend(ax: Axes, categories: Sequence[str], **kw: Any) -> None:
     from matplotlib.patches import Patch
 
     limits = dict(zip(AIR_QUALITY_CATEGORIES, (*AIR_QUALITY_BANDS, None), strict=True))
@@ -120,7 +124,7 @@ def _category_legend(ax: Any, categories: Sequence[str], **kw: Any) -> None:
 
 @marks_sandbox
 def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, labels: Any = None,
-                         ax: Any = None, title: str | None = None) -> Any:
+                         ax: Axes | None = None, title: str | None = None) -> Axes:
     """Draw the daily forecast as bars in the category colours, with the band limits marked.
 
     With one place (or ``location=`` naming one), one bar per day: its height is the global
@@ -168,9 +172,9 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
         top = max(60.0, float(rows["globalIndex"].max()) * 1.2)
         for xi, (_, r) in zip(x, rows.iterrows(), strict=True):
             short = SHORT_POLLUTANT.get(str(r["dominantPollutant"]), str(r["dominantPollutant"]))
-            ax.text(xi, float(r["globalIndex"]) + top * 0.015, f"{r['globalIndex']:.0f}\n{short}",
-                    ha="center", va="bottom", fontsize=8, zorder=3,
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+            ax.text(float(xi), float(r["globalIndex"]) + top * 0.015,
+                    f"{r['globalIndex']:.0f}\n{short}", ha="center", va="bottom", fontsize=8,
+                    zorder=3, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
         ax.set_ylim(0, top)
         _band_lines(ax, top)
         ax.set_xticks(x, [_day_label(d) for d in rows["dateTime"]], fontsize=8)
@@ -205,9 +209,9 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
 
 
 @marks_sandbox
-def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Any = None,
+def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Axes | None = None,
                    xlabel: str = "distance along the route (km)",
-                   title: str | None = None) -> Any:
+                   title: str | None = None) -> Axes:
     """Draw the daily forecast at points along a route, with the band limits marked.
 
     One line per forecast day: the global index against the distance.
@@ -264,7 +268,7 @@ def _day_label(value: Any) -> str:
     return (pd.Timestamp(value) + pd.Timedelta(hours=12)).strftime("%a\n%d %b")
 
 
-def _rect(x: float, y: float, colour: str) -> Any:
+def _rect(x: float, y: float, colour: str) -> Rectangle:
     from matplotlib.patches import Rectangle
 
     return Rectangle((x + 0.03, y + 0.05), 0.94, 0.9, facecolor=colour, edgecolor="white")
@@ -274,8 +278,8 @@ def _rect(x: float, y: float, colour: str) -> Any:
 
 
 @marks_sandbox
-def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
-               title: str | None = None) -> Any:
+def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Axes | None = None,
+               title: str | None = None) -> Axes:
     """Draw the pollutant breakdown of one current reading.
 
     Each pollutant's global index is a bar coloured by its own category, its concentration written
@@ -321,7 +325,7 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
     ax.barh(y, values, color=colours, edgecolor=edge, height=0.65)
     top = max(60.0, float(values.max()) * 1.3)
     for yi, (_, r) in zip(y, rows.iterrows(), strict=True):
-        ax.text(float(r["globalIndex"]) + top * 0.01, yi,
+        ax.text(float(r["globalIndex"]) + top * 0.01, float(yi),
                 f"{r['globalIndex']:.0f}  ({r['concentration.value']:g} {r['concentration.unit']})",
                 va="center", fontsize=8)
     ax.set_xlim(0, top)
@@ -340,8 +344,8 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Any = None,
 
 
 @marks_sandbox
-def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
-                    background: Any = True, title: str | None = None) -> Any:
+def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Axes | None = None,
+                    background: Any = True, title: str | None = None) -> Axes:
     """Map the current (or forecast) air quality at many places.
 
     One dot per place in its category colour, sized by the global index, over a background of lines
@@ -421,8 +425,8 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Any = None,
 
 
 @marks_sandbox
-def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Any = None,
-                   title: str | None = None) -> Any:
+def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Axes | None = None,
+                   title: str | None = None) -> Axes:
     """Draw severe weather alerts as a timeline.
 
     One bar per alert area from its start to its end (UTC), coloured by its latest status.

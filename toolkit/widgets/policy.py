@@ -297,6 +297,7 @@ class ComplianceExplorer:
 
         import matplotlib.pyplot as plt
 
+        from toolkit.plot._common import root_figure
         from toolkit.plot.policy import compliance_by
 
         self._table.value = view.summary.to_html(index=False, na_rep="")
@@ -305,8 +306,9 @@ class ComplianceExplorer:
             return
         ax = compliance_by(view.summary, by=view.by, limit=15)
         buffer = io.BytesIO()
-        ax.figure.savefig(buffer, format="png", dpi=80)
-        plt.close(ax.figure)
+        figure = root_figure(ax)
+        figure.savefig(buffer, format="png", dpi=80)
+        plt.close(figure)
         self._chart.value = buffer.getvalue()
 
     def labels(self) -> dict[str, str]:
