@@ -139,3 +139,19 @@ def plot_helpers_return_the_axes_they_drew_on(df: pd.DataFrame, gdf: gpd.GeoData
 def the_accessor_returns_what_its_helpers_do(df: pd.DataFrame) -> None:
     assert_type(ToolkitAccessor(df).plot(), Axes)
     assert_type(ToolkitAccessor(df).explore(tiles="roads"), folium.Map)
+
+
+def explore_maps_return_the_folium_map(gdf: gpd.GeoDataFrame, df: pd.DataFrame) -> None:
+    import ipywidgets
+
+    import toolkit.explore
+    from toolkit.widgets import autocomplete_box, route_planner
+
+    assert_type(toolkit.explore.routes(gdf), folium.Map)
+    assert_type(toolkit.explore.snapped_trace(gdf, gdf), folium.Map)
+    assert_type(toolkit.explore.incidents(gdf), folium.Map)
+    assert_type(toolkit.explore.suggestions(df), folium.Map)
+    assert_type(toolkit.explore.air_quality(gdf), folium.Map)
+    assert_type(toolkit.explore.alerts(gdf), folium.Map)
+    assert_type(autocomplete_box().widget, ipywidgets.VBox)
+    assert_type(route_planner().widget, ipywidgets.VBox)

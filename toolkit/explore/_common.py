@@ -19,7 +19,7 @@ import math
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,9 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
 from toolkit._core.validate import check_frame
 from toolkit._data.andorra import ATTRIBUTION
+
+if TYPE_CHECKING:
+    import folium
 
 logger = logging.getLogger(__name__)
 
@@ -492,7 +495,8 @@ def spread_points(geoms: Sequence[Any], per_pixel: tuple[float, float],
     return out
 
 
-def finish(m: Any, *, legend: Sequence[tuple[str, ...]] = (), title: str | None = None) -> Any:
+def finish(m: folium.Map, *, legend: Sequence[tuple[str, ...]] = (),
+           title: str | None = None) -> folium.Map:
     """Add the layer control and a legend in the map's lower left corner.
 
     The legend has one entry per ``(label, colour)`` (a square), or ``(label, colour, "line")``

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,9 @@ from toolkit.explore._common import (
     spread_frame,
 )
 from toolkit.plot.maps import INCIDENT_COLORS
+
+if TYPE_CHECKING:
+    import folium
 
 __all__ = ["incidents", "routes", "snapped_trace", "suggestions"]
 
@@ -79,7 +82,7 @@ def _route_ends(drawn: pd.DataFrame) -> pd.DataFrame:
 
 
 def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: str = "auto",
-           height: int | str = 480, tz: str | None = None) -> Any:
+           height: int | str = 480, tz: str | None = None) -> folium.Map:
     """Map main and alternative routes, the main ones coloured by their traffic delay.
 
     The main routes are coloured by their traffic delay relative to their free-flow time, with
@@ -145,7 +148,7 @@ def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: st
 
 
 def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
-                  height: int | str = 480) -> Any:
+                  height: int | str = 480) -> folium.Map:
     """Map a GPS trace before (grey) and after snapping (coloured by speed limit).
 
     Parameters
@@ -223,7 +226,7 @@ def _incident_layers(m: Any, df: pd.DataFrame, *, tz: str | None = None) -> None
 
 
 def incidents(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
-              tz: str | None = None) -> Any:
+              tz: str | None = None) -> folium.Map:
     """Traffic incidents by type (colour) and severity (size), with a line to where each ends.
 
     Parameters
@@ -254,7 +257,7 @@ def incidents(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
                   title="incident type")
 
 
-def suggestions(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 400) -> Any:
+def suggestions(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 400) -> folium.Map:
     """Map the place suggestions from :func:`toolkit.autocomplete` that have a position.
 
     One marker per suggestion in rank order (darker for better ranks).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -19,11 +19,14 @@ from toolkit.explore._common import (
 from toolkit.explore._fields import local_date
 from toolkit.plot.weather import AIR_QUALITY_COLORS, STATUS_COLORS
 
+if TYPE_CHECKING:
+    import folium
+
 __all__ = ["air_quality", "alerts"]
 
 
 def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: str = "auto",
-                height: int | str = 480, tz: str | None = None) -> Any:
+                height: int | str = 480, tz: str | None = None) -> folium.Map:
     """Map air quality at many places.
 
     One marker per place in its category colour, larger for a higher global index; places the
@@ -105,7 +108,7 @@ def _colours(rows: pd.DataFrame) -> list[str]:
 
 
 def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
-           tz: str | None = None) -> Any:
+           tz: str | None = None) -> folium.Map:
     """Severe-weather alerts by place, coloured by their latest status (New, Update... Expire).
 
     Parameters

@@ -25,6 +25,7 @@ from toolkit._core.errors import ToolkitError, ValidationError
 
 if TYPE_CHECKING:
     import geopandas as gpd
+    import ipywidgets
 
     from toolkit.connection import Connection
 
@@ -156,7 +157,7 @@ class AutocompleteBox:
         self.error: str | None = None
         self.queries: list[str] = []
         self._debouncer = Debouncer(self._lookup, debounce)
-        self._widget: Any = None
+        self._widget: ipywidgets.VBox | None = None
         self._text: Any = None
         self._list: Any = None
         self._status: Any = None
@@ -235,7 +236,7 @@ class AutocompleteBox:
             self._updating = False
 
     @property
-    def widget(self) -> Any:
+    def widget(self) -> ipywidgets.VBox:
         """The ipywidgets view (built on first use)."""
         if self._widget is None:
             import ipywidgets as w
@@ -351,7 +352,7 @@ class RoutePlanner:
         self.incidents: gpd.GeoDataFrame | None = None
         self.figure: Any = None
         self.map: Any = None
-        self._widget: Any = None
+        self._widget: ipywidgets.VBox | None = None
         self._view: Any = None
         self._summary: Any = None
 
@@ -485,7 +486,7 @@ class RoutePlanner:
             self._summary.value = self.summary().to_html(index=False)
 
     @property
-    def widget(self) -> Any:
+    def widget(self) -> ipywidgets.VBox:
         """The ipywidgets view (built on first use)."""
         if self._widget is None:
             import ipywidgets as w
