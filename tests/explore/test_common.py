@@ -22,7 +22,7 @@ from toolkit._core.secrets import MASK, Secret
 
 folium = pytest.importorskip("folium")
 gpd = pytest.importorskip("geopandas")
-from toolkit.explore import _common  # noqa: E402
+from toolkit.explore import _common, _page  # noqa: E402
 from toolkit.explore._common import (  # noqa: E402
     ATTRIBUTION,
     CANVAS_FROM,
@@ -233,7 +233,7 @@ def test_inline_assets_keeps_unknown_links() -> None:
 
 
 def test_inline_assets_writes_leaflet_in_and_drops_the_other_known_links() -> None:
-    assets = _common._assets()
+    assets = _page.leaflet_assets()
     script = next(u for u in assets if u.endswith("/leaflet.js"))
     style = next(u for u in assets if u.endswith("/leaflet.css"))
     other = next(u for u in assets if u.endswith(".js") and not u.endswith("/leaflet.js"))

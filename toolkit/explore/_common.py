@@ -12,7 +12,6 @@ map draws without any network.
 
 from __future__ import annotations
 
-import functools
 import html
 import logging
 import math
@@ -28,6 +27,8 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
 from toolkit._core.validate import check_frame
 from toolkit._data.andorra import ATTRIBUTION
+from toolkit.explore._page import leaflet_assets
+from toolkit.explore._roads import ROAD_STYLE, road_frame, road_key
 
 if TYPE_CHECKING:
     import folium
@@ -48,12 +49,6 @@ CANVAS_FROM = 500
 #: ones (long GPS traces) only their tooltips, to keep the page light.
 POPUPS_UP_TO = 5_000
 
-_ROAD_STYLE = {  # road class -> (weight, colour)
-    "motorway": (3.0, "#9e9e9e"), "trunk": (3.0, "#9e9e9e"),
-    "primary": (2.4, "#a8a8a8"), "primary_link": (1.8, "#a8a8a8"),
-    "secondary": (2.0, "#bdbdbd"), "secondary_link": (1.5, "#bdbdbd"),
-    "tertiary": (1.5, "#cfcfcf"),
-}
 #: The margin of shipped roads drawn around a map's bounds, as a share of its extent.
 ROAD_MARGIN = 0.35
 #: Minor roads (streets, tracks: any class but motorway to tertiary) are drawn on maps up to this
@@ -61,9 +56,6 @@ ROAD_MARGIN = 0.35
 MINOR_ROADS_UP_TO = 0.1
 #: Zoom levels (relative to the opening one) the background roads carry a level of detail for.
 ROAD_ZOOMS = (0, 2)
-#: The same, relative to the zoom a map of the whole shipped network opens at, for the main
-#: roads a notebook carries once (:func:`shared_roads`).
-SHARED_ROAD_ZOOMS = (1, 4)
 _reachable: dict[str, bool] = {}
 _reachable_lock = threading.Lock()
 
@@ -109,16 +101,6 @@ def _offline(tiles: str, frames: Iterable[pd.DataFrame]) -> bool:
 
 
 # ------------------------------------------------------------------------------ offline assets
-def _assets() -> dict[str, str]:
-    """CDN address -> file content of the scripts and styles folium links (folium-offline)."""
-    try:
-        from offlinefolium import elements
-    except ImportError:  # pragma: no cover - depends on the install
-        logger.warning("folium-offline is not installed: the map links Leaflet from its CDN")
-        return {}
-    return dict(elements._res)
-
-
 _SCRIPT = re.compile(r'<script src="([^"]+)"></script>')
 _STYLE = re.compile(r'<link rel="stylesheet" href="([^"]+)"/>')
 #: What a map of points, lines and tooltips needs; other linked files are left out offline.
@@ -131,7 +113,7 @@ def inline_assets(page: str) -> str:
     Returns the page with Leaflet written in and the other CDN links (icons, Bootstrap, jQuery:
     unused by these maps) removed, so that it renders with no network.
     """
-    assets = _assets()
+    assets = leaflet_assets()
 
     def script(m: re.Match[str]) -> str:
         url = m.group(1)
@@ -211,16 +193,6 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
     return m
 
 
-def _road_frame() -> Any:
-    """Load the shipped roads.
-
-    Returns a frame of ``highway`` (road class) and ``geometry`` (LineString, EPSG:4326).
-    """
-    from toolkit._data.andorra import roads
-
-    return roads()
-
-
 def add_roads(m: Any, bounds: Sequence[float]) -> bool:
     """Add the shipped roads near ``bounds`` as the bottom layer (not interactive).
 
@@ -233,7 +205,7 @@ def add_roads(m: Any, bounds: Sequence[float]) -> bool:
     import shapely
 
     folium = folium_module()
-    roads = _road_frame()
+    roads = road_frame()
     w, s, e, n = bounds
     # a map is often wider than its data: the margin east and west follows the height too
     grow_x = max(e - w, (n - s) * 1.5) * ROAD_MARGIN + 0.003
@@ -248,7 +220,7 @@ def add_roads(m: Any, bounds: Sequence[float]) -> bool:
     for kind, line in zip(near["highway"], lines, strict=True):
         if line is None or line.is_empty:
             continue
-        style = _ROAD_STYLE.get(str(kind))
+        style = ROAD_STYLE.get(str(kind))
         if style is None:  # a minor road: on maps of a town or a valley only
             if wide:
                 continue
@@ -262,48 +234,9 @@ def add_roads(m: Any, bounds: Sequence[float]) -> bool:
             [p for g in parts for p in getattr(g, "geoms", [g]) if g.geom_type != "Point"]))
         _add_compact(m, layer, [merged], colors=[colour], weight=weight, opacity=1.0,
                      interactive=False, attribution=ATTRIBUTION, zooms=ROAD_ZOOMS,
-                     shared=_road_key(weight, colour) if colour != "#dcdcdc" else None)
+                     shared=road_key(weight, colour) if colour != "#dcdcdc" else None)
     layer.add_to(m)
     return True
-
-
-def _road_key(weight: float, colour: str) -> str:
-    return f"{weight:g} {colour}"
-
-
-@functools.cache
-def shared_roads() -> dict[str, dict[str, Any]]:
-    """Return the main roads of the whole shipped network, one layer's data per road style.
-
-    A notebook carries them once with Leaflet (see :mod:`toolkit.explore._page`), and the
-    pages of its maps draw them from there instead of carrying roads of their own; minor roads
-    (on maps of a town) stay in each map's page.
-
-    Returns
-    -------
-    dict
-        Road style key -> the data :func:`toolkit.explore._layer.compact_layer` returns.
-    """
-    import shapely
-
-    from toolkit.explore._layer import compact_layer
-
-    roads = _road_frame()
-    out: dict[str, dict[str, Any]] = {}
-    kinds = roads["highway"].astype(str)
-    bounds = shapely.total_bounds(np.asarray(roads.geometry, dtype=object))
-    for kind_style in sorted(set(_ROAD_STYLE.values())):
-        weight, colour = kind_style
-        chosen = kinds.map(lambda k, style=kind_style: _ROAD_STYLE.get(k) == style).to_numpy()
-        if not chosen.any():
-            continue
-        geoms = np.asarray(roads.geometry, dtype=object)[chosen]
-        merged = shapely.line_merge(shapely.multilinestrings(
-            [p for g in geoms for p in getattr(g, "geoms", [g])]))
-        out[_road_key(weight, colour)] = compact_layer(
-            [merged], bounds=bounds, colors=[colour], weight=weight, opacity=1.0,
-            interactive=False, attribution=ATTRIBUTION, zooms=SHARED_ROAD_ZOOMS)
-    return out
 
 
 # ------------------------------------------------------------------------------ layers

@@ -26,9 +26,11 @@ import threading
 from functools import cache
 from typing import Any
 
+from toolkit.explore._roads import shared_roads
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["LOADER", "carrier", "carries_now", "leaflet_files", "notebook_html",
+__all__ = ["LOADER", "carrier", "carries_now", "leaflet_assets", "leaflet_files", "notebook_html",
            "shared_page", "srcdoc_value"]
 
 #: The id of the element that carries Leaflet in a notebook or report.
@@ -101,6 +103,16 @@ _carrier_lock = threading.Lock()
 _carrier: dict[str, Any] = {"done": False, "cell": None}
 
 
+def leaflet_assets() -> dict[str, str]:
+    """Map each CDN address folium links to its file content (from folium-offline)."""
+    try:
+        from offlinefolium import elements
+    except ImportError:  # pragma: no cover - depends on the install
+        logger.warning("folium-offline is not installed: the map links Leaflet from its CDN")
+        return {}
+    return dict(elements._res)
+
+
 @cache
 def leaflet_files() -> tuple[str, str]:
     """Leaflet's script and style, from the folium-offline package.
@@ -110,9 +122,7 @@ def leaflet_files() -> tuple[str, str]:
     tuple of str
         The script and the style sheet (empty strings when folium-offline is missing).
     """
-    from toolkit.explore._common import _assets
-
-    assets = _assets()
+    assets = leaflet_assets()
     js = next((v for k, v in assets.items() if k.endswith("/leaflet.js")), "")
     css = next((v for k, v in assets.items() if k.endswith("/leaflet.css")), "")
     return js, css
@@ -120,7 +130,6 @@ def leaflet_files() -> tuple[str, str]:
 
 @cache
 def _packed() -> str:
-    from toolkit.explore._common import shared_roads
     from toolkit.explore._layer import RUNTIME
 
     js, css = leaflet_files()
@@ -202,10 +211,9 @@ def shared_page(page: str) -> str:
     str
         HTML with no ``<script src>`` and no style sheet link of the known files.
     """
-    from toolkit.explore._common import _assets
     from toolkit.explore._layer import RUNTIME
 
-    known = _assets()
+    known = leaflet_assets()
     at = next((m for m in _SCRIPT_SRC.finditer(page) if m.group(1).endswith("/leaflet.js")),
               None)
     if at is None or not known:
