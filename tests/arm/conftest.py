@@ -42,3 +42,14 @@ def window(world):
     """Two days of the tenant's history ending three hours before its epoch."""
     end = pd.Timestamp(world.epoch) - timedelta(hours=3)
     return end - timedelta(days=2), end
+
+
+@pytest.fixture(scope="module")
+def group(sandbox):
+    """The resource group with the longest policy history, and its subscription."""
+    world = sandbox.world
+    pw = world.section("policy")
+    sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
+    sub = world.subscription(sub_id)
+    name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
+    return sub.id, name

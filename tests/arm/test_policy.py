@@ -499,17 +499,6 @@ def test_a_failing_page_leaves_the_rows_read_and_the_next_link(sandbox) -> None:
 END = pd.Timestamp("2026-11-20T09:00:00Z")
 
 
-@pytest.fixture(scope="module")
-def group(sandbox):
-    """The resource group with the longest history, and its subscription."""
-    world = sandbox.world
-    pw = world.section("policy")
-    sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
-    sub = world.subscription(sub_id)
-    name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
-    return sub.id, name
-
-
 def _slices(log) -> set[str]:
     """The distinct time-slice filters of the chains in a request log."""
     out = set()

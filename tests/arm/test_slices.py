@@ -15,17 +15,6 @@ from toolkit.arm import slices
 END = pd.Timestamp("2026-11-20T09:00:00Z")
 
 
-@pytest.fixture(scope="module")
-def group(sandbox):
-    """The resource group with the longest history, and its subscription."""
-    world = sandbox.world
-    pw = world.section("policy")
-    sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
-    sub = world.subscription(sub_id)
-    name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
-    return sub.id, name
-
-
 def test_the_filter_of_a_slice_joins_the_users() -> None:
     lo, hi = pd.Timestamp("2026-11-01T00:00:00Z"), pd.Timestamp("2026-11-02T00:00:00Z")
     assert slices.slice_filter(None, lo, hi) == \
