@@ -262,13 +262,18 @@ def _categorical(values: list[Any], codes: np.ndarray, col: Col) -> pd.Categoric
     return pd.Categorical.from_codes(remap[codes], dtype=dtype)
 
 
+_LAST = itemgetter(-1)
+_BUT_LAST = itemgetter(slice(None, -1))
+
+
 def _fast_datetimes(values: list[Any], col: Col) -> np.ndarray:
     """ISO 8601 UTC strings (``...Z``) to datetime64[ns] with numpy's C parser; anything else
     through the general converter."""
     try:
-        if all(v.__class__ is str and v.endswith("Z") for v in values):
-            return np.array([v[:-1] for v in values], dtype="datetime64[ns]")
-    except ValueError:
+        if values and set(map(type, values)) == {str} \
+                and list(map(_LAST, values)).count("Z") == len(values):
+            return np.array(list(map(_BUT_LAST, values)), dtype="datetime64[ns]")
+    except (ValueError, IndexError):  # (an empty string has no last character)
         pass
     converted = pd.DatetimeIndex(convert_column(values, col))
     return np.asarray(converted.tz_convert("UTC").tz_localize(None), dtype="datetime64[ns]")
