@@ -10,7 +10,9 @@ as one tuple, one lookup instead of one per column. A page's dicts can be freed 
 
 Records may be dicts (any parser) or the typed structs of :func:`page_decoder`, which decodes a
 page straight from its bytes into one small object per record (msgspec): about half the time of
-parsing into dicts, and less memory. A page whose fields have unexpected types is parsed the
+parsing into dicts, and less memory. Category fields of few values are decoded against the
+values seen on the pages before, so that each value is one shared string (neither allocated
+nor hashed again for each record). A page whose fields have unexpected types is parsed the
 general way instead, so the frame never depends on which path a page took.
 
 The categories of the finished columns follow :func:`~toolkit._core.frames.category_dtype`, the
