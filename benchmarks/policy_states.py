@@ -320,7 +320,127 @@ def run_2(cfg: dict[str, Any], n: int) -> tuple[int, int]:
     return len(df), pages + old_pages
 
 
-WAN_RUNS = {"n": run_n, "1": run_1, "c": run_w, "2": run_2}
+def _decoding_worker(conn: Any) -> None:
+    """The second process of (3): decodes and interns the pages it is sent, one builder per
+    chain, exactly as policy_states() would in the reading process; joins and builds on demand.
+    """
+    sys.path.insert(0, ROOT)
+    import importlib
+
+    import orjson
+
+    from toolkit._core.columns import InterningBuilder, page_decoder
+    from toolkit._core.schemas import POLICY_STATES
+
+    policy: Any = importlib.import_module("toolkit.arm.policy")
+    groups = (policy.RESOURCE_FIELDS, policy.POLICY_FIELDS)  # the groups policy_states() uses
+    columns = list(POLICY_STATES.columns)
+    decode = page_decoder(columns, "value", "@odata.nextLink")
+    builders: dict[int, Any] = {}
+
+    def builder(chain: int) -> Any:
+        if chain not in builders:
+            builders[chain] = InterningBuilder(columns, groups=groups)
+        return builders[chain]
+
+    while True:
+        message = conn.recv()
+        if message[0] == "page":
+            content = conn.recv_bytes()
+            typed = decode(content)
+            records = typed[1] if typed is not None else orjson.loads(content)["value"]
+            builder(message[1]).add(records)
+            del records, typed
+        elif message[0] == "absorb":
+            builder(message[1]).absorb(builder(message[2]))
+        elif message[0] == "build":
+            conn.send(builder(message[1]).build())
+            builders.clear()
+        elif message[0] == "cpu":
+            conn.send(_cpu_s())
+        else:
+            return
+
+
+def _remote_builders(conn: Any) -> tuple[Any, Any]:
+    """A page decoder that hands each page's bytes on undecoded (the next link read from the
+    envelope's head), and a stand-in for InterningBuilder that sends them to the second process
+    of (3)."""
+    import itertools
+    import threading
+
+    import orjson
+
+    sys.path.insert(0, ROOT)
+    from toolkit._core.paging import ODATA, UNKNOWN, envelope_next_link
+
+    lock = threading.Lock()
+    numbers = itertools.count()
+
+    def page_decoder(columns: Any, items_key: str, next_key: str) -> Any:
+        def decode(content: bytes) -> tuple[dict[str, Any], list[Any]]:
+            link = envelope_next_link(content, ODATA)
+            if link is UNKNOWN:
+                link = orjson.loads(content).get(next_key)
+            return {next_key: link}, [content]
+        return decode
+
+    class RemoteBuilder:
+        def __init__(self, columns: Any, groups: Any = ()) -> None:
+            self.chain = next(numbers)
+            self.rows = 0  # pages, here (the records are counted in the other process)
+
+        def add(self, items: list[Any]) -> None:
+            with lock:
+                conn.send(("page", self.chain))
+                conn.send_bytes(items[0])
+            self.rows += 1
+
+        def absorb(self, other: Any) -> None:
+            with lock:
+                conn.send(("absorb", self.chain, other.chain))
+            self.rows += other.rows
+            other.rows = 0
+
+        def build(self, attrs: Any = None) -> Any:
+            with lock:
+                conn.send(("build", self.chain))
+                df = conn.recv()
+            if attrs:
+                df.attrs.update(attrs)
+            return df
+
+    return page_decoder, RemoteBuilder
+
+
+def run_3(cfg: dict[str, Any], n: int) -> tuple[int, int]:
+    """policy_states() reading the pages, a second process (forked before the clock) decoding
+    and interning them: the bodies cross a pipe undecoded, the frame comes back pickled. An
+    experiment of the benchmark, not the toolkit's."""
+    sys.path.insert(0, ROOT)
+    import importlib
+
+    import toolkit
+
+    policy: Any = importlib.import_module("toolkit.arm.policy")
+    conn = HELPER[0]
+    policy.page_decoder, policy.InterningBuilder = _remote_builders(conn)
+    connection = toolkit.connect(cfg["url"], token=cfg["token"], progress=False)
+    df = toolkit.policy_states(cfg["subscription"], cfg["group"], resource="default",
+                               start=START, end=END, top=n if n else None,
+                               connection=connection)
+    conn.send(("cpu",))
+    HELPER.append(conn.recv())
+    return len(df), len(df.attrs["request_ids"])
+
+
+def run_3w(cfg: dict[str, Any], n: int) -> tuple[int, int]:
+    """(3) over the whole window."""
+    return run_3(cfg, 0)
+
+
+RUNS["3"] = run_3
+WAN_RUNS = {"n": run_n, "1": run_1, "c": run_w, "2": run_2, "3": run_3w}
 
 
 def child(mode: str, cfg: dict[str, Any], n: int, wan: bool) -> None:
@@ -329,7 +449,7 @@ def child(mode: str, cfg: dict[str, Any], n: int, wan: bool) -> None:
     import pandas  # noqa: F401
     import requests  # noqa: F401
 
-    if mode in ("c", "1", "2"):
+    if mode in ("c", "1", "2", "3"):
         sys.path.insert(0, ROOT)
         import toolkit.arm.policy  # noqa: F401
     if mode == "2":
@@ -337,13 +457,27 @@ def child(mode: str, cfg: dict[str, Any], n: int, wan: bool) -> None:
 
         HELPER.append(multiprocessing.get_context("fork").Pool(1))
         HELPER[0].apply(_cpu_s)  # started and ready before the clock
+    worker = None
+    if mode == "3":
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        mine, theirs = ctx.Pipe()
+        worker = ctx.Process(target=_decoding_worker, args=(theirs,), daemon=True)
+        worker.start()
+        mine.send(("cpu",))
+        mine.recv()  # started and ready before the clock
+        HELPER.append(mine)
     base = _peak_mb()
     t0 = time.perf_counter()
     c0 = _cpu_s()
     rows, pages = (WAN_RUNS if wan else RUNS)[mode](cfg, n)
     seconds = time.perf_counter() - t0
     helper_cpu = float(HELPER[1]) if len(HELPER) > 1 else 0.0
-    if HELPER:
+    if worker is not None:
+        HELPER[0].send(("stop",))
+        worker.join(10)
+    elif HELPER:
         HELPER[0].terminate()
     print(json.dumps({"mode": mode, "rows": rows, "pages": pages, "seconds": seconds,
                       "cpu": _cpu_s() - c0 + helper_cpu,
@@ -356,12 +490,14 @@ LABELS = {
     "a": "(a) requests + orjson.loads + pd.DataFrame(records)",
     "b": "(b) requests + json + pd.json_normalize",
     "c": "(c) toolkit.policy_states() typed frame",
+    "3": "(3) (c), a second process decoding and interning",
 }
 WAN_LABELS = {
     "n": "(n) naive loop (requests + orjson + pd.DataFrame)",
     "1": "(1) policy_states(partitions=1): one chain",
     "c": "(c) policy_states(): concurrent time slices",
     "2": "(2) two processes, half the window each",
+    "3": "(3) (c), a second process decoding and interning",
 }
 
 

@@ -10,7 +10,9 @@ as one tuple, one lookup instead of one per column. A page's dicts can be freed 
 
 Records may be dicts (any parser) or the typed structs of :func:`page_decoder`, which decodes a
 page straight from its bytes into one small object per record (msgspec): about half the time of
-parsing into dicts, and less memory. A page whose fields have unexpected types is parsed the
+parsing into dicts, and less memory. Category fields of few values are decoded against the
+values seen on the pages before, so that each value is one shared string (neither allocated
+nor hashed again for each record). A page whose fields have unexpected types is parsed the
 general way instead, so the frame never depends on which path a page took.
 
 The categories of the finished columns follow :func:`~toolkit._core.frames.category_dtype`, the
@@ -20,9 +22,10 @@ same rule as every other frame.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import numpy as np
@@ -72,14 +75,119 @@ def _get(record: Any, name: str) -> Any:
     return getattr(record, name, None)
 
 
-#: The type a field is decoded as, by column kind (anything else is taken as it comes).
+#: The type a field is decoded as, by column kind (anything else is taken as it comes); lists
+#: of text come as tuples, which can be interned as they are.
 _FIELD_TYPES: dict[str, Any] = {"category": str | None, "string": str | None,
-                                "datetime": str | None, "boolean": bool | None}
+                                "datetime": str | None, "boolean": bool | None,
+                                "list": tuple[str, ...] | None}
+
+#: A category field is decoded against the values seen so far while it holds at most this many
+#: distinct values: msgspec then hands back the same string object for a value each time, so
+#: nothing is allocated and each value's hash is computed once.
+LITERAL_MAX = 256
+#: ... and while at most this many pages have brought values not seen before (each such page is
+#: decoded a second time, as plain text, to learn them).
+LITERAL_MISSES = 8
+
+_LITERAL: Any = Literal  # subscripted with values known only at run time
+
+
+class _PageDecoder:
+    """Decode a page's bytes into its next link and typed records, learning category values.
+
+    ``content -> ({next_key: link}, records)``, or ``None`` for a page that does not fit the
+    declared types; see :func:`page_decoder`. Safe to call from several threads at once.
+    """
+
+    def __init__(self, columns: Sequence[Col], items_key: str, next_key: str) -> None:
+        self._columns = list(columns)
+        self._items_key = items_key
+        self._next_key = next_key
+        self._plain = self._decoder({})
+        self._typed: msgspec.json.Decoder[Any] | None = None
+        #: category field -> the values seen (``None`` until the first page is learnt)
+        self._known: dict[str, set[str]] | None = None
+        self._misses: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def _decoder(self, literals: Mapping[str, set[str]]) -> msgspec.json.Decoder[Any]:
+        fields = []
+        for c in self._columns:
+            values = literals.get(c.name)
+            kind = (_LITERAL[tuple(sorted(values))] | None if values
+                    else _FIELD_TYPES.get(c.kind, Any))
+            fields.append((c.name, kind, None))
+        record = msgspec.defstruct("Record", fields, kw_only=True, gc=False)
+        envelope = msgspec.defstruct(
+            "Envelope", [("items", list[record] | None,  # type: ignore[valid-type]
+                          msgspec.field(default=None, name=self._items_key)),
+                         ("link", Any, msgspec.field(default=None, name=self._next_key))],
+            kw_only=True)
+        return msgspec.json.Decoder(envelope)
+
+    def __call__(self, content: bytes) -> tuple[dict[str, Any], list[Any]] | None:
+        typed = self._typed
+        if typed is not None:
+            try:
+                return self._split(typed.decode(content))
+            except msgspec.ValidationError:
+                pass  # a value not seen before, or a type that does not fit: see below
+            except msgspec.DecodeError:
+                return None
+        try:
+            page = self._plain.decode(content)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if page.items:
+            self._learn(page.items, typed)
+        return self._split(page)
+
+    def _split(self, page: Any) -> tuple[dict[str, Any], list[Any]]:
+        items = page.items
+        return {self._next_key: page.link}, items if items is not None else []
+
+    def _learn(self, items: list[Any], failed: msgspec.json.Decoder[Any] | None) -> None:
+        """Learn the category values of a page decoded as plain text.
+
+        The next pages are decoded against the values known; a field holding too many values,
+        or bringing new ones on too many pages, is decoded as plain text for good.
+        """
+        with self._lock:
+            known = self._known
+            if known is None:
+                known = self._known = {c.name: set() for c in self._columns
+                                       if c.kind == "category"}
+                self._misses = dict.fromkeys(known, 0)
+            changed = False
+            for name in list(known):
+                values = set(map(attrgetter(name), items))
+                values.discard(None)
+                if values <= known[name]:
+                    continue
+                changed = True
+                known[name] |= values
+                if self._typed is not None:
+                    self._misses[name] += 1
+                if len(known[name]) > LITERAL_MAX or self._misses[name] > LITERAL_MISSES:
+                    del known[name]
+            if failed is not None and failed is self._typed and not changed:
+                # the typed decoder failed on a page that brought nothing new: never again
+                self._known = {}
+                self._typed = None
+                return
+            if changed or (self._typed is None and known):
+                self._typed = self._decoder(known) if known else None
 
 
 def page_decoder(columns: Sequence[Col], items_key: str, next_key: str
                  ) -> Callable[[bytes], tuple[dict[str, Any], list[Any]] | None]:
-    """A decoder of a page's bytes into its next link and typed records.
+    """Make a decoder of a page's bytes into its next link and typed records.
+
+    Category fields that hold few distinct values are decoded against the values seen on the
+    pages before (as ``Literal`` types), so that each value is one shared string object,
+    neither allocated nor hashed again for each record; a page that brings a value not seen
+    before is decoded a second time as plain text, and its values are learnt. The records'
+    values are the same either way.
 
     Parameters
     ----------
@@ -92,26 +200,10 @@ def page_decoder(columns: Sequence[Col], items_key: str, next_key: str
     -------
     callable
         ``content -> ({next_key: link}, records)``, or ``None`` when the page does not fit the
-        declared types (then parse it the general way).
+        declared types (then parse it the general way). It may be called from several threads
+        at once.
     """
-    fields = [(c.name, _FIELD_TYPES.get(c.kind, Any), None) for c in columns]
-    record = msgspec.defstruct("Record", fields, kw_only=True, gc=False)
-    envelope = msgspec.defstruct(
-        "Envelope", [("items", list[record] | None,  # type: ignore[valid-type]
-                      msgspec.field(default=None, name=items_key)),
-                     ("link", Any, msgspec.field(default=None, name=next_key))],
-        kw_only=True)
-    decoder = msgspec.json.Decoder(envelope)
-
-    def decode(content: bytes) -> tuple[dict[str, Any], list[Any]] | None:
-        try:
-            page = decoder.decode(content)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
-        items = getattr(page, "items", None)
-        return {next_key: getattr(page, "link", None)}, items if items is not None else []
-
-    return decode
+    return _PageDecoder(columns, items_key, next_key)
 
 
 def _list_key(value: Any) -> Any:
@@ -172,13 +264,18 @@ def _categorical(values: list[Any], codes: np.ndarray, col: Col) -> pd.Categoric
     return pd.Categorical.from_codes(remap[codes], dtype=dtype)
 
 
+_LAST = itemgetter(-1)
+_BUT_LAST = itemgetter(slice(None, -1))
+
+
 def _fast_datetimes(values: list[Any], col: Col) -> np.ndarray:
     """ISO 8601 UTC strings (``...Z``) to datetime64[ns] with numpy's C parser; anything else
     through the general converter."""
     try:
-        if all(v.__class__ is str and v.endswith("Z") for v in values):
-            return np.array([v[:-1] for v in values], dtype="datetime64[ns]")
-    except ValueError:
+        if values and set(map(type, values)) == {str} \
+                and list(map(_LAST, values)).count("Z") == len(values):
+            return np.array(list(map(_BUT_LAST, values)), dtype="datetime64[ns]")
+    except (ValueError, IndexError):  # (an empty string has no last character)
         pass
     converted = pd.DatetimeIndex(convert_column(values, col))
     return np.asarray(converted.tz_convert("UTC").tz_localize(None), dtype="datetime64[ns]")
@@ -265,7 +362,7 @@ class InterningBuilder:
         n = len(records)
         try:
             values_it = self._values(records, col.name)
-            if col.kind == "list":
+            if col.kind == "list" and isinstance(records[0], dict):  # (typed: tuples)
                 values_it = map(_list_key, values_it)
             return np.fromiter(map(lookup, values_it), np.int32, n)
         except (KeyError, TypeError, AttributeError):
