@@ -330,7 +330,7 @@ def _decoding_worker(conn: Any) -> None:
     import orjson
 
     from toolkit._core.columns import InterningBuilder, page_decoder
-    from toolkit._core.schemas import POLICY_STATES
+    from toolkit.arm._schemas import POLICY_STATES
 
     policy: Any = importlib.import_module("toolkit.arm.policy")
     groups = (policy.RESOURCE_FIELDS, policy.POLICY_FIELDS)  # the groups policy_states() uses

@@ -54,7 +54,7 @@ class _Interner(dict[Any, int]):
         return code
 
     def values_in_order(self) -> list[Any]:
-        """The values, code 0 first (``None`` left out)."""
+        """Return the values, code 0 first (``None`` left out)."""
         return list(self)[1:]
 
 
@@ -211,7 +211,7 @@ def _list_key(value: Any) -> Any:
 
 
 def _frozen(value: Any) -> Any:
-    """A value that can be a dict key: lists become tuples (all the way down), objects text."""
+    """Make a value a dict key can be: lists become tuples (all the way down), objects text."""
     if isinstance(value, list):
         return tuple(_frozen(v) for v in value)
     return as_text(value) if isinstance(value, dict) else value
@@ -250,8 +250,10 @@ class _Group:
 
 
 def _remap(into: _Interner, codes_of: _Interner) -> np.ndarray:
-    """``codes_of``'s codes -> ``into``'s (values not in ``into`` yet are added); indexed by a
-    code, -1 (null) included."""
+    """Translate ``codes_of``'s codes into ``into``'s (values not in ``into`` yet are added).
+
+    The result is indexed by a code, -1 (null) included.
+    """
     return np.array([into[k] for k in codes_of.values_in_order()] + [-1], dtype=np.int32)
 
 
@@ -269,8 +271,10 @@ _BUT_LAST = itemgetter(slice(None, -1))
 
 
 def _fast_datetimes(values: list[Any], col: Col) -> np.ndarray:
-    """ISO 8601 UTC strings (``...Z``) to datetime64[ns] with numpy's C parser; anything else
-    through the general converter."""
+    """Convert ISO 8601 UTC strings (``...Z``) to datetime64[ns] with numpy's C parser.
+
+    Anything else goes through the general converter.
+    """
     try:
         if values and set(map(type, values)) == {str} \
                 and list(map(_LAST, values)).count("Z") == len(values):
@@ -311,7 +315,7 @@ class InterningBuilder:
         self._attrs = {c.name: attrgetter(c.name) for c in self.columns}
 
     def _values(self, records: list[Any], name: str) -> Iterator[Any]:
-        """The column's values (fast when every record has the field)."""
+        """Return the column's values (fast when every record has the field)."""
         get = self._getters[name] if isinstance(records[0], dict) else self._attrs[name]
         return map(get, records)
 
@@ -373,12 +377,14 @@ class InterningBuilder:
                 return np.fromiter(map(lookup, _hashable(values)), np.int32, n)
 
     def absorb(self, other: InterningBuilder) -> None:
-        """Append every row of ``other`` (a builder of the same columns and groups) after this
-        builder's rows, as if its pages had been added here; ``other`` is left empty.
+        """Append every row of ``other`` (a builder of the same columns) after this one's rows.
+
+        It is as if its pages had been added here; ``other`` is left empty.
 
         Only codes are translated (one lookup per distinct value of ``other``), so joining the
         builders of several chains costs far less than building a frame of each and joining
-        the frames."""
+        the frames.
+        """
         if [c.name for c in other.columns] != [c.name for c in self.columns] \
                 or [g.names for g in other._groups] != [g.names for g in self._groups]:
             raise ValueError("absorb: the builders hold different columns")
@@ -431,7 +437,7 @@ class InterningBuilder:
         return pd.concat([pd.Series(p, copy=False) for p in parts], ignore_index=True).array
 
     def build(self, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
-        """The typed frame of every page added."""
+        """Build the typed frame of every page added."""
         data = {}
         for col in self.columns:
             data[col.name] = self._finish(col)
