@@ -40,6 +40,7 @@ from toolkit._core.cache import cache_path, forgetter, lifetime_header
 from toolkit._core.cancel import check_cancelled
 from toolkit._core.concurrency import RateLimiter
 from toolkit._core.config import FamilyConfig, Origin, check_plain_http, check_verify, is_loopback
+from toolkit._core.error_bodies import error_from_response
 from toolkit._core.errors import (
     AuthenticationError,
     ErrorInfo,
@@ -48,7 +49,6 @@ from toolkit._core.errors import (
     ToolkitError,
     TransportError,
     ValidationError,
-    error_from_response,
 )
 from toolkit._core.messages import Request, Response
 from toolkit._core.policies import (

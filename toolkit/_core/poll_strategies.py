@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from toolkit._core.error_bodies import parse_error_body
 from toolkit._core.errors import (
     ApiError,
     AuthenticationError,
@@ -38,7 +39,6 @@ from toolkit._core.errors import (
     ProtocolError,
     RateLimitError,
     ServiceError,
-    parse_error_body,
 )
 from toolkit._core.messages import Request, Response
 from toolkit._core.pipeline import Pipeline
