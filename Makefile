@@ -1,9 +1,9 @@
 # Two commands do all the set-up on a fresh machine:
 #   make report   execute every notebook against the sandbox, write HTML reports to reports/
 #   make test     ruff, mypy and the whole test suite, notebooks included (pytest --nbval), the
-#                 documentation site built strictly among the tests (tests/test_docs.py); with
-#                 CI set (as .ci/run has it), the vendors' clients are installed and their
-#                 conformance suite runs too
+#                 documentation site built strictly among the tests (tests/test_docs.py), on
+#                 TEST_WORKERS pytest-xdist workers (docs/testing.md); with CI set (as .ci/run
+#                 has it), the vendors' clients are installed and their conformance suite runs too
 # and:
 #   make docs         build the documentation site into site/ (offline)
 #   make conformance  install the vendors' clients and run tests/conformance
@@ -34,10 +34,16 @@ $(CONFORMANCE_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev,conformance]"
 	touch $(CONFORMANCE_STAMP)
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist; 0 runs it in this one, auto one per
+# core). --dist loadgroup keeps each test module, each notebook and the group of tests that
+# measure real time on one worker (tests/conftest.py, notebooks/conftest.py).
+TEST_WORKERS ?= 2
+
 test: $(STAMP) browser $(if $(WITH_CONFORMANCE),$(CONFORMANCE_STAMP))
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 conformance: $(CONFORMANCE_STAMP)
 	$(PY) -m pytest -p no:cacheprovider tests/conformance

@@ -7,6 +7,9 @@ so the sandbox the notebook starts signs its tokens and derives its maps key fro
 fresh outputs are then searched for the maps key, the world's secret values and any token that
 verifies with the sandbox's signing key; a cell that shows one fails, whatever nbval's comparison
 with the committed outputs says.
+
+Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) each notebook's cells are one
+group: one worker runs them in order, in the one kernel the notebook started.
 """
 
 from __future__ import annotations
@@ -62,6 +65,30 @@ def _leaks(shown: str) -> list[str]:
             continue
         leaked.append(candidate[:6] + "...")
     return leaked
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist writes the groups into the test ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put each notebook's cells into one xdist group, named after the notebook."""
+    for item in items:
+        if _is_cell(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Refuse to go on when a worker of ``--dist loadgroup`` gave the cells no group.
+
+    Without it they would be shared out one by one and run in kernels that never ran the cells
+    before them (pytest 9.2 with pytest-xdist 3.8: pytest-dev/pytest-xdist#1386).
+    """
+    if node.config.getoption("dist") == "loadgroup":
+        ungrouped = [i for i in ids if ".ipynb::" in i and "@" not in i]
+        if ungrouped:
+            raise pytest.UsageError(
+                f"pytest-xdist did not group the notebooks' cells under pytest "
+                f"{pytest.__version__} (pytest-dev/pytest-xdist#1386; first: {ungrouped[0]}): "
+                "install the versions pyproject.toml's dev extra names, or run without -n")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,9 +1,18 @@
 """Shared fixtures: one sandbox for the session, a fresh connection per test whose waits are
-recorded instead of slept."""
+recorded instead of slept; and how pytest-xdist shares the tests between its workers.
+
+``make test`` runs the suite on two workers (``-n 2 --dist loadgroup``). Each test module is one
+unit of work, so that its module-scoped fixtures (a sandbox, a dask cluster, the documentation
+site, a JupyterLab server) start once; each worker has its own session-scoped sandbox. The tests
+that measure real time (a deadline that must end a read, a rate over real seconds, a worker killed
+mid-read, JupyterLab in Chromium) carry ``@pytest.mark.xdist_group("real-time")``: one worker runs
+them one after another, so that no two of them share the machine at once.
+"""
 
 from __future__ import annotations
 
 import json
+from importlib.metadata import version as _version
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +22,32 @@ import toolkit
 from toolkit.sandbox.server import Sandbox
 
 EXAMPLES = Path(__file__).parent / "examples"
+TESTS = Path(__file__).parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist writes the groups into the test ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put each test under ``tests/`` without a group of its own into its module's group."""
+    for item in items:
+        if item.path.is_relative_to(TESTS) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Refuse to go on when a worker of ``--dist loadgroup`` gave its tests no group.
+
+    pytest-xdist 3.8 tells its scheduler the groups through the test ids, which pytest 9.2 no
+    longer lets it write (pytest-dev/pytest-xdist#1386): the tests would be shared out one by
+    one, with no word said.
+    """
+    if node.config.getoption("dist") == "loadgroup":
+        ungrouped = [i for i in ids if i.startswith("tests/") and i.rfind("@") < i.rfind("]") + 1]
+        if ungrouped:
+            raise pytest.UsageError(
+                f"pytest-xdist {_version('pytest-xdist')} did not group the tests under pytest "
+                f"{pytest.__version__} (pytest-dev/pytest-xdist#1386; first: {ungrouped[0]}): "
+                "install the versions pyproject.toml's dev extra names, or run without -n")
 
 
 class Waits(list):

@@ -203,6 +203,7 @@ def test_one_limiter_per_connection_and_service(sandbox) -> None:
         b.close()
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_two_concurrent_fan_outs_on_one_connection_keep_the_documented_rate(sandbox) -> None:
     conn = toolkit.connect(sandbox=sandbox, progress=False)  # waits really waited
     places = [[(1.50 + 0.001 * i, 42.45 + 0.002 * i + 0.0005 * k) for i in range(45)]

@@ -302,6 +302,7 @@ def test_the_next_page_is_asked_for_while_the_body_still_streams(pad: int) -> No
     assert service.requests == 4  # and no page was asked for twice
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_every_page_request_takes_a_token_from_the_pipelines_bucket(replay, waits) -> None:
     replay.add("GET", r"/items$", Answer(200, _page(0, f"{replay.url}/items?p=2")))
     replay.add("GET", r"p=2", Answer(200, _page(2, f"{replay.url}/items?p=3")))

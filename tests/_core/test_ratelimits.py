@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import toolkit
 from toolkit._core.errors import (
     RateLimitError,
@@ -140,6 +142,7 @@ def test_without_the_header_a_post_waits_for_the_bucket_of_writes(
     assert posts is not reads and posts.burst == WRITE_BUCKET
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_every_resource_manager_request_takes_a_token(conn, sandbox, waits) -> None:
     sub = sandbox.world.subscriptions[0]
     arm = conn.pipeline("arm")

@@ -196,7 +196,8 @@ def test_a_sandbox_in_a_real_clouds_words_is_started_only_when_asked() -> None:
     conn = toolkit.connect(cloud="public", sandbox=True, progress=False)
     try:
         assert conn.sandbox is not None and conn.sandbox.cloud is PUBLIC
-        df = toolkit.sql_operations(max_items=3, connection=conn)
+        with pytest.warns(toolkit.TruncatedResultWarning, match="max_items=3"):
+            df = toolkit.sql_operations(max_items=3, connection=conn)
         assert df["name"].str.startswith("Microsoft.Sql/").all()
         assert df.attrs["request_ids"]  # read from x-ms-request-id
         assert df.attrs["sandbox"] is True

@@ -19,6 +19,9 @@ from toolkit._core.errors import ValidationError
 from toolkit.arm.engine import WorkerSettings, _categories_of
 from toolkit.sandbox.server import Sandbox
 
+# a local dask cluster, a worker killed mid-read, real timeouts: see tests/conftest.py
+pytestmark = pytest.mark.xdist_group("real-time")
+
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 

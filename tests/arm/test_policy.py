@@ -659,6 +659,7 @@ def _read_at_once(sandbox, conn, group, days: tuple[int, ...], partitions: int
     return frames, errors, log
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_concurrent_reads_on_one_connection_share_the_resource_managers_bucket(
         sandbox, group) -> None:
     # two partitioned reads at once on one connection: every request of both (first pages,
@@ -728,6 +729,7 @@ def _two_reads_after_another_client(group, monkeypatch, refill: float = 10.0
     return [r.status for r in log], errors
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_concurrent_reads_follow_the_services_count_of_what_is_left(group, monkeypatch) -> None:
     # the first answers say how little is left, so the reads wait for the refill and are never
     # refused, though they need several times what was left
@@ -770,6 +772,7 @@ def _callers_at_once(group, monkeypatch, *, paced: bool) -> tuple[list[Any], lis
     return errors, [r.status for r in log]
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_clients_sharing_a_budget_pace_themselves_after_a_refusal(group, monkeypatch) -> None:
     # a 429 empties the connection's bucket until its Retry-After and halves its rate, and an
     # attempt sent again takes a token like any other: the readers overdraw the shared budget
@@ -805,6 +808,7 @@ def test_a_failed_partitioned_read_keeps_the_records_it_read(sandbox, group,
     assert len(read.merge(whole[key].astype(str))) == len(read)  # every one a real record
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_concurrent_reads_stay_inside_the_services_bucket(group, monkeypatch) -> None:
     # the sandbox throttles as the service does (its buckets here made small so the test is
     # short); two partitioned reads at once on one connection, whose shared bucket is a little

@@ -120,6 +120,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--no-first-run"]
 
 
+@pytest.mark.xdist_group("real-time")  # Chromium, driven with waits: see tests/conftest.py
 @pytest.mark.skipif(_chromium() is None or _playwright() is None,
                     reason="needs Chromium from the system packages and the playwright package "
                            "(pip install playwright) to hover over a map in a real browser")

@@ -375,7 +375,8 @@ def test_per_caller_rate_limit_answers_429_with_retry_after(conn, sandbox, sales
     name = fresh()
     try:
         toolkit.create_eventstream(sales.id, fresh(), connection=conn)
-        with sandbox.recording() as log, pytest.raises(toolkit.RateLimitError) as info:
+        with sandbox.recording() as log, pytest.raises(toolkit.RateLimitError) as info, \
+                pytest.warns(toolkit.RetryWaitWarning, match="not waiting"):
             toolkit.create_eventstream(sales.id, name, connection=conn)
     finally:
         quota.configure(rate=sandbox_fabric.RATE, burst=sandbox_fabric.BURST)

@@ -404,6 +404,7 @@ def test_many_places_under_throttling_keep_order_and_lose_nothing(conn, sandbox,
     assert len({r.query for r in answered}) == 40
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_many_places_stay_within_the_documented_rate(sandbox) -> None:
     import time
 

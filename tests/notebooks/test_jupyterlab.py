@@ -55,8 +55,9 @@ def _missing() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_missing() is not None,
-                                                   reason=str(_missing()))]
+# JupyterLab and Chromium, waits bounded in real time: in the real-time group (tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-time"),
+              pytest.mark.skipif(_missing() is not None, reason=str(_missing()))]
 
 
 def _free_port() -> int:

@@ -9,6 +9,9 @@ from tests.reliability.campaign import FAULTS, baselines, run_one, soak
 from tests.reliability.cases import CASES
 from toolkit.sandbox.server import Sandbox
 
+# every fault, real read timeouts among them: see tests/conftest.py
+pytestmark = pytest.mark.xdist_group("real-time")
+
 
 @pytest.fixture(scope="module")
 def campaign_sandbox():

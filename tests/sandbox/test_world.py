@@ -118,7 +118,8 @@ def test_the_environment_variable_pins_the_sandbox_connect_starts(monkeypatch) -
                  "TOOLKIT_MAPS_KEY", "TOOLKIT_CREDENTIAL", "TOOLKIT_CLOUD"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(NOW_ENV, "2027-03-04")
-    conn = toolkit.connect(progress=False)
+    with pytest.warns(toolkit.SandboxWarning, match="invented data"):
+        conn = toolkit.connect(progress=False)
     try:
         assert conn.sandbox is not None
         assert conn.sandbox.epoch == datetime(2027, 3, 4, DAY_START_HOUR, tzinfo=UTC)

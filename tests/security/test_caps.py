@@ -60,6 +60,7 @@ def toolkit_json(body: Any) -> bytes:
     return orjson.dumps(body)
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_a_declared_huge_body_is_refused_before_it_is_read() -> None:
     def script(seen: Seen, server: Hostile) -> Answer:
         return Answer(200, b"", {"Content-Length": str(2 << 30),
@@ -141,6 +142,7 @@ def test_an_unasked_encoding_is_a_protocol_error() -> None:
         toolkit.sql_operations(connection=connect_to(service))
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_a_dripping_body_ends_at_the_request_deadline() -> None:
     def script(seen: Seen, server: Hostile) -> Answer:
         return Answer(200, b"", {"Content-Length": "100000", "Content-Type": "application/json"},
@@ -163,6 +165,7 @@ def _header_drip() -> Iterator[bytes]:
         yield b"X"  # one endless header line, a byte at a time
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_dripping_headers_end_at_the_request_deadline() -> None:
     def script(seen: Seen, server: Hostile) -> Answer:
         return Answer(pieces=_header_drip(), gap=0.05, raw=True)

@@ -15,6 +15,9 @@ from tests.security.conftest import connect_to
 from tests.security.hostile import Answer, Hostile, Seen, json_answer
 from toolkit._core.cancel import current
 
+# Ctrl-C delivered while requests run, bounded in real time: see tests/conftest.py
+pytestmark = pytest.mark.xdist_group("real-time")
+
 SUB = "00000000-0000-0000-0000-000000000001"
 
 

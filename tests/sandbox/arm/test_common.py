@@ -241,6 +241,7 @@ def limited():
         yield sb
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_past_its_bucket_a_caller_gets_429_with_retry_after(limited) -> None:
     from toolkit.sandbox.arm.common import limits
 
@@ -262,6 +263,7 @@ def test_past_its_bucket_a_caller_gets_429_with_retry_after(limited) -> None:
     assert call("GET", "/subscriptions?api-version=2022-12-01").status_code == 200
 
 
+@pytest.mark.xdist_group("real-time")  # measures real time: see tests/conftest.py
 def test_writes_have_a_bucket_of_their_own(limited) -> None:
     from toolkit.sandbox.arm.common import limits
 

@@ -355,7 +355,8 @@ def test_rate_limit_is_per_caller(conn, sandbox, sales) -> None:
     other.sleep = conn.sleep
     try:
         toolkit.create_eventstream(sales.id, _name(), connection=conn)
-        with pytest.raises(toolkit.RateLimitError):
+        with pytest.raises(toolkit.RateLimitError), \
+                pytest.warns(toolkit.RetryWaitWarning, match="not waiting"):
             toolkit.create_eventstream(sales.id, _name(), connection=conn)
         df = toolkit.create_eventstream(sales.id, _name(), connection=other)
     finally:
