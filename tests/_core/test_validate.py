@@ -102,3 +102,21 @@ def test_times_are_utc_timestamps_and_write_back_with_z() -> None:
     for bad in (True, 3, "not a time", pd.NaT):
         with pytest.raises(ValidationError, match="start"):
             check_time(bad, "start")
+
+
+@pytest.mark.parametrize("value", ["0", "resourceId, 0abc", "a b", "properties/x", "a,,b",
+                                   ["resourceId", "1st"]])
+def test_select_takes_field_names_only(value) -> None:
+    # a name that is not a field would reach the decoder as a struct field and fail there
+    with pytest.raises(ValidationError) as info:
+        check_names(value, "select", fields=True)
+    assert info.value.parameter == "select" and "field name" in str(info.value)
+
+
+def test_field_names_are_joined_as_given() -> None:
+    assert check_names(" resourceId , complianceState", "select", fields=True) == \
+        "resourceId , complianceState"
+    assert check_names(["resourceId", "_x1"], "select", fields=True) == "resourceId,_x1"
+    # orderby items carry a direction: no field rule there
+    assert check_names("timestamp desc", "orderby") == "timestamp desc"
+

@@ -288,6 +288,8 @@ RULES: list[Rule] = [
                                              min_size=1, max_size=2),
         st.dictionaries(st.text(max_size=2), st.text(max_size=2), max_size=1)))
       for p in ("select", "orderby")],
+    Rule("policy_states", "select", st.sampled_from(
+        ["0", "a b", "resourceId, 0abc", "properties/x", "resourceId,,timestamp", "*"])),
     Rule("policy_states", "top", BAD_INT(0)),
     *[Rule("policy_states", p, st.one_of(
         st.integers(), st.floats(), st.booleans(), st.lists(st.integers(), max_size=1),

@@ -266,7 +266,11 @@ def check_expression(value: Any, parameter: str) -> str | None:
     return value
 
 
-def check_names(value: Any, parameter: str) -> str | None:
+#: A field name as ``$select`` takes it (``resourceId``, ``PolicyAssignmentId``).
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_names(value: Any, parameter: str, *, fields: bool = False) -> str | None:
     """Check optional column names: a comma-separated string or a list of strings.
 
     Parameters
@@ -275,6 +279,9 @@ def check_names(value: Any, parameter: str) -> str | None:
         The argument given (``$select``, ``$orderby`` items).
     parameter : str
         Its name, for the error.
+    fields : bool
+        Whether each comma-separated item must be a bare field name (``$select``): letters,
+        digits and ``_``, not starting with a digit.
 
     Returns
     -------
@@ -295,7 +302,14 @@ def check_names(value: Any, parameter: str) -> str | None:
         if not isinstance(item, str) or not item.strip():
             name = parameter if isinstance(value, str) else f"{parameter}[{i}]"
             raise ValidationError(name, item, "must be a non-empty string")
-    return ",".join(i.strip() for i in items)
+    joined = ",".join(i.strip() for i in items)
+    if fields:
+        for name in joined.split(","):
+            if not _FIELD_NAME.fullmatch(name.strip()):
+                raise ValidationError(
+                    parameter, value, f"must name fields (letters, digits and _, not starting "
+                    f"with a digit, separated by commas): {name.strip()!r} is not a field name")
+    return joined
 
 
 def check_time(value: Any, parameter: str) -> pd.Timestamp | None:

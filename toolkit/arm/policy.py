@@ -260,7 +260,7 @@ def policy_states(
     resource = check_choice(resource, "resource", ("latest", "default"), case_insensitive=True)
     filter_ = check_expression(filter, "filter")
     apply_ = check_expression(apply, "apply")
-    select_ = check_names(select, "select")
+    select_ = check_names(select, "select", fields=True)
     orderby_ = check_names(orderby, "orderby")
     if top is not None:
         check_int(top, "top", minimum=0)
