@@ -21,9 +21,22 @@ pytestmark = pytest.mark.xdist_group("real-time")
 SUB = "00000000-0000-0000-0000-000000000001"
 
 
+def _press_ctrl_c(main: int, caught: threading.Event, presses: int = 4) -> None:
+    """Send Ctrl-C to the caller, and again while it has not arrived (at most ``presses``).
+
+    CPython drops a KeyboardInterrupt that surfaces inside a garbage-collection callback or a
+    ``__del__`` ("Exception ignored in ..."); a user then presses Ctrl-C again, and so does this.
+    """
+    for _ in range(presses):
+        signal.pthread_kill(main, signal.SIGINT)
+        if caught.wait(5):
+            return
+
+
 def test_ctrl_c_cancels_a_fan_out() -> None:
     release = threading.Event()
     interrupted = threading.Event()
+    caught = threading.Event()
     main = threading.main_thread().ident
     assert main is not None
 
@@ -31,7 +44,7 @@ def test_ctrl_c_cancels_a_fan_out() -> None:
         # Ctrl-C once every worker holds a request: all that runs is known, the rest is queued
         if server.count() == 4 and not interrupted.is_set():
             interrupted.set()
-            signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C, delivered to the caller
+            threading.Thread(target=_press_ctrl_c, args=(main, caught), daemon=True).start()
         release.wait(10)
         return json_answer({"error": {"code": "ServerBusy"}}, 503)  # would be retried
 
@@ -39,17 +52,22 @@ def test_ctrl_c_cancels_a_fan_out() -> None:
     # Ctrl-C raises KeyboardInterrupt whatever handler an earlier test in this process left
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        _interrupt_a_fan_out(script, names, release)
+        _interrupt_a_fan_out(script, names, release, caught)
     finally:
+        caught.set()
         signal.signal(signal.SIGINT, previous)
 
 
-def _interrupt_a_fan_out(script: Any, names: list[str], release: threading.Event) -> None:
+def _interrupt_a_fan_out(script: Any, names: list[str], release: threading.Event,
+                         caught: threading.Event) -> None:
     with Hostile(script) as service:
         conn = connect_to(service, max_concurrency=4)
         started = time.monotonic()
-        with pytest.raises(KeyboardInterrupt):
+        try:
             toolkit.check_server_names(SUB, names, connection=conn)
+        except KeyboardInterrupt:
+            caught.set()
+        assert caught.is_set(), "Ctrl-C did not stop the fan-out"
         took = time.monotonic() - started
         at_interrupt = service.count()
         release.set()
@@ -57,7 +75,7 @@ def _interrupt_a_fan_out(script: Any, names: list[str], release: threading.Event
             if thread.name.startswith("toolkit"):
                 thread.join(10)
         after = service.count()
-    assert took < 10, took
+    assert took < 25, took
     assert at_interrupt == 4  # what was running when Ctrl-C came
     assert after == 4  # no retry of those, nothing queued started
 
