@@ -150,11 +150,13 @@ def bad_point(order: str = "lonlat") -> st.SearchStrategy[Any]:
 
 
 def bad_locations() -> st.SearchStrategy[Any]:
-    """Weather places, ``(lon, lat)``, that break the rules (a string is a place name: not one
-    of them)."""
+    """Weather places, ``(lon, lat)``, that break the rules (a string is a place name, and a
+    pair of strings two of them: not among them)."""
     return st.one_of(
         st.none(), st.just([]), st.just(()), st.just(pd.DataFrame({"lat": [], "lon": []})),
-        bad_point().filter(lambda p: not isinstance(p, str)), st.lists(bad_point().filter(
+        bad_point().filter(lambda p: not isinstance(p, str) and not (
+            isinstance(p, tuple | list) and p and all(isinstance(v, str) for v in p))),
+        st.lists(bad_point().filter(
             lambda p: isinstance(p, tuple | list) and len(p) == 2 and
             all(isinstance(v, float) for v in p)), min_size=1, max_size=3).map(
             lambda bad: [(1.5, 42.5), *bad]),
