@@ -60,6 +60,37 @@ def test_proxies_carry_every_request(sandbox) -> None:
     assert all(s.startswith(f"GET {sandbox.url}/") for s in proxy.seen)
 
 
+
+def test_a_proxy_set_changed_or_removed_in_the_environment_applies_to_the_next_request(
+        sandbox, monkeypatch) -> None:
+    # the session keeps the environment's proxies per origin while the variables that decide
+    # them keep their values; any change to them is seen by the next request
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "REQUEST_METHOD"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    proxy = _CountingProxy()
+    try:
+        conn = toolkit.connect(sandbox=sandbox, progress=False)
+        seen = []
+        for env in ({}, {"HTTP_PROXY": proxy.url}, {"HTTP_PROXY": proxy.url},
+                    {"http_proxy": proxy.url, "NO_PROXY": "127.0.0.1"},
+                    {"all_proxy": proxy.url}, {}):
+            for name in ("HTTP_PROXY", "http_proxy", "NO_PROXY", "all_proxy"):
+                monkeypatch.delenv(name, raising=False)
+            for name, value in env.items():
+                monkeypatch.setenv(name, value)
+            before = len(proxy.seen)
+            with sandbox.recording() as log:
+                toolkit.sql_operations(connection=conn)
+            seen.append((len(proxy.seen) - before, len(log)))
+        conn.close()
+    finally:
+        proxy.stop()
+    assert [through == sent for through, sent in seen] == [False, True, True, False, True,
+                                                           False]
+    assert [through for through, _ in seen][0::3] == [0, 0]
+
+
 class _CountingProxy:
     """A tiny forwarding proxy for plain http on loopback: counts what it forwards."""
 

@@ -95,3 +95,30 @@ def test_logs_never_show_the_token(sandbox, caplog) -> None:
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "operations" in text
     assert token not in text
+
+
+def test_the_origin_guard_checks_every_url_but_the_one_send_checked(sandbox) -> None:
+    # send() names the URL it checked; the guard reads any other URL itself, so a request
+    # reaching the pipeline another way (or claiming a check of a different URL) is refused
+    from azure.core.rest import HttpRequest
+
+    from toolkit._core.errors import UntrustedOriginError
+
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    pipe = conn.pipeline("arm")
+    good = pipe.url("/subscriptions", {"api-version": "2022-12-01"})
+    try:
+        with sandbox.recording() as log:
+            for claimed in (None, good):
+                options: dict[str, object] = {"enforce_https": False}  # loopback http
+                if claimed is not None:
+                    options["toolkit_origin_checked"] = claimed
+                with pytest.raises(UntrustedOriginError):
+                    pipe._client.send_request(HttpRequest("GET", "https://evil.example/x"),
+                                              **options)
+            assert log == []
+            answer = pipe._client.send_request(HttpRequest("GET", good), enforce_https=False,
+                                               toolkit_origin_checked=good)
+        assert answer.status_code == 200 and len(log) == 1
+    finally:
+        conn.close()

@@ -41,6 +41,10 @@ _READ_BLOCK = 1 << 20
 #: The most of a body's start handed to a head watcher.
 _HEAD_BYTES = 64 * 1024
 
+#: The most compressed bytes held before they are inflated (inflated in one call, a body comes
+#: out in one piece, with no join).
+_INFLATE_BATCH = 1 << 20
+
 
 class _BodyDecoder:
     """Decode a Content-Encoding without ever passing a byte budget.
@@ -286,13 +290,16 @@ class BoundedBodyAdapter(requests.adapters.HTTPAdapter):
                      watch: Callable[[bytes], bool] | None) -> bytes:
         """Read a body of unknown length (chunked, or compressed), decoded in large reads.
 
-        The reads are joined once at the end.
+        The reads are joined once at the end. Compressed reads no watcher waits for are held
+        (up to :data:`_INFLATE_BATCH` bytes) and inflated together, within the same cap.
         """
         import urllib3.exceptions as u3
 
         raw = response.raw
         parts: list[bytes] = []
         size = 0
+        held: list[bytes] = []
+        held_size = 0
         while True:
             self._left(response, end)
             try:
@@ -302,6 +309,16 @@ class BoundedBodyAdapter(requests.adapters.HTTPAdapter):
                 if late is not None:
                     raise late from None
                 raise
+            if data and watch is None and decoder.encoding not in ("", "identity") \
+                    and held_size + len(data) < _INFLATE_BATCH:
+                held.append(data)
+                held_size += len(data)
+                continue
+            if held:
+                held.append(data)
+                data = b"".join(held)
+                held.clear()
+                held_size = 0
             if not data:
                 break
             data = decoder.feed(data, self.max_body - size)

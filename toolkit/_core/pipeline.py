@@ -307,7 +307,8 @@ class Pipeline:
             http.headers.update(request.headers)
         if self._cached:
             http.headers.update(lifetime_header(operation, request.method))
-        options: dict[str, Any] = {"toolkit_no_retry": request.no_retry, "toolkit_bucket": bucket}
+        options: dict[str, Any] = {"toolkit_no_retry": request.no_retry, "toolkit_bucket": bucket,
+                                   "toolkit_origin_checked": url}  # by send(), for OriginGuard
         if request.idempotent:
             options["retry_on_methods"] = _ALL_METHODS
         if not self._enforce_https:

@@ -291,8 +291,11 @@ class RequestIdPolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
 class OriginGuard(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
     """Hold the origin rule once more, the last check before a credential is attached.
 
-    Every request already passed it in :meth:`~toolkit._core.pipeline.Pipeline.send`; this holds
-    the rule for any request that reaches the pipeline another way.
+    Every request already passed it in :meth:`~toolkit._core.pipeline.Pipeline.send`, which
+    names the URL it checked in the request's options (``toolkit_origin_checked``): that exact
+    URL is not read a second time on its first attempt; any other URL (and every further
+    attempt) is checked here, so the rule holds for any request that reaches the pipeline
+    another way.
 
     Parameters
     ----------
@@ -311,8 +314,12 @@ class OriginGuard(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
         request : PipelineRequest
             The request about to be sent.
         """
+        checked = request.context.options.pop("toolkit_origin_checked", None)
         check_cancelled()
-        check_origin(self._config, request.http_request.url, None)
+        url = request.http_request.url
+        if checked is not None and url == checked:
+            return
+        check_origin(self._config, url, None)
 
 
 def logging_policy(header_prefix: str) -> HttpLoggingPolicy:
