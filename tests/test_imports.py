@@ -29,6 +29,15 @@ def _is_type_checking(node: ast.If) -> bool:
         (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
+def _from_base(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` statement reads from, relative levels resolved."""
+    base = node.module or ""
+    if node.level:
+        anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*anchor, base] if base else anchor)
+    return base
+
+
 def _imports(module: str, *, at_import_time: bool) -> set[str]:
     """Modules of toolkit that ``module`` imports: at import time only (module level, outside
     ``if TYPE_CHECKING``), or anywhere (function bodies and type-checking blocks too)."""
@@ -42,10 +51,7 @@ def _imports(module: str, *, at_import_time: bool) -> set[str]:
             if isinstance(node, ast.Import):
                 found.update(a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*anchor, base] if base else anchor)
+                base = _from_base(node, package)
                 found.add(base)
                 found.update(f"{base}.{a.name}" for a in node.names)
             elif isinstance(node, ast.If) and at_import_time and _is_type_checking(node):
@@ -86,10 +92,7 @@ def _named(module: str) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
+            base = _from_base(node, package)
             found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
                          for a in node.names)
     return {name for name in found if name in MODULES and name != module}

@@ -6,27 +6,13 @@ from __future__ import annotations
 import pytest
 import requests
 
+from tests.sandbox.conftest import ops_path as _ops
 from toolkit.sandbox.auth import TokenAuthority
 from toolkit.sandbox.gate import authenticate, check_api_version
 from toolkit.sandbox.http import Request, SandboxHTTPError, _Headers
 
 AUDIENCES = {"arm": ("https://management.vendor.test/",), "maps": ("https://maps.vendor.test/",),
              "graph": ("https://graph.vendor.test/",), "fabric": ("https://fabric.vendor.test/",)}
-
-
-@pytest.fixture
-def arm(sandbox):
-    token = sandbox.token("arm")
-
-    def call(method: str, path: str, *, headers=None, **kw):
-        h = {"Authorization": f"Bearer {token}", **(headers or {})}
-        return requests.request(method, sandbox.url + path, headers=h, timeout=10, **kw)
-
-    return call
-
-
-def _ops(sandbox) -> str:
-    return f"/providers/{sandbox.namespace}.Sql/operations"
 
 
 def _request(family: str, target: str = "/x", **headers: str) -> Request:

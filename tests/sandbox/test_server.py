@@ -7,23 +7,9 @@ import pytest
 import requests
 
 import toolkit
+from tests.sandbox.conftest import ops_path as _ops
 from toolkit.sandbox.http import SandboxHTTPError
 from toolkit.sandbox.server import Sandbox, latest_running
-
-
-@pytest.fixture
-def arm(sandbox):
-    token = sandbox.token("arm")
-
-    def call(method: str, path: str, *, headers=None, **kw):
-        h = {"Authorization": f"Bearer {token}", **(headers or {})}
-        return requests.request(method, sandbox.url + path, headers=h, timeout=10, **kw)
-
-    return call
-
-
-def _ops(sandbox) -> str:
-    return f"/providers/{sandbox.namespace}.Sql/operations"
 
 
 def test_unknown_path_and_wrong_method(arm, sandbox) -> None:
