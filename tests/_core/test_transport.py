@@ -11,7 +11,6 @@ import requests
 import toolkit
 from tests._core.loopback import EmptyPages, serving
 from toolkit._core.messages import Request
-from toolkit._core.transport import session_for
 
 
 @pytest.mark.parametrize("cached", [False, True])
@@ -59,50 +58,3 @@ def test_the_pool_keeps_a_connection_for_every_page_a_wide_read_has_in_flight(ca
         answers = list(pool.map(lambda i: pipe.send(Request("GET", f"/items/{i}")), range(at_once)))
     assert [a.status for a in answers] == [200] * at_once
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
-
-
-@pytest.mark.parametrize("env", [
-    {},
-    {"HTTPS_PROXY": "http://proxy.example:3128"},
-    {"https_proxy": "http://lower.example:1", "HTTPS_PROXY": "http://upper.example:2"},
-    {"HTTP_PROXY": "http://p.example:1", "NO_PROXY": "service.example"},
-    {"HTTP_PROXY": "http://p.example:1", "no_proxy": ".example"},
-    {"HTTP_PROXY": "http://p.example:1", "REQUEST_METHOD": "GET"},
-    {"ALL_PROXY": "socks5://p.example:1080", "NO_PROXY": "*"},
-    {"REQUESTS_CA_BUNDLE": "/tmp/bundle.pem"},
-])
-def test_the_environment_settings_are_requests_own_and_follow_the_environment(
-        sandbox, monkeypatch, env: dict[str, str]) -> None:
-    # looked up once an origin while the environment stays the same: the same settings as
-    # requests' own lookup, before and after the environment changes
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "REQUEST_METHOD",
-                 "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    session = session_for(conn.config_for("arm"))
-    plain = requests.Session()
-    urls = ["http://service.example/a?b=1", "https://service.example:8443/x",
-            "https://other.test/y"]
-
-    def both(url: str, proxies: dict[str, str] | None, verify: object) -> tuple[object, ...]:
-        ours = session.merge_environment_settings(url, dict(proxies or {}), None, verify, None)
-        theirs = plain.merge_environment_settings(url, dict(proxies or {}), None, verify, None)
-        return ours, theirs
-
-    for url in urls:
-        for proxies, verify in (({}, True), ({"no_proxy": "other.test"}, None),
-                                ({"https": "http://given.example:9"}, "/ca.pem")):
-            ours, theirs = both(url, proxies, verify)
-            assert ours == theirs
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    for url in urls:
-        ours, theirs = both(url, {}, True)
-        assert ours == theirs
-    for name in env:
-        monkeypatch.delenv(name)
-    for url in urls:
-        ours, theirs = both(url, {}, True)
-        assert ours == theirs and ours["proxies"] == {}  # type: ignore[index]
-    conn.close()

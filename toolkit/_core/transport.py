@@ -10,10 +10,8 @@ The body itself is read within its caps by :mod:`toolkit._core.bodies`.
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import threading
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -122,89 +120,6 @@ def _header_auth(request: requests.PreparedRequest) -> requests.PreparedRequest:
     return request
 
 
-#: The environment variables that decide an http(s) request's proxy (either spelling; as CGI,
-#: ``REQUEST_METHOD`` drops ``HTTP_PROXY``) and requests' CA bundle.
-_PROXY_ENVIRONMENT = (
-    "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
-    "no_proxy", "NO_PROXY", "REQUEST_METHOD", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
-
-#: The most origins whose environment proxies a session keeps.
-_PROXY_ORIGINS = 64
-
-
-def _environment_settings(session: requests.Session) -> Callable[..., Any]:
-    """Return requests' ``merge_environment_settings`` for ``session``, its lookups cached.
-
-    requests scans the whole environment twice a request for proxy settings (about 0.1 ms each
-    time with a few dozen variables). The proxies found for an origin are kept while the
-    variables that decide them (:data:`_PROXY_ENVIRONMENT`) keep their values, which are read
-    afresh every request: a proxy set, changed or removed in the environment mid-session applies
-    to the next request, as it does with requests alone. Only where Python reads proxies from
-    the environment alone (not from the system's settings, as on macOS and Windows); elsewhere
-    requests' own lookup runs every time.
-
-    Parameters
-    ----------
-    session : requests.Session
-        The session whose settings are merged.
-
-    Returns
-    -------
-    callable
-        ``(url, proxies, stream, verify, cert) -> settings``, as requests' own.
-    """
-    own = session.merge_environment_settings
-    if urllib.request.getproxies is not urllib.request.getproxies_environment \
-            or urllib.request.proxy_bypass is not getattr(urllib.request,
-                                                          "proxy_bypass_environment", None):
-        return own
-    from requests.sessions import merge_setting as requests_merge
-    from requests.utils import get_environ_proxies
-
-    merged: Callable[[Any, Any], Any] = requests_merge
-
-    def merge_setting(request: Any, own: Any) -> Any:
-        # requests' merge_setting, without its protocol checks for the plain values and dicts
-        # the transport passes (a few microseconds each, four times a request)
-        if own is None:
-            return request
-        if request is None:
-            return own
-        if type(request) is dict and type(own) is dict:
-            return {k: v for k, v in {**own, **request}.items() if v is not None}
-        if type(request) in (bool, str) or type(own) in (bool, str):
-            return request
-        return merged(request, own)
-
-    found: dict[tuple[str, str | None, tuple[str | None, ...]], dict[str, str]] = {}
-    lookup = os.environ.get
-
-    def merge(url: str, proxies: dict[str, str] | None, stream: bool | None, verify: Any,
-              cert: Any) -> Any:
-        if not session.trust_env:
-            return own(url, proxies, stream, verify, cert)
-        values = tuple(map(lookup, _PROXY_ENVIRONMENT))
-        no_proxy = proxies.get("no_proxy") if proxies is not None else None
-        key = ("/".join(url.split("/", 3)[:3]), no_proxy, values)  # scheme://host:port
-        env_proxies = found.get(key)
-        if env_proxies is None:
-            env_proxies = get_environ_proxies(url, no_proxy=no_proxy)
-            if len(found) >= _PROXY_ORIGINS:
-                found.clear()
-            found[key] = env_proxies
-        if proxies is not None:
-            for k, v in env_proxies.items():
-                proxies.setdefault(k, v)
-        if verify is True or verify is None:
-            verify = values[-2] or values[-1] or verify
-        return {"proxies": merge_setting(proxies, session.proxies),
-                "stream": merge_setting(stream, session.stream),
-                "verify": merge_setting(verify, session.verify),
-                "cert": merge_setting(cert, session.cert)}
-
-    return merge
-
-
 def session_for(config: FamilyConfig) -> requests.Session:
     """Return a plain session, or one answering reads from the response cache when it is on.
 
@@ -212,8 +127,7 @@ def session_for(config: FamilyConfig) -> requests.Session:
     ``~/.netrc`` (or ``$NETRC``) for every request and, when an entry matches the host (a
     ``default`` entry matches every host), replaces the pipeline's ``Authorization`` header
     with that entry's password: a secret of the user's sent to the service, and the call
-    refused. The proxy settings of the environment still apply, looked up once an origin while
-    they stay the same (:func:`_environment_settings`).
+    refused. The proxy settings of the environment still apply.
 
     Parameters
     ----------
@@ -228,7 +142,6 @@ def session_for(config: FamilyConfig) -> requests.Session:
     path = cache_path(config.settings.cache)
     session = requests.Session() if path is None else cached_session(path, config.header_prefix)
     session.auth = _header_auth
-    session.merge_environment_settings = _environment_settings(session)  # type: ignore[method-assign]
     return session
 
 
