@@ -12,6 +12,7 @@ map draws without any network.
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import math
@@ -130,7 +131,8 @@ def inline_assets(page: str) -> str:
     return _STYLE.sub(style, _SCRIPT.sub(script, page))
 
 
-def _offline_figure() -> Any:
+@functools.cache
+def _offline_figure_class() -> type:
     from branca.element import Figure
 
     class OfflineFigure(Figure):
@@ -158,7 +160,7 @@ def _offline_figure() -> Any:
 
             return notebook_html(self, self.shared_render(**kwargs))
 
-    return OfflineFigure()
+    return OfflineFigure
 
 
 # ------------------------------------------------------------------------------ the map
@@ -177,7 +179,7 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
     m = folium.Map(location=[(s + n) / 2, (w + e) / 2], tiles=None, control_scale=True,
                    prefer_canvas=features > CANVAS_FROM, height=height)
     if offline:
-        _offline_figure().add_child(m)
+        _offline_figure_class()().add_child(m)
         drew = add_roads(m, (w, s, e, n))
         if not drew:
             logger.info("no shipped roads under these data: the map has no background")
