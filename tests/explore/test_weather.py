@@ -33,3 +33,17 @@ def test_weather_maps(frames) -> None:
     assert summary["features"].sum() == alerts["alertId"].notna().sum()
     assert set(summary["layer"]) == {f"alerts: {c}" for c in alerts["category"].dropna()}
     assert summary["tooltip_fields"].iloc[0] == tooltip_labels("severe_weather_alerts")
+
+
+def test_air_quality_with_alerts_has_both_in_its_legend(frames) -> None:
+    # the alert markers drawn over the air quality carry their status colours: the legend says
+    # which status each colour is, beside the air-quality categories
+    m = explore.air_quality(frames["air"], alerts=frames["alerts"])
+    html = m.get_root().render()
+    legend = html[html.index("toolkit-legend"):]
+    statuses = set(frames["alerts"]["latestStatus.english"].dropna().astype(str))
+    assert statuses and all(f"alert: {s}" in legend for s in statuses)
+    categories = set(frames["air"]["category"].dropna().astype(str))
+    assert all(c in legend for c in categories)
+    only_air = explore.air_quality(frames["air"]).get_root().render()
+    assert "alert: " not in only_air[only_air.index("toolkit-legend"):]

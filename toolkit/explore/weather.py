@@ -68,15 +68,17 @@ def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: 
         add_layer(m, rows, "air quality" + (f" {day}" if day else ""), show=i == 0,
                   colors=_colours(rows), radius=radii, tz=tz,
                   operation="air_quality_forecast" if day_column else "air_quality")
-    if alerts is not None:
-        _alert_layers(m, geo_frame(alerts, ["alertId", "latestStatus.english"],
-                                   "explore.air_quality(alerts=)"), tz=tz)
     present = [c for c in AIR_QUALITY_COLORS if c in set(frame["category"].astype(str))]
-    return finish(m, legend=[(c, AIR_QUALITY_COLORS[c]) for c in present],
-                  title="air quality")
+    legend: list[tuple[str, ...]] = [(c, AIR_QUALITY_COLORS[c]) for c in present]
+    if alerts is not None:
+        statuses = _alert_layers(m, geo_frame(alerts, ["alertId", "latestStatus.english"],
+                                              "explore.air_quality(alerts=)"), tz=tz)
+        legend += [(f"alert: {s}", STATUS_COLORS[s], "dot") for s in statuses]
+    return finish(m, legend=legend, title="air quality")
 
 
-def _alert_layers(m: Any, frame: pd.DataFrame, *, tz: str | None = None) -> None:
+def _alert_layers(m: Any, frame: pd.DataFrame, *, tz: str | None = None) -> list[str]:
+    """Add one layer of alerts per category; return the statuses drawn, in legend order."""
     placed = frame[has_geometry(frame["geometry"]) & frame["alertId"].notna().to_numpy()]
     placed = spread_frame(m, placed, 7)  # as one: alerts of every category at one place
     category = placed["category"].astype(object).fillna("alert") if "category" in placed \
@@ -85,6 +87,7 @@ def _alert_layers(m: Any, frame: pd.DataFrame, *, tz: str | None = None) -> None
         colours = [STATUS_COLORS.get(str(s), "#616161") for s in rows["latestStatus.english"]]
         add_layer(m, rows, f"alerts: {name}", colors=colours, radius=7, tz=tz,
                   operation="severe_weather_alerts", spread=False)
+    return [s for s in STATUS_COLORS if s in set(placed["latestStatus.english"].astype(str))]
 
 
 def _day_label(rows: pd.DataFrame, day: Any) -> str:
@@ -136,6 +139,5 @@ def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
         raise ValidationError("df", "no alerts", "explore.alerts needs alerts to draw")
     m = new_map(bounds_of(placed["geometry"]), tiles=tiles, frames=[df], features=len(placed),
                 height=height)
-    _alert_layers(m, placed, tz=tz)
-    present = [s for s in STATUS_COLORS if s in set(placed["latestStatus.english"].astype(str))]
-    return finish(m, legend=[(s, STATUS_COLORS[s]) for s in present], title="latest status")
+    statuses = _alert_layers(m, placed, tz=tz)
+    return finish(m, legend=[(s, STATUS_COLORS[s]) for s in statuses], title="latest status")
