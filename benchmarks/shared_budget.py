@@ -52,6 +52,7 @@ def _serve(pipe: Any, burst: int, refill: float) -> None:
     pw = world.section("policy")
     sub_id, rg = max(pw.by_group, key=lambda k: len(pw.records(*k).ts))
     sub = world.subscription(sub_id)
+    assert sub is not None
     name = next(g.name for g in sub.resource_groups if g.name.lower() == rg)
     pipe.send((sandbox.url, sub.id, name, world.epoch.isoformat()))
     while True:
@@ -112,7 +113,9 @@ def _run(pipe: Any, server: tuple[str, str, str, str], args: argparse.Namespace,
     finally:
         for c in conns:
             c.close()
-        ToolkitRetryPolicy.sleep, RateLimiter.throttled, slices.PARTITION_MIN_PAGES = saved
+        ToolkitRetryPolicy.sleep = saved[0]  # type: ignore[method-assign]
+        RateLimiter.throttled = saved[1]  # type: ignore[method-assign]
+        slices.PARTITION_MIN_PAGES = saved[2]
     pipe.send("statuses")
     statuses = pipe.recv()
     return {"requests": len(statuses), "refused": statuses.count(429),
