@@ -11,7 +11,10 @@ last.
 
 Each report is made lighter on the way out: JupyterLab's style sheets, the same in every report,
 go into one file beside them (``notebook-<hash>.css``, linked by a relative address), and its
-PNG pictures are written with a palette of 256 colours where that is smaller.
+PNG pictures are written with a palette of 256 colours where that is smaller. The page loads
+from the web only the scripts the notebook uses (``scripts/report_templates/offline``): nbconvert's
+JupyterLab page asks for require.js and MathJax in its head whatever the notebook holds, which an
+offline reader's browser waits on and a firewall may hold for a long time.
 
 Run: ``.venv/bin/python scripts/report.py --jobs 2 --output-dir reports notebooks/*.ipynb``
 """
@@ -45,6 +48,33 @@ def recorded_seconds(nb: nbformat.NotebookNode) -> float:
     except (IndexError, KeyError, ValueError):
         return float("inf")
     return (last - first).total_seconds()
+
+
+TEMPLATES = Path(__file__).resolve().parent / "report_templates"
+_MATH = re.compile(r"\$[^$\n]+\$|\\\(|\\\[|\\begin\{")
+_AMD = re.compile(r"\brequire(js)?\s*[.(]|\bdefine\s*\(")
+#: a frame's own page (a map's), which does not see the report's scripts
+_SRCDOC = re.compile(r"""srcdoc=("[^"]*"|'[^']*')""")
+
+
+def web_scripts(nb: nbformat.NotebookNode) -> dict[str, bool]:
+    """Which of the page's scripts from the web the notebook uses.
+
+    ``needs_mathjax`` when a text cell or an output holds mathematics, ``needs_requirejs`` when
+    an output's HTML or JavaScript loads modules with require.js (AMD's ``require``/``define``;
+    not counting a frame's own page, as a map's, which does not see the report's scripts).
+    """
+    math = any(_MATH.search(c.source) for c in nb.cells if c.cell_type == "markdown")
+    amd = False
+    for cell in nb.cells:
+        for out in cell.get("outputs", ()):
+            data = out.get("data", {})
+            math = math or "text/latex" in data
+            for mime in ("text/html", "application/javascript"):
+                text = data.get(mime, "")
+                text = "".join(text) if isinstance(text, list) else text
+                amd = amd or bool(_AMD.search(_SRCDOC.sub("", text)))
+    return {"needs_mathjax": math, "needs_requirejs": amd}
 
 
 _STYLE = re.compile(r"<style[^>]*>(.*?)</style>", re.S)
@@ -103,6 +133,16 @@ def lighter_pictures(html: str) -> str:
     return _PNG.sub(smaller, html)
 
 
+def page(nb: nbformat.NotebookNode, path: Path) -> str:
+    """The executed notebook at ``path`` as JupyterLab's HTML page, with only the web scripts it
+    uses (:func:`web_scripts`)."""
+    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(TEMPLATES)])
+    html, _ = exporter.from_notebook_node(
+        nb, resources={"metadata": {"name": path.stem, "path": str(path.parent)},
+                       **web_scripts(nb)})
+    return html
+
+
 async def _report(path: Path, nb: nbformat.NotebookNode, out_dir: Path, timeout: int,
                   jobs: asyncio.Semaphore) -> str | None:
     """Execute one notebook and write its report; the error, if it failed."""
@@ -121,9 +161,7 @@ async def _report(path: Path, nb: nbformat.NotebookNode, out_dir: Path, timeout:
         ran = time.perf_counter() - start
 
     def export() -> None:
-        html, _ = HTMLExporter().from_notebook_node(
-            nb, resources={"metadata": {"name": path.stem, "path": str(path.parent)}})
-        html = lighter_pictures(shared_styles(html, out_dir))
+        html = lighter_pictures(shared_styles(page(nb, path), out_dir))
         (out_dir / f"{path.stem}.html").write_text(html, encoding="utf-8")
 
     await asyncio.to_thread(export)

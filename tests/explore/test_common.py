@@ -168,6 +168,21 @@ def test_the_map_fits_its_bounds_with_a_margin_and_draws_on_canvas_when_large() 
     assert new_map(ANDORRA, tiles="roads", features=CANVAS_FROM + 1).options["prefer_canvas"]
 
 
+@pytest.mark.parametrize("tiles", ["roads", "web"])
+def test_a_notebook_shows_a_map_in_a_frame_as_tall_as_the_map(tiles) -> None:
+    import re
+
+    # folium's frame is 60 % of the width: taller than a 480 px map on a wide screen (a blank
+    # band under it), shorter on a narrow one (its legend and scale cut off)
+    shown = new_map(ANDORRA, tiles=tiles, height=480)._repr_html_()
+    frames = re.findall(r"<iframe srcdoc=.*?></iframe>", shown, re.S)
+    assert len(frames) == 1 and "padding-bottom" not in shown
+    assert re.search(r"""height=["']480px["']""", frames[0][-300:])
+    assert "height: 480.0px" in new_map(ANDORRA, tiles=tiles, height="480px").get_root().render()
+    # a height relative to the page keeps folium's frame in proportion to the width
+    assert "padding-bottom:60%" in new_map(ANDORRA, tiles=tiles, height="100%")._repr_html_()
+
+
 def _specs(group: Any) -> list[dict[str, Any]]:
     """The data of the compact layers drawn into a feature group."""
     return [c.spec for c in group._children.values() if hasattr(c, "spec")]

@@ -65,3 +65,34 @@ def test_pictures_get_a_palette_where_smaller(report) -> None:
     clear.save(buffer, "PNG")
     page = f'data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'
     assert report.lighter_pictures(page) == page
+
+
+def _notebook(markdown: str, html: str = "<b>a table</b>") -> Any:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(markdown),
+                nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
+                    "display_data", data={"text/html": html, "text/plain": "x"})])]
+    return nb
+
+
+def test_a_page_loads_no_script_from_the_web_that_the_notebook_does_not_use(report) -> None:
+    import re
+
+    page = report.page(_notebook("# Routes\nA story in words."), ROOT / "notebooks" / "x.ipynb")
+    scripts = re.findall(r"<script[^>]*\bsrc=\"([^\"]*)\"", page)
+    assert scripts == [] and "<b>a table</b>" in page and "<title>x</title>" in page
+    assert "mathjax" not in page.lower() and "require.min.js" not in page
+    # a map's own page in a frame does not count: it does not see the report's scripts
+    framed = '<iframe srcdoc="&lt;script&gt;define([], f)&lt;/script&gt;"></iframe>'
+    page = report.page(_notebook("text", framed), ROOT / "notebooks" / "x.ipynb")
+    assert "require.min.js" not in page
+
+
+def test_a_page_loads_mathjax_and_requirejs_where_the_notebook_uses_them(report) -> None:
+    page = report.page(_notebook("The rate is $r = n / t$."), ROOT / "notebooks" / "x.ipynb")
+    assert "mathjax" in page.lower() and "require.min.js" not in page
+    amd = "<script>require(['d3'], function (d3) { d3.select('b'); });</script>"
+    page = report.page(_notebook("text", amd), ROOT / "notebooks" / "x.ipynb")
+    assert "require.min.js" in page and "mathjax" not in page.lower()

@@ -171,7 +171,9 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
 
     ``tiles="auto"`` uses web tiles when they can be reached and the frames do not come from
     the sandbox, else the shipped roads; ``"web"`` and ``"roads"`` choose. With ``features``
-    past :data:`CANVAS_FROM` the map draws on a canvas.
+    past :data:`CANVAS_FROM` the map draws on a canvas. A height in pixels is also the height
+    of the frame a notebook shows the map in (folium's frame is otherwise 60 % of the width:
+    a blank band under the map on a wide screen, its bottom cut off on a narrow one).
     """
     folium = folium_module()
     offline = _offline(tiles, frames)
@@ -180,6 +182,10 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
                    prefer_canvas=features > CANVAS_FROM, height=height)
     if offline:
         _offline_figure_class()().add_child(m)
+    pixels = _pixels(height)
+    if pixels is not None:
+        m.get_root().height = f"{pixels}px"
+    if offline:
         drew = add_roads(m, (w, s, e, n))
         if not drew:
             logger.info("no shipped roads under these data: the map has no background")
@@ -193,6 +199,15 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
         _control(f"<b>{html.escape(SANDBOX_MARK)}</b>", "topleft", "toolkit-sandbox-mark",
                  "color:#b71c1c").add_to(m)
     return m
+
+
+def _pixels(height: int | str) -> int | None:
+    """Give a height in pixels (``480`` or ``"480px"``), or ``None`` for a relative one."""
+    if isinstance(height, int | float) and not isinstance(height, bool):
+        return int(height)
+    text = str(height).strip()
+    number = text.removesuffix("px").strip()
+    return int(float(number)) if number.replace(".", "", 1).isdigit() else None
 
 
 def add_roads(m: Any, bounds: Sequence[float]) -> bool:
