@@ -63,6 +63,19 @@ def test_outside_a_kernel_every_map_carries(monkeypatch) -> None:
     assert carries_now() and carries_now()
 
 
+def test_where_each_output_is_a_window_apart_every_map_carries(kernel, monkeypatch) -> None:
+    import sys
+    import types
+
+    # Google Colab shows each output in a frame of an origin of its own: no map there can
+    # reach Leaflet in another cell's output
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    kernel["cell"] = "c1"
+    assert carries_now()
+    kernel["cell"] = "c2"
+    assert carries_now() and "toolkit-leaflet" in _map("b")._repr_html_()
+
+
 def test_a_notebook_shows_the_carrier_once_and_pages_without_leaflet(kernel) -> None:
     kernel["cell"] = "c1"
     first = _map("a")._repr_html_()

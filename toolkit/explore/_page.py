@@ -12,7 +12,8 @@ the network, so the notebook, its HTML report and the notebook reopened with its
 offline.
 
 A page saved on its own (``m.save``, ``m.get_root().render()``) still carries Leaflet and its
-roads written in, uncompressed.
+roads written in, uncompressed. So does every map in a front end that shows each output in a
+window of an origin of its own, where no map can see another's (Google Colab).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import gzip
 import json
 import logging
 import re
+import sys
 import threading
 from functools import cache
 from typing import Any
@@ -173,17 +175,27 @@ def _in_kernel() -> bool:
     return getattr(get_ipython(), "kernel", None) is not None
 
 
+def _outputs_apart() -> bool:
+    """Tell whether the front end shows each output in a window of an origin of its own.
+
+    Google Colab does: a map there cannot find Leaflet in another cell's output. JupyterLab,
+    Notebook and VS Code show the outputs in one document (VS Code in one webview).
+    """
+    return "google.colab" in sys.modules
+
+
 def carries_now() -> bool:
     """Tell whether the map shown now carries Leaflet.
 
     The first map of this kernel session does, and so does a map shown again from that same
-    cell; outside a kernel, every map does.
+    cell; outside a kernel, or where each output is a window apart (:func:`_outputs_apart`),
+    every map does.
 
     Returns
     -------
     bool
     """
-    if not _in_kernel():
+    if not _in_kernel() or _outputs_apart():
         return True
     cell = _current_cell()
     with _carrier_lock:
