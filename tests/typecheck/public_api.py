@@ -129,6 +129,7 @@ def plot_helpers_return_the_axes_they_drew_on(df: pd.DataFrame, gdf: gpd.GeoData
     assert_type(toolkit.plot.encryption_posture(df), Axes)
     assert_type(toolkit.plot.forecast_along(df, "km"), Axes)
     assert_type(toolkit.plot.incidents(gdf), Axes)
+    assert_type(toolkit.plot.mark_sandbox(ax, df, gdf), Axes)
     assert_type(toolkit.plot.noncompliance_heatmap(df), Axes)
     assert_type(toolkit.plot.pollutants(df, location=0), Axes)
     assert_type(toolkit.plot.routes(gdf, incidents=gdf), Axes)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
         compliance_trend as compliance_trend,
         noncompliance_heatmap as noncompliance_heatmap,
     )
+    from toolkit.plot.provenance import mark_sandbox as mark_sandbox
     from toolkit.plot.weather import (
         air_quality_forecast as air_quality_forecast,
         air_quality_map as air_quality_map,
