@@ -123,3 +123,49 @@ def test_integer_ticks_keeps_whole_counts_on_the_automatic_locator() -> None:
     integer_ticks(ax.yaxis)  # a locator of the caller's own is left alone
     assert list(ax.get_yticks()) == [0.5, 1.5]
     plt.close("all")
+
+
+# --------------------------------------------------------------------------------------------
+# a map's figure as tall as the map
+
+
+def _bands(ax) -> tuple[float, float]:
+    """The blank band (inches) above and below an aspect-locked Axes, and at its sides."""
+    fig = ax.figure
+    fig.draw_without_rendering()
+    width, height = fig.get_size_inches()
+    laid_out, drawn = ax.get_position(original=True), ax.get_position(original=False)
+    return ((laid_out.height - drawn.height) * height, (laid_out.width - drawn.width) * width)
+
+
+def test_a_wide_maps_figure_loses_the_blank_band_above_and_below() -> None:
+    from toolkit.plot._common import fit_height
+
+    fig, ax = plt.subplots(figsize=(8, 7), layout="constrained")
+    ax.set_xlim(0, 2)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_title("a wide map")
+    assert _bands(ax)[0] > 2  # a third of the figure's height is blank
+    fit_height(ax)
+    above_below, sides = _bands(ax)
+    assert fig.get_figheight() < 5 and above_below < 0.1 and sides < 0.2
+    plt.close(fig)
+
+
+def test_a_tall_maps_figure_keeps_its_height_and_never_grows() -> None:
+    from toolkit.plot._common import fit_height
+
+    fig, ax = plt.subplots(figsize=(8, 7), layout="constrained")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 3)
+    ax.set_aspect("equal")
+    fit_height(ax)
+    assert fig.get_figheight() == 7
+    fig, ax = plt.subplots(figsize=(8, 2), layout="constrained")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    fit_height(ax, least=3.0)
+    assert fig.get_figheight() == 2  # not below what it was given, nor above
+    plt.close("all")

@@ -56,6 +56,61 @@ def new_axes(ax: Axes | None = None, *, figsize: tuple[float, float] = (8, 4)) -
     return ax
 
 
+def fit_height(ax: Axes, *, least: float = 3.0, rounds: int = 5) -> None:
+    """Change the height of a figure a helper made to what its map needs.
+
+    A map keeps its aspect (a degree of longitude drawn as long as it is on the ground), so in a
+    figure of a fixed size a wide map leaves a blank band above and below it, and the figure's
+    lower edge (and the sandbox mark on it) far from the data. The figure is laid out and its
+    height searched for (regula falsi, a few ``rounds``: the labels and a colour bar laid out
+    beside the map change with its height) until neither a band above and below nor one at the
+    sides is left; never above the height it had, nor below ``least`` inches (or that height,
+    if less). Only for figures a helper made: an Axes the caller passed keeps the caller's
+    figure as it is.
+    """
+    fig = root_figure(ax)
+    tallest = fig.get_figheight()
+    lowest = min(least, tallest)
+    too_tall: tuple[float, float] | None = None  # (height, band), band > 0
+    too_short: tuple[float, float] | None = None  # (height, band), band < 0
+    height = tallest
+    for _ in range(rounds):
+        band = _blank_band(ax)
+        if abs(band) < 0.05:
+            return
+        if band > 0:
+            too_tall = (height, band)
+        else:
+            too_short = (height, band)
+        if too_tall and too_short:  # between the two: where the line through them is 0
+            (h1, b1), (h0, b0) = too_tall, too_short
+            new = h0 - b0 * (h1 - h0) / (b1 - b0)
+        else:
+            new = height - band
+        new = max(lowest, min(tallest, new))
+        if abs(new - height) < 0.01:
+            return
+        height = new
+        fig.set_figheight(height)
+
+
+def _blank_band(ax: Axes) -> float:
+    """Lay the figure out and measure the blank band of an aspect-locked Axes, in inches.
+
+    Positive: the height of the band above and below it; negative: the height the Axes would
+    take up if it filled the band at its sides.
+    """
+    fig = root_figure(ax)
+    fig.draw_without_rendering()  # the layout, then the aspect applied to the Axes
+    width, height = fig.get_size_inches()
+    laid_out, drawn = ax.get_position(original=True), ax.get_position(original=False)
+    above_below = float((laid_out.height - drawn.height) * height)
+    if above_below > 0.005 or drawn.width <= 0:
+        return above_below
+    sides = float((laid_out.width - drawn.width) * width)
+    return -sides * float(drawn.height * height) / float(drawn.width * width)
+
+
 def integer_ticks(axis: Axis) -> None:
     """Tick ``axis`` at whole numbers only (counts), keeping its automatic tick spacing."""
     from matplotlib.ticker import MaxNLocator

@@ -20,7 +20,7 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._data.andorra import ATTRIBUTION
-from toolkit.plot._common import marks_sandbox, new_axes, require_columns, root_figure
+from toolkit.plot._common import fit_height, marks_sandbox, new_axes, require_columns, root_figure
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
@@ -51,7 +51,7 @@ _ROAD_STYLE = {  # class -> (width, colour)
 
 
 def _finish(ax: Axes, bounds: tuple[float, float, float, float] | None, title: str | None,
-            credit: str | None, margin: float = 0.08) -> None:
+            credit: str | None, margin: float = 0.08, *, own: bool = False) -> None:
     if bounds is not None:
         w, s, e, n = bounds
         dx, dy = max(e - w, 0.002) * margin, max(n - s, 0.002) * margin
@@ -64,6 +64,8 @@ def _finish(ax: Axes, bounds: tuple[float, float, float, float] | None, title: s
     if title:
         ax.set_title(title)
     stamp_credit(ax, credit)
+    if own:  # a figure of the helper's own: as tall as the map needs
+        fit_height(ax)
 
 
 def stamp_credit(ax: Axes, credit: str | None) -> None:
@@ -205,6 +207,7 @@ def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame 
 
     ok = df[[g is not None and not g.is_empty for g in df.geometry]]
     bounds = _bounds(ok.geometry) if len(ok) else None
+    own = ax is None
     ax = new_axes(ax, figsize=(9, 7))
     credit = draw_background(ax, background, bounds)
     main_lines: list[np.ndarray] = []
@@ -258,7 +261,8 @@ def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame 
                           max(bounds[2], ib[2]), max(bounds[3], ib[3]))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     queries = ok["query_index"].nunique()
-    _finish(ax, bounds, title or f"{queries} route{'s' if queries != 1 else ''}", credit)
+    _finish(ax, bounds, title or f"{queries} route{'s' if queries != 1 else ''}", credit,
+            own=own)
     return ax
 
 
@@ -297,6 +301,7 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Axes | None = None,
     xy = shapely.get_coordinates(snapped.geometry) if len(snapped) else np.empty((0, 2))
     both = np.vstack([pts, xy]) if len(xy) else pts
     bounds = (*both.min(axis=0), *both.max(axis=0))
+    own = ax is None
     ax = new_axes(ax, figsize=(8, 7))
     credit = draw_background(ax, background, bounds)
     ax.scatter(pts[:, 0], pts[:, 1], s=6, color="#9e9e9e", alpha=0.6, zorder=2,
@@ -314,7 +319,7 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Axes | None = None,
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.1), ncol=2, frameon=False,
               markerscale=2)
     _finish(ax, bounds, title or f"{len(pts):,} recorded points, {len(snapped):,} on the road",
-            credit)
+            credit, own=own)
     return ax
 
 
@@ -376,6 +381,7 @@ def incidents(df: pd.DataFrame, *, ax: Axes | None = None, background: Any = Tru
         bounds: Any = to_bbox(bbox)
     else:
         bounds = _bounds(df.geometry, df["endPoint"]) if len(df) else None
+    own = ax is None
     ax = new_axes(ax, figsize=(8, 7))
     credit = draw_background(ax, background, bounds)
     handles: list[Any] = []
@@ -387,6 +393,6 @@ def incidents(df: pd.DataFrame, *, ax: Axes | None = None, background: Any = Tru
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
                   title="type / severity")
     _finish(ax, bounds, title or f"{len(df)} traffic incident{'s' if len(df) != 1 else ''}",
-            credit)
+            credit, own=own)
     return ax
 

@@ -23,7 +23,7 @@ from toolkit._spec.maps import (
     ALERT_STATUSES,
     POLLUTANT_SHORT_NAMES,
 )
-from toolkit.plot._common import marks_sandbox, new_axes, require_columns
+from toolkit.plot._common import fit_height, marks_sandbox, new_axes, require_columns
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL, series_style
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
@@ -381,6 +381,7 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Axes | None = N
     xs = np.array([g.x for g in pts["geometry"]])
     ys = np.array([g.y for g in pts["geometry"]])
     bounds = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+    own = ax is None
     ax = new_axes(ax, figsize=(9, 7))
     from toolkit.plot.maps import draw_background, spread_labels, stamp_credit
 
@@ -404,6 +405,11 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Axes | None = N
     ax.set_ylabel("latitude (°)")
     ax.tick_params(labelsize=8)
     stamp_credit(ax, credit)
+    when = df["dateTime"].dropna() if "dateTime" in df.columns else pd.Series([], dtype=object)
+    stamp = f" ({pd.Timestamp(when.iloc[0]):%Y-%m-%d %H:%M} UTC)" if len(when) else ""
+    ax.set_title(title or f"Air quality{stamp}")
+    if own:  # a figure of the helper's own: as tall as the map needs, before labels are placed
+        fit_height(ax)
     if labels is not None:
         names = _labels(pts, labels)
         placed = []
@@ -415,9 +421,6 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Axes | None = N
                 text += f" {v:.0f}"
             placed.append(ax.text(x, y, text, fontsize=MIN_FONT_SIZE, zorder=4))
         spread_labels(ax, placed, xs, ys)
-    when = df["dateTime"].dropna() if "dateTime" in df.columns else pd.Series([], dtype=object)
-    stamp = f" ({pd.Timestamp(when.iloc[0]):%Y-%m-%d %H:%M} UTC)" if len(when) else ""
-    ax.set_title(title or f"Air quality{stamp}")
     return ax
 
 
