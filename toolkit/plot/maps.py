@@ -250,8 +250,8 @@ def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame 
                        edgecolor="black", linewidths=0.8, zorder=7 if label == "start" else 6)
             handles.append(Line2D([], [], ls="", marker=marker, color=colour,
                                   markeredgecolor="black", markersize=math.sqrt(size),
-                                  label=f"{label} ({len(points)})" if len(points) > 1
-                                  else label))
+                                  label=f"{label} ({len(points)} places)" if len(points) > 1
+                                  else label))  # places: routes that end together, once
     if incidents is not None and len(incidents):
         _draw_incidents(ax, incidents, handles)
         if bounds is not None:
