@@ -82,14 +82,14 @@ def test_a_sandbox_frame_is_marked_and_a_real_one_is_not(sandbox, tmp_path) -> N
 
 def test_an_axes_in_a_subfigure_marks_the_whole_figure_once() -> None:
     from toolkit._core.provenance import SANDBOX_MARK
-    from toolkit.plot._common import mark_sandbox, root_figure
+    from toolkit.plot._common import mark_figure, root_figure
 
     fig = plt.figure(layout="constrained")
     left, right = fig.subfigures(1, 2)
     ax = left.subplots()
     assert root_figure(ax) is fig and ax.figure is left
-    mark_sandbox(root_figure(ax))
-    mark_sandbox(root_figure(right.subplots()))
+    mark_figure(root_figure(ax))
+    mark_figure(root_figure(right.subplots()))
     assert _marks(fig) == [SANDBOX_MARK] and _marks(left) == []
     assert fig.get_layout_engine().get()["rect"][1] > 0  # a strip kept free along the bottom
     plt.close(fig)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the pa
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
-__all__ = ["HEALTH_COLORS", "integer_ticks", "mark_sandbox", "marks_sandbox", "new_axes",
+__all__ = ["HEALTH_COLORS", "integer_ticks", "mark_figure", "marks_sandbox", "new_axes",
            "require_columns", "root_figure"]
 
 _P = ParamSpec("_P")
@@ -125,7 +125,7 @@ def root_figure(ax: Axes) -> Figure:
     return ax.figure.figure
 
 
-def mark_sandbox(figure: Figure) -> None:
+def mark_figure(figure: Figure) -> None:
     """Write :data:`~toolkit._core.provenance.SANDBOX_MARK` in the figure's lower left corner.
 
     Written once per figure. A figure laid out by matplotlib (constrained or tight layout) keeps a
@@ -160,7 +160,7 @@ def marks_sandbox(helper: Callable[_P, Axes]) -> Callable[_P, Axes]:
             ax = helper(*args, **kwargs)
             finish_axes(ax)
             if from_sandbox(*args, *kwargs.values()):
-                mark_sandbox(root_figure(ax))
+                mark_figure(root_figure(ax))
         return ax
 
     return plotted

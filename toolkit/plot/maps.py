@@ -50,11 +50,19 @@ _ROAD_STYLE = {  # class -> (width, colour)
 }
 
 
-def _finish(ax: Axes, bounds: tuple[float, float, float, float] | None, title: str | None,
-            credit: str | None, margin: float = 0.08, *, own: bool = False) -> None:
+def finish_map(ax: Axes, bounds: tuple[float, float, float, float] | None, title: str | None,
+               credit: str | None, margin: float = 0.08, *, least_extent: float = 0.002,
+               own: bool = False) -> None:
+    """Frame a map: its bounds with a margin, the aspect, axis labels, title and credit line.
+
+    ``bounds`` (west, south, east, north) is grown by ``margin`` of its extent (of at least
+    ``least_extent`` degrees). A figure the helper made itself (``own``) is then made as tall as
+    the map needs (:func:`~toolkit.plot._common.fit_height`).
+    """
     if bounds is not None:
         w, s, e, n = bounds
-        dx, dy = max(e - w, 0.002) * margin, max(n - s, 0.002) * margin
+        dx = max(e - w, least_extent) * margin
+        dy = max(n - s, least_extent) * margin
         ax.set_xlim(w - dx, e + dx)
         ax.set_ylim(s - dy, n + dy)
         ax.set_aspect(1 / math.cos(math.radians((s + n) / 2)))
@@ -261,8 +269,8 @@ def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame 
                           max(bounds[2], ib[2]), max(bounds[3], ib[3]))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     queries = ok["query_index"].nunique()
-    _finish(ax, bounds, title or f"{queries} route{'s' if queries != 1 else ''}", credit,
-            own=own)
+    finish_map(ax, bounds, title or f"{queries} route{'s' if queries != 1 else ''}", credit,
+               own=own)
     return ax
 
 
@@ -318,8 +326,8 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Axes | None = None,
             ax.scatter(xy[:, 0], xy[:, 1], s=9, color="#1565c0", zorder=4, label="snapped")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.1), ncol=2, frameon=False,
               markerscale=2)
-    _finish(ax, bounds, title or f"{len(pts):,} recorded points, {len(snapped):,} on the road",
-            credit, own=own)
+    finish_map(ax, bounds, title or f"{len(pts):,} recorded points, {len(snapped):,} on the road",
+               credit, own=own)
     return ax
 
 
@@ -392,7 +400,7 @@ def incidents(df: pd.DataFrame, *, ax: Axes | None = None, background: Any = Tru
     if handles:
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
                   title="type / severity")
-    _finish(ax, bounds, title or f"{len(df)} traffic incident{'s' if len(df) != 1 else ''}",
-            credit, own=own)
+    finish_map(ax, bounds, title or f"{len(df)} traffic incident{'s' if len(df) != 1 else ''}",
+               credit, own=own)
     return ax
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.provenance import from_sandbox
-from toolkit.plot._common import mark_sandbox as _mark_figure, root_figure
+from toolkit.plot._common import mark_figure, root_figure
 
 if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn, not with the package
     from matplotlib.axes import Axes
@@ -47,5 +47,5 @@ def mark_sandbox(ax: Axes, *data: Any) -> Axes:
         raise ValidationError("data", data, "name the frames the chart was drawn from: "
                                             "mark_sandbox(ax, df)")
     if from_sandbox(*data):
-        _mark_figure(root_figure(ax))
+        mark_figure(root_figure(ax))
     return ax

@@ -8,7 +8,6 @@ a pollutant's own index for instance), and the band limits of the global index (
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ from toolkit._spec.maps import (
     ALERT_STATUSES,
     POLLUTANT_SHORT_NAMES,
 )
-from toolkit.plot._common import fit_height, marks_sandbox, new_axes, require_columns
+from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL, series_style
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
@@ -383,7 +382,7 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Axes | None = N
     bounds = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
     own = ax is None
     ax = new_axes(ax, figsize=(9, 7))
-    from toolkit.plot.maps import draw_background, spread_labels, stamp_credit
+    from toolkit.plot.maps import draw_background, finish_map, spread_labels
 
     credit = draw_background(ax, background, bounds)
     ok = pts["globalIndex"].notna().to_numpy()
@@ -396,20 +395,10 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Axes | None = N
                    label="no answer")
     seen = sorted({_band_name(float(v)) for v in values})
     _category_legend(ax, seen, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    w, s, e, n = bounds
-    dx, dy = max(e - w, 0.01) * 0.08, max(n - s, 0.01) * 0.08
-    ax.set_xlim(w - dx, e + dx)
-    ax.set_ylim(s - dy, n + dy)
-    ax.set_aspect(1 / math.cos(math.radians((s + n) / 2)))
-    ax.set_xlabel("longitude (°)")
-    ax.set_ylabel("latitude (°)")
-    ax.tick_params(labelsize=8)
-    stamp_credit(ax, credit)
     when = df["dateTime"].dropna() if "dateTime" in df.columns else pd.Series([], dtype=object)
     stamp = f" ({pd.Timestamp(when.iloc[0]):%Y-%m-%d %H:%M} UTC)" if len(when) else ""
-    ax.set_title(title or f"Air quality{stamp}")
-    if own:  # a figure of the helper's own: as tall as the map needs, before labels are placed
-        fit_height(ax)
+    # framed (and its own figure fitted) before the labels are spread over it
+    finish_map(ax, bounds, title or f"Air quality{stamp}", credit, least_extent=0.01, own=own)
     if labels is not None:
         names = _labels(pts, labels)
         placed = []
