@@ -341,16 +341,46 @@ def test_lines_are_simplified_points_are_kept() -> None:
                                                               abs=1e-5)
 
 
+def _legend_html(page: str) -> str:
+    """The HTML the page's legend control writes (the JSON its script holds, read back)."""
+    import json
+
+    start = page.index("div.innerHTML = ", page.index('"toolkit-legend"')) + 16
+    return json.loads(page[start:page.index(";\n", start)])
+
+
 def test_finish_adds_the_layer_control_and_an_escaped_legend() -> None:
-    m = finish(folium.Map(), legend=[("<b>bold</b>", "#ff0000"), ("plain", "#00ff00")],
+    m = finish(folium.Map(), legend=[("<b>bold</b>", "#ff0000"), ("plain", "#00ff00"),
+                                     ("odd colour", "red;background:url(x)")],
                title="A & B")
     assert _children(m, folium.LayerControl)
     page = m.get_root().render()
-    assert "toolkit-legend" in page
-    assert "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold</b>" not in page
-    assert "A &amp; B" in page and "#00ff00" in page
+    legend = _legend_html(page)
+    assert "&lt;b&gt;bold&lt;/b&gt;" in legend and "<b>bold</b>" not in legend
+    assert "A &amp; B" in legend and "#00ff00" in legend
+    assert "url(" not in legend and "#9e9e9e" in legend  # not a colour: grey
+    assert "<b>" not in page.split("<script>", 2)[-1]  # no data's tag in the page's script
     bare = finish(folium.Map())
     assert "toolkit-legend" not in bare.get_root().render()
+
+
+def test_layer_names_are_text_in_the_control_and_kept_as_given() -> None:
+    import html
+    import json
+    import re
+
+    import toolkit.explore as explore
+
+    query = '<img src=x onerror="alert(1)"> & more'
+    df = gpd.GeoDataFrame({"query": [query], "rank": [1], "name": ["a"]},
+                          geometry=[shapely.Point(1.52, 42.51)], crs=4326)
+    m = explore.suggestions(df, tiles="roads")
+    assert map_summary(m)["layer"].tolist() == [f"suggestions: {query}"]  # as given
+    page = m.get_root().render()
+    names = [json.loads(f'"{k}"') for k in
+             re.findall(r'"((?:[^"\\]|\\.)*)" : feature_group_', page)]
+    assert names == [html.escape(f"suggestions: {query}")]  # what Leaflet writes as HTML
+    assert "<" not in names[0] and html.unescape(names[0]) == f"suggestions: {query}"
 
 
 def test_every_map_of_sandbox_frames_carries_the_sandbox_mark(frames) -> None:

@@ -13,7 +13,6 @@ import shapely
 
 folium = pytest.importorskip("folium")
 gpd = pytest.importorskip("geopandas")
-from toolkit.explore import _layer  # noqa: E402
 from toolkit.explore._layer import (  # noqa: E402
     THIN_ZOOMS,
     column,
@@ -95,10 +94,6 @@ def test_one_record_table_per_layer_not_html_per_feature() -> None:
     text = json.dumps(spec)
     assert "<table" not in text and "<tr" not in text  # built in the page, on hover or click
     assert text.count("distanceInMeters") == 1
-
-
-def test_script_json_cannot_close_its_script() -> None:
-    assert "</script" not in _layer._script_json({"a": "</script><script>x"})
 
 
 def _roads(count: int = 12) -> list[np.ndarray]:

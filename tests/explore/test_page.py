@@ -154,3 +154,25 @@ def test_two_maps_of_one_page_draw_offline_with_one_leaflet(kernel, tmp_path) ->
         finally:
             browser.close()
     assert not [u for u in requests if u.startswith(("http:", "https:"))]
+
+
+def test_a_notebook_page_names_its_elements_shortly_and_leaves_the_data_as_it_was() -> None:
+    text = "_0123456789abcdef0123456789abcdef <script>"  # an element name's shape, and a tag
+    m = _map(text)
+    figure = m.get_root()
+    ids = {id(e): e._id for e in _page._elements(figure)}
+    shown, saved = figure._repr_html_(), figure.render()
+    # no render leaves parts behind for the next one, under names it no longer has
+    assert figure._repr_html_() == shown and figure.render() == saved
+    assert {id(e): e._id for e in _page._elements(figure)} == ids
+    page = html.unescape(shown.split("srcdoc='", 1)[1].split("'", 1)[0])
+    assert re.findall(r"_[0-9a-f]{32}", page) == [text[:33]] * page.count(text[:33])
+    assert page.count(text[:33]) >= 1  # the data's text, whole
+    assert re.search(r"\bmap_\d{1,3}\b", page)  # folium's names, short
+    # the layers' data read back whole: nothing of it was taken for a tag or a name
+    import json
+
+    calls = [line for line in page.splitlines() if line.startswith("toolkitLayer(")
+             and line.endswith("});")]
+    tips = [json.loads(line[line.index("{"):-2]).get("tips") for line in calls]
+    assert any(text in html.unescape(str(t)) for t in tips if t)

@@ -13,7 +13,6 @@ map draws without any network.
 from __future__ import annotations
 
 import functools
-import html
 import logging
 import math
 import re
@@ -26,6 +25,7 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
+from toolkit._core.text import css_color, html_text, script_json
 from toolkit._core.validate import check_frame
 from toolkit._data.andorra import ATTRIBUTION
 from toolkit.explore._page import leaflet_assets
@@ -143,15 +143,23 @@ def _offline_figure_class() -> type:
         """
 
         def render(self, **kwargs: Any) -> str:
-            return inline_assets(super().render(**kwargs))
+            from toolkit.explore._page import clean_render
+
+            with clean_render(self):
+                return inline_assets(super().render(**kwargs))
 
         def shared_render(self, **kwargs: Any) -> str:
-            """Render the page with a loader of the Leaflet carried once in the notebook."""
-            from toolkit.explore._page import shared_page
+            """Render the page with a loader of the Leaflet carried once in the notebook.
+
+            Its elements are named by short numbers while it renders (see
+            :func:`~toolkit.explore._page.clean_render`).
+            """
+            from toolkit.explore._page import clean_render, shared_page
 
             self.toolkit_shared = True  # layers drawn from what the notebook carries
             try:
-                return shared_page(Figure.render(self, **kwargs))
+                with clean_render(self, short_names=True):
+                    return shared_page(Figure.render(self, **kwargs))
             finally:
                 self.toolkit_shared = False
 
@@ -196,7 +204,7 @@ def new_map(bounds: Sequence[float], *, tiles: str = "auto",
     m.toolkit_offline = offline
     m.toolkit_bounds = (w - pad_x, s - pad_y, e + pad_x, n + pad_y)
     if from_sandbox(*frames):
-        _control(f"<b>{html.escape(SANDBOX_MARK)}</b>", "topleft", "toolkit-sandbox-mark",
+        _control(f"<b>{html_text(SANDBOX_MARK)}</b>", "topleft", "toolkit-sandbox-mark",
                  "color:#b71c1c").add_to(m)
     return m
 
@@ -349,7 +357,7 @@ def _add_compact(m: Any, layer: Any, geoms: Sequence[Any], *, fields: Sequence[s
         sub = {k: _subset(v, chosen, len(arr)) for k, v in kwargs.items()}
         spec = compact_layer(arr[chosen], bounds=bounds, **sub)
         types = sorted({g.geom_type for g in arr[chosen]})
-        layer_element(spec, m.get_name(), geometry_types=types, fields=fields,
+        layer_element(spec, m, geometry_types=types, fields=fields,
                       shared=shared).add_to(layer)
 
 
@@ -451,21 +459,60 @@ def finish(m: folium.Map, *, legend: Sequence[tuple[str, ...]] = (),
 
     The legend has one entry per ``(label, colour)`` (a square), or ``(label, colour, "line")``
     / ``(label, colour, "dashed")`` for a line, or ``(label, colour, "dot")`` for a marker.
+    Layer names, labels and the title are text (:func:`~toolkit._core.text.html_text`), a
+    colour that is not a hexadecimal colour is drawn grey.
     """
-    folium = folium_module()
-    folium.LayerControl(collapsed=True).add_to(m)
+    layer_control().add_to(m)
     if legend or title:
-        items = "".join(f"<div>{_swatch(colour, *kind)}{html.escape(label)}</div>"
+        items = "".join(f"<div>{_swatch(colour, *kind)}{html_text(label)}</div>"
                         for label, colour, *kind in legend)
-        head = html.escape(title) if title else "legend"
+        head = html_text(title) if title else "legend"
         # a toggle: the legend folds away when it hides what is under it
         _control(f"<details open><summary style='cursor:pointer;font-weight:bold'>{head}"
                  f"</summary>{items}</details>", "bottomleft", "toolkit-legend").add_to(m)
     return m
 
 
+def layer_control() -> Any:
+    """Make the control that switches a map's layers, showing their names as text.
+
+    Leaflet writes a layer's name into the control as HTML (``innerHTML``); a name made from a
+    service's words (``alerts: <category>``) or a caller's (``suggestions: <query>``) is
+    escaped first (:func:`~toolkit._core.text.html_text`). The layers keep their names as
+    given (``FeatureGroup.layer_name``, :func:`toolkit.explore.map_summary`).
+
+    Returns
+    -------
+    folium.LayerControl
+        Collapsed.
+    """
+    return _layer_control_class()(collapsed=True)
+
+
+@functools.cache
+def _layer_control_class() -> type:
+    folium_module()  # the extra installed, or an ImportError naming it
+    from folium.map import Layer, LayerControl
+
+    class TextLayerControl(LayerControl):
+        """A layer control whose layer names are text, not HTML."""
+
+        def render(self, **kwargs: Any) -> str:
+            self.reset()
+            parent: Any = self._parent
+            for item in parent._children.values():
+                if not isinstance(item, Layer) or not item.control:
+                    continue
+                names = self.overlays if item.overlay else self.base_layers
+                names[html_text(item.layer_name)] = item.get_name()
+            # folium's own render would fill the names again, unescaped: its parent's instead
+            return super(LayerControl, self).render(**kwargs)  # type: ignore[no-any-return]
+
+    return TextLayerControl
+
+
 def _swatch(colour: str, kind: str = "square") -> str:
-    c = html.escape(colour)
+    c = css_color(colour, "#9e9e9e")
     if kind in ("line", "dashed"):
         style = "dashed" if kind == "dashed" else "solid"
         return (f'<span style="display:inline-block;width:22px;height:0;border-top:4px {style} '
@@ -481,8 +528,6 @@ def _control(content: str, position: str, css_class: str, style: str = "") -> An
 
     It holds the legend or the sandbox mark.
     """
-    import json
-
     from branca.element import MacroElement
     from jinja2 import Template
 
@@ -510,10 +555,10 @@ def _control(content: str, position: str, css_class: str, style: str = "") -> An
         def __init__(self, text: str) -> None:
             super().__init__()
             self._name = "Legend" if css_class == "toolkit-legend" else "Control"
-            self.content = json.dumps(text)
-            self.position = json.dumps(position)
-            self.css_class = json.dumps(css_class)
-            self.style = json.dumps(style)
+            self.content = script_json(text)
+            self.position = script_json(position)
+            self.css_class = script_json(css_class)
+            self.style = script_json(style)
 
     return Legend(content)
 

@@ -9,7 +9,6 @@ not in the table gets its first columns.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from toolkit._core.text import html_text
 
 __all__ = ["TOOLTIPS", "Field", "local_date", "popup_cell", "popup_html", "tooltip_texts"]
 
@@ -269,7 +270,7 @@ def tooltip_texts(df: pd.DataFrame, fields: Sequence[Field], *,
     out: dict[str, list[str]] = {f.label: [] for f in fields}
     for row in df.to_dict("records"):  # plain dicts: formatters read them as rows
         for f in fields:
-            out[f.label].append(html.escape(str(f.value(row, tz))))
+            out[f.label].append(html_text(str(f.value(row, tz))))
     return out
 
 
@@ -283,9 +284,9 @@ def popup_cell(value: Any, tz: str | None = None) -> str:
         return ""
     text = _text(value, tz)
     if len(text) > POPUP_TEXT:
-        return (f"<details><summary>{html.escape(text[:POPUP_TEXT])}…</summary>"
-                f"{html.escape(text[POPUP_TEXT:])}</details>")
-    return html.escape(text)
+        return (f"<details><summary>{html_text(text[:POPUP_TEXT])}…</summary>"
+                f"{html_text(text[POPUP_TEXT:])}</details>")
+    return html_text(text)
 
 
 def popup_html(row: pd.Series, *, tz: str | None = None, title: str | None = None) -> str:
@@ -302,7 +303,7 @@ def popup_html(row: pd.Series, *, tz: str | None = None, title: str | None = Non
         if not shown:
             continue
         lines.append(f"<tr><th style='text-align:left;padding-right:8px;vertical-align:top'>"
-                     f"{html.escape(str(name))}</th><td>{shown}</td></tr>")
-    head = f"<b>{html.escape(title)}</b>" if title else ""
+                     f"{html_text(str(name))}</th><td>{shown}</td></tr>")
+    head = f"<b>{html_text(title)}</b>" if title else ""
     return (f"<div style='max-height:200px;overflow:auto;font:12px sans-serif'>{head}"
             f"<table>{''.join(lines)}</table></div>")

@@ -17,13 +17,14 @@ map's renderer (one canvas for large maps).
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from toolkit._core.text import html_text, script_json
 
 __all__ = ["RUNTIME", "column", "compact_layer", "decode_polyline", "encode_polyline",
            "line_levels", "min_zooms", "opening_zoom"]
@@ -499,19 +500,22 @@ def compact_layer(geoms: Sequence[Any] | np.ndarray, *, bounds: Sequence[float] 
                     looks.append(parts if parts not in looks else looks.index(parts))
                 spec["look"].append({"color": c, "levels": look_levels, "geom": looks})
     if tips:
-        spec["fields"] = [html.escape(label) for label in tips]
+        spec["fields"] = [html_text(label) for label in tips]
         spec["tips"] = [column(v) for v in tips.values()]
     if popup:
-        spec["popup"] = {"names": [html.escape(name) for name in popup],
+        spec["popup"] = {"names": [html_text(name) for name in popup],
                          "cols": [column(v) for v in popup.values()]}
     if attribution:
         spec["attribution"] = attribution
     return spec
 
 
-def layer_element(spec: dict[str, Any], map_name: str, *, geometry_types: Sequence[str] = (),
+def layer_element(spec: dict[str, Any], m: Any, *, geometry_types: Sequence[str] = (),
                   fields: Sequence[str] = (), shared: str | None = None) -> Any:
     """Make a folium element that draws ``spec`` into the feature group it is added to.
+
+    ``m`` is the map drawn on (named when the page is rendered). The data is written as
+    :func:`~toolkit._core.text.script_json` writes it.
 
     Returns
     -------
@@ -529,9 +533,9 @@ def layer_element(spec: dict[str, Any], map_name: str, *, geometry_types: Sequen
         def __init__(self) -> None:
             super().__init__()
             self._name = "CompactLayer"
-            self.map_name = map_name
+            self.map = m
             self.spec = spec
-            self.data = _script_json(spec)
+            self.data = script_json(spec)
             self.features = int(spec["n"])
             self.geometry_types = sorted(set(geometry_types))
             self.tooltip_fields = list(fields)
@@ -546,7 +550,7 @@ def layer_element(spec: dict[str, Any], map_name: str, *, geometry_types: Sequen
             data = self.data
             if shared and getattr(figure, "toolkit_shared", False):
                 data = f"(window.toolkitRoads || {{}})[{json.dumps(shared)}]"
-            call = f"toolkitLayer({self._parent.get_name()}, {self.map_name}, {data});"
+            call = f"toolkitLayer({self._parent.get_name()}, {self.map.get_name()}, {data});"
             figure.script.add_child(raw_element(call), name=self.get_name())
             return ""
 
@@ -573,9 +577,3 @@ def raw_element(text: str) -> Any:
             return self.text
 
     return Raw()
-
-
-def _script_json(value: Any) -> str:
-    """JSON safe to write inside a ``<script>`` element."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")

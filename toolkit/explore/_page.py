@@ -25,6 +25,8 @@ import logging
 import re
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -32,8 +34,8 @@ from toolkit.explore._roads import shared_roads
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LOADER", "carrier", "carries_now", "leaflet_assets", "leaflet_files", "notebook_html",
-           "shared_page", "srcdoc_value"]
+__all__ = ["LOADER", "carrier", "carries_now", "clean_render", "leaflet_assets", "leaflet_files",
+           "notebook_html", "shared_page", "srcdoc_value"]
 
 #: The id of the element that carries Leaflet in a notebook or report.
 CARRIER_ID = "toolkit-leaflet"
@@ -209,7 +211,6 @@ _SCRIPT_SRC = re.compile(r'<script src="([^"]+)"></script>')
 _STYLE_LINK = re.compile(r'<link rel="stylesheet" href="([^"]+)"/>')
 _INLINE_SCRIPT = re.compile(r"<script>")
 _INDENT = re.compile(r"\n\s+")
-_ELEMENT_ID = re.compile(r"_[0-9a-f]{32}(?![0-9a-f])")
 
 
 def shared_page(page: str) -> str:
@@ -239,11 +240,55 @@ def shared_page(page: str) -> str:
         return "" if m.group(1) in known else m.group(0)
 
     page = _STYLE_LINK.sub(drop, _SCRIPT_SRC.sub(drop, page))
-    page = _INDENT.sub("\n", page)  # the templates' indentation: no text of the map spans lines
-    # folium's element names (a 32-digit hex id each, repeated wherever the element is named)
-    # are the page's own: short ones serve as well
-    names: dict[str, str] = {}
-    return _ELEMENT_ID.sub(lambda m: names.setdefault(m.group(0), f"_{len(names) + 1}"), page)
+    # the templates' indentation: no text of the map spans lines (the data is JSON, its line
+    # breaks escaped, or escaped HTML text)
+    return _INDENT.sub("\n", page)
+
+
+def _elements(figure: Any) -> Iterator[Any]:
+    """Walk a branca figure's elements, each once, depth first in the order they were added.
+
+    The figure and its children (the map, its layers...) come first, then its header, body and
+    script and theirs.
+    """
+    parts = [getattr(figure, part, None) for part in ("header", "html", "script")]
+    todo = [*reversed([p for p in parts if p is not None]), figure]
+    seen: set[int] = set()
+    while todo:
+        element = todo.pop()
+        if id(element) in seen:
+            continue
+        seen.add(id(element))
+        yield element
+        todo.extend(reversed(list(getattr(element, "_children", {}).values())))
+
+
+@contextmanager
+def clean_render(figure: Any, *, short_names: bool = False) -> Iterator[None]:
+    """Render a branca figure within the block, leaving it as it was before.
+
+    A render adds parts to the page's elements under the names it knows (each element's script
+    to the figure's, a shown layer's ``addTo`` to the layer): after the block every element has
+    its children as before the render, so that no render leaves parts for another to write
+    again.
+
+    With ``short_names`` every element is named by a number of its own within the block
+    (``feature_group_3``) instead of folium's random 32-digit id (``feature_group_<id>``,
+    repeated wherever the page refers to the element): a lighter page, whose names are the
+    page's own, with nothing of the page's text (its data above all) searched or rewritten for
+    them. The elements have their ids again after the block.
+    """
+    elements = list(_elements(figure))
+    before = [(e, e._id, e._children.copy()) for e in elements]
+    if short_names:
+        for number, element in enumerate(elements, 1):
+            element._id = str(number)
+    try:
+        yield
+    finally:
+        for element, old_id, children in before:
+            element._id = old_id
+            element._children = children
 
 
 def srcdoc_value(page: str) -> str:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.text import css_color
 from toolkit.explore._common import (
     add_layer,
     bounds_of,
@@ -103,10 +104,8 @@ def _colours(rows: pd.DataFrame) -> list[str]:
                                     strict=True):
         if not ok:
             out.append("#9e9e9e")
-        elif isinstance(colour, str) and colour:
-            out.append(colour)
-        else:
-            out.append(AIR_QUALITY_COLORS.get(str(category), "#616161"))
+        else:  # the service's colour when it is one
+            out.append(css_color(colour, AIR_QUALITY_COLORS.get(str(category), "#616161")))
     return out
 
 
