@@ -119,3 +119,34 @@ def test_route_planner_shows_the_plan_on_an_interactive_map(sandbox) -> None:
 def test_interactive_is_checked(conn) -> None:
     with pytest.raises(toolkit.ValidationError, match="interactive"):
         toolkit.widgets.route_planner(interactive=1, connection=conn)
+
+
+def test_a_failed_call_is_shown_as_text_in_the_status_lines_and_the_static_views() -> None:
+    import html
+
+    from tests.security.hostile import Answer, Hostile
+
+    said = '<img src=x onerror="alert(1)">'
+
+    def refuse(seen, server) -> Answer:
+        return Answer(400, {"error": {"code": "BadRequest", "message": said}})
+
+    with Hostile(refuse) as server:
+        conn = toolkit.connect(base_url=server.url, maps_key="k" * 43, progress=False)
+        conn.sleep = lambda seconds: None
+        places = gpd.GeoDataFrame({"name": list(TOWNS)},
+                                  geometry=[shapely.Point(p) for p in TOWNS.values()], crs=4326)
+        planner = toolkit.widgets.route_planner(places=places, coordinates=TOWNS["Encamp"],
+                                                debounce=0, interactive=False, connection=conn)
+        planner.widget  # noqa: B018 - builds the view: the button, the status line
+        planner.origin.type("Can")
+        planner.origin.place = places.iloc[[0]]
+        planner.destination.place = places.iloc[[1]]
+        planner.widget.children[1].click()  # "Plan route", refused by the service
+        conn.close()
+    for box_or_planner, line in ((planner.origin, planner.origin._status.value),
+                                 (planner, planner._summary.value)):
+        assert said in box_or_planner.error
+        assert "<img" not in line and said in html.unescape(line)
+        assert "<img" not in box_or_planner.static_html()
+        assert said in html.unescape(box_or_planner.static_html())

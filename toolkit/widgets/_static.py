@@ -10,8 +10,9 @@ of an empty space.
 from __future__ import annotations
 
 import base64
-import html
 from typing import Any
+
+from toolkit._core.text import html_text
 
 __all__ = ["bundle", "map_iframe", "png_tag"]
 
@@ -21,7 +22,7 @@ def png_tag(png: bytes, alt: str) -> str:
     if not png:
         return ""
     data = base64.b64encode(png).decode("ascii")
-    return (f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}" '
+    return (f'<img src="data:image/png;base64,{data}" alt="{html_text(alt)}" '
             f'style="max-width:100%"/>')
 
 
@@ -35,16 +36,16 @@ def map_iframe(m: Any, height: int) -> str:
     (see :mod:`toolkit.explore._page`) instead of carrying it in every view of it; the first
     map of a kernel session carries it.
     """
+    from toolkit.explore._page import carrier, carries_now, srcdoc_value
+
     root = m.get_root()
     carried = ""
     if hasattr(root, "shared_render"):
-        from toolkit.explore._page import carrier, carries_now
-
         page = root.shared_render()
         carried = carrier() if carries_now() else ""
     else:
         page = root.render()
-    srcdoc = page.replace("&", "&amp;").replace("'", "&#39;")
+    srcdoc = srcdoc_value(page)
     return (f'<div class="toolkit-map">{carried}<iframe srcdoc=\'{srcdoc}\' style="width:100%;'
             f'height:{int(height)}px;border:none" title="interactive map"></iframe></div>')
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ToolkitError, ValidationError
+from toolkit._core.text import html_text
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -228,8 +229,8 @@ class AutocompleteBox:
             labels = [] if self.suggestions is None else suggestion_labels(self.suggestions)
             self._list.options = labels
             self._list.index = None
-            self._status.value = (f"<span style='color:#c62828'>{self.error}</span>"
-                                  if self.error else
+            self._status.value = (f"<span style='color:#c62828'>{html_text(self.error)}"
+                                  "</span>" if self.error else
                                   f"{len(labels)} suggestion{'s' if len(labels) != 1 else ''}"
                                   if self.suggestions is not None else "")
         finally:
@@ -261,13 +262,13 @@ class AutocompleteBox:
 
     def static_html(self) -> str:
         """Render what the box shows as plain HTML (the view an HTML report keeps)."""
-        import html
-
         labels = [] if self.suggestions is None else suggestion_labels(self.suggestions)
-        items = "".join(f"<li>{'<b>' if label == self.label else ''}{html.escape(label)}"
+        items = "".join(f"<li>{'<b>' if label == self.label else ''}{html_text(label)}"
                         f"{'</b>' if label == self.label else ''}</li>" for label in labels)
-        head = html.escape(f"{self.description}: {self.queries[-1] if self.queries else ''}")
-        return f"<p>{head}</p><ul>{items}</ul>"
+        head = html_text(f"{self.description}: {self.queries[-1] if self.queries else ''}")
+        status = (f"<p style='color:#c62828'>{html_text(self.error)}</p>" if self.error
+                  else "")
+        return f"<p>{head}</p><ul>{items}</ul>{status}"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         from toolkit.widgets._static import bundle
@@ -325,6 +326,8 @@ class RoutePlanner:
         The last plan on an interactive map (when ``interactive``).
     figure : matplotlib Figure or None
         The last picture (when not ``interactive``, once the widget is shown).
+    error : str or None
+        Why the last plan asked from the widget's button failed (shown as text under it).
     """
 
     def __init__(self, *, places: pd.DataFrame | None = None, coordinates: Any = None,
@@ -352,6 +355,7 @@ class RoutePlanner:
         self.incidents: gpd.GeoDataFrame | None = None
         self.figure: Any = None
         self.map: Any = None
+        self.error: str | None = None
         self._widget: ipywidgets.VBox | None = None
         self._view: Any = None
         self._summary: Any = None
@@ -409,6 +413,7 @@ class RoutePlanner:
                                   optimize_route=self.optimize_route,
                                   depart_at=self.depart_at, connection=self.connection)
         self.routes = routes
+        self.error = None
         ok = routes[~routes.geometry.is_empty]
         self.incidents = None
         if len(ok):
@@ -499,7 +504,9 @@ class RoutePlanner:
                 try:
                     self.plan()
                 except ToolkitError as err:
-                    self._summary.value = f"<span style='color:#c62828'>{err}</span>"
+                    self.error = str(err)
+                    self._summary.value = (f"<span style='color:#c62828'>{html_text(err)}"
+                                           "</span>")
 
             button.on_click(on_click)
             self._widget = w.VBox([w.HBox([self.origin.widget, self.destination.widget]),
@@ -513,11 +520,11 @@ class RoutePlanner:
 
         It holds the places, the summary and the map (or the picture).
         """
-        import html
-
-        ends = " → ".join(html.escape(b.label or "?") for b in (self.origin, self.destination))
+        ends = " → ".join(html_text(b.label or "?") for b in (self.origin, self.destination))
+        failed = (f"<p style='color:#c62828'>{html_text(self.error)}</p>" if self.error
+                  else "")
         if self.routes is None:
-            return f"<p>route planner: {ends} (no plan yet)</p>"
+            return f"<p>route planner: {ends} (no plan yet)</p>{failed}"
         out = [f"<p><b>route planner</b>: {ends}</p>",
                self.summary().to_html(index=False)]
         if self.map is not None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.text import html_text
 from toolkit._spec.arm import COMPLIANCE_STATES
 
 if TYPE_CHECKING:
@@ -282,9 +283,7 @@ class ComplianceExplorer:
                                    state=state, by=self._by.value,
                                    end=self.end, connection=self.connection)
         except Exception as err:  # shown in the widget, not raised into the event loop
-            import html
-
-            self._status.value = html.escape(f"error: {type(err).__name__}: {err}")
+            self._status.value = html_text(f"error: {type(err).__name__}: {err}")
             logger.info("compliance explorer: %s", err)
             return
         self.view = view
@@ -322,11 +321,9 @@ class ComplianceExplorer:
 
         This is the view an HTML report keeps.
         """
-        import html
-
         from toolkit.widgets._static import png_tag
 
-        choices = ", ".join(f"{k}: {html.escape(v)}" for k, v in self.labels().items())
+        choices = ", ".join(f"{k}: {html_text(v)}" for k, v in self.labels().items())
         return "".join([f"<p><b>compliance explorer</b> ({choices})</p>",
                         f"<p>{self._status.value}</p>", self._table.value,
                         png_tag(self._chart.value, "compliance by " + self._by.value)])

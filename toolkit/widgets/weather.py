@@ -25,6 +25,7 @@ import pandas as pd
 
 from toolkit._core.errors import ToolkitError, ValidationError
 from toolkit._core.geo import to_point
+from toolkit._core.text import html_text
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -318,10 +319,8 @@ class AirQualityExplorer:
             self._show_error(str(err))
 
     def _show_error(self, text: str) -> None:
-        import html
-
         self.error = text
-        self.message.value = f"<b style='color:#c62828'>{html.escape(text)}</b>"
+        self.message.value = f"<b style='color:#c62828'>{html_text(text)}</b>"
 
     def _on_choice(self, change: dict[str, Any]) -> None:
         if self._quiet:
@@ -420,14 +419,13 @@ class AirQualityExplorer:
         return result
 
     def _render(self, result: PlaceWeather) -> None:
-        import html
         import io
 
         import matplotlib.pyplot as plt
 
-        self.title.value = (f"<h4 style='margin:4px 0'>{html.escape(result.label)} "
+        self.title.value = (f"<h4 style='margin:4px 0'>{html_text(result.label)} "
                             f"<small>({result.lon:.4f}, {result.lat:.4f})</small></h4>")
-        self.message.value = "<br>".join(html.escape(n) for n in result.notes)
+        self.message.value = "<br>".join(html_text(n) for n in result.notes)
         self.table.value = result.summary().astype(object).fillna("").to_html(index=False)
         fig = result.figure()
         buffer = io.BytesIO()
