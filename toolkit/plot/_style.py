@@ -59,6 +59,10 @@ REPORT_RC: dict[str, Any] = {
     "figure.titlesize": 11,
     "axes.titlepad": 8,
     "lines.linewidth": 1.8,
+    # text is drawn by matplotlib's own renderer, "$" escaped where text comes from data
+    # (toolkit._core.text.plot_text): never handed to LaTeX, mathtext read the same way always
+    "text.usetex": False,
+    "text.parse_math": True,
 }
 
 #: Column names (the service's own) and the words an axis is titled with.
@@ -76,7 +80,13 @@ _WORDS = {
 
 
 def axis_label(column: str) -> str:
-    """Word an axis title for a grouping column (``resourceType`` -> ``resource type``)."""
+    """Word an axis title for a grouping column (``resourceType`` -> ``resource type``).
+
+    A column of the caller's own is worded the same way and drawn as written
+    (:func:`~toolkit._core.text.plot_text`).
+    """
+    from toolkit._core.text import plot_text
+
     if column in _WORDS:
         return _WORDS[column]
     words = []
@@ -85,7 +95,7 @@ def axis_label(column: str) -> str:
         for ch in part:
             out += f" {ch.lower()}" if ch.isupper() and out and not out[-1].isupper() else ch
         words.append(out.strip().lower() if not part.isupper() else part)
-    return " ".join(words)
+    return plot_text(" ".join(words))
 
 
 def series_style(k: int) -> dict[str, Any]:

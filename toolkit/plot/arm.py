@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from toolkit._core.text import plot_text
 from toolkit.arm._schemas import HEALTH_ORDER, SERVER_KEY_TYPES
 from toolkit.plot._common import (
     HEALTH_COLORS,
@@ -58,8 +59,9 @@ def backend_health(df: pd.DataFrame, *, ax: Axes | None = None, title: str | Non
         values = counts[state]
         if not values.any():
             continue
-        ax.barh(counts.index, values, left=left, color=HEALTH_COLORS.get(state, "#6d4c41"),
-                label=str(state), edgecolor="white")
+        ax.barh([plot_text(p) for p in counts.index], values, left=left,
+                color=HEALTH_COLORS.get(state, "#6d4c41"), label=plot_text(state),
+                edgecolor="white")
         for y, (v, x0) in enumerate(zip(values, left, strict=True)):
             if v:
                 ax.text(x0 + v / 2, y, f"{int(v)}", ha="center", va="center", color="white",
@@ -68,7 +70,7 @@ def backend_health(df: pd.DataFrame, *, ax: Axes | None = None, title: str | Non
     ax.set_xlabel("backend servers (count, each at its worst health)")
     ax.set_ylabel("backend pool")
     ax.legend(title="health", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.set_title(title or "Backend health by pool")
+    ax.set_title(plot_text(title) if title else "Backend health by pool")
     ax.spines[["top", "right"]].set_visible(False)
     return ax
 
@@ -147,14 +149,14 @@ def encryption_posture(df: pd.DataFrame, *, by: str = "resource_group", ax: Axes
         values = counts[state]
         if not values.any():
             continue
-        ax.barh(counts.index, values, left=left, color=ENCRYPTION_POSTURES[str(state)],
-                label=str(state), edgecolor="white")
+        ax.barh([plot_text(g) for g in counts.index], values, left=left,
+                color=ENCRYPTION_POSTURES[str(state)], label=str(state), edgecolor="white")
         left = left + values
     ax.set_xlabel("servers (count)")
-    ax.set_ylabel(by.replace("_", " "))
+    ax.set_ylabel(plot_text(by.replace("_", " ")))
     integer_ticks(ax.xaxis)
     ax.legend(title="encryption protector", loc="upper left", bbox_to_anchor=(1.01, 1.0),
               frameon=False)
-    ax.set_title(title or "Encryption protector posture")
+    ax.set_title(plot_text(title) if title else "Encryption protector posture")
     ax.spines[["top", "right"]].set_visible(False)
     return ax

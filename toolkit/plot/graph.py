@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from toolkit._core.text import plot_text
 from toolkit.plot._common import integer_ticks, marks_sandbox, new_axes, require_columns
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
@@ -60,7 +61,8 @@ def authentication_strength_usage(df: pd.DataFrame, *, ax: Axes | None = None,
         values = counts[req].astype(float)
         if not values.any():
             continue
-        ax.barh(counts.index, values, left=left, color=color, label=_LABELS[req],
+        ax.barh([plot_text(p) for p in counts.index], values, left=left, color=color,
+                label=_LABELS[req],
                 edgecolor="white")
         for y, (v, x0) in enumerate(zip(values, left, strict=True)):
             if v:
@@ -71,6 +73,6 @@ def authentication_strength_usage(df: pd.DataFrame, *, ax: Axes | None = None,
     integer_ticks(ax.xaxis)
     ax.set_ylabel("authentication strength")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.set_title(title or "Who relies on each authentication strength")
+    ax.set_title(plot_text(title) if title else "Who relies on each authentication strength")
     ax.spines[["top", "right"]].set_visible(False)
     return ax

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.text import plot_text
 from toolkit._data.andorra import ATTRIBUTION
 from toolkit.plot._common import fit_height, marks_sandbox, new_axes, require_columns, root_figure
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL
@@ -55,6 +56,7 @@ def finish_map(ax: Axes, bounds: tuple[float, float, float, float] | None, title
                own: bool = False) -> None:
     """Frame a map: its bounds with a margin, the aspect, axis labels, title and credit line.
 
+    The title and the credit line are drawn as written (:func:`~toolkit._core.text.plot_text`).
     ``bounds`` (west, south, east, north) is grown by ``margin`` of its extent (of at least
     ``least_extent`` degrees). A figure the helper made itself (``own``) is then made as tall as
     the map needs (:func:`~toolkit.plot._common.fit_height`).
@@ -70,7 +72,7 @@ def finish_map(ax: Axes, bounds: tuple[float, float, float, float] | None, title
     ax.set_ylabel("latitude (°)")
     ax.tick_params(labelsize=8)
     if title:
-        ax.set_title(title)
+        ax.set_title(plot_text(title))
     stamp_credit(ax, credit)
     if own:  # a figure of the helper's own: as tall as the map needs
         fit_height(ax)
@@ -79,7 +81,7 @@ def finish_map(ax: Axes, bounds: tuple[float, float, float, float] | None, title
 def stamp_credit(ax: Axes, credit: str | None) -> None:
     """Write a background's credit line in the lower right corner (nothing when ``None``)."""
     if credit:
-        ax.text(0.995, 0.005, credit, transform=ax.transAxes, ha="right", va="bottom",
+        ax.text(0.995, 0.005, plot_text(credit), transform=ax.transAxes, ha="right", va="bottom",
                 fontsize=MIN_FONT_SIZE, color=NEUTRAL,
                 bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
 
@@ -351,7 +353,7 @@ def _draw_incidents(ax: Axes, df: pd.DataFrame, handles: list[Any]) -> None:
     for kind in seen:
         handles.append(Line2D([], [], marker="o", ls="", color=INCIDENT_COLORS.get(kind,
                                                                                     "#616161"),
-                              markeredgecolor="black", label=kind))
+                              markeredgecolor="black", label=plot_text(kind)))
 
 
 @marks_sandbox

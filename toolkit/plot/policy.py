@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.text import plot_text
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 from toolkit.plot._style import NEUTRAL, PARTIAL, axis_label, series_style
 
@@ -105,7 +106,7 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Axe
     if limit is not None:
         summary = summary.head(limit)
     summary = summary.iloc[::-1]
-    labels = summary[by].astype(str).tolist()
+    labels = [plot_text(v) for v in summary[by].astype(str)]
     ax = new_axes(ax, figsize=(10, max(2.5, 0.38 * len(labels) + 1.4)))
     left = np.zeros(len(summary))
     for key, colour in COMPLIANCE_COLORS.items():
@@ -122,7 +123,7 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Axe
     ax.set_ylabel(axis_label(by))
     ax.set_xlim(0, max(left.max() if len(left) else 1, 1) * 1.12)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="state")
-    ax.set_title(title or f"Compliance by {axis_label(by)}")
+    ax.set_title(plot_text(title) if title else f"Compliance by {axis_label(by)}")
     ax.spines[["top", "right"]].set_visible(False)
     return ax
 
@@ -222,7 +223,7 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Axes | N
             ax.plot(day[whole.index], whole["compliance_pct"], color=style["color"],
                     ls=style["ls"], marker=style["marker"], zorder=3 + 0.01 * k, ms=ms, lw=lw)
             handles.append(Line2D([], [], color=style["color"], ls=style["ls"],
-                                  marker=style["marker"], label=str(name), ms=ms, lw=lw))
+                                  marker=style["marker"], label=plot_text(name), ms=ms, lw=lw))
             groups.append((name, part, style))
     partial_drawn = False
     for _, part, style in groups:
@@ -240,7 +241,8 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Axes | N
         at = pd.Timestamp(when)
         at = at.tz_convert(None) if at.tz is not None else at
         ax.axvline(mdates.date2num(at), color=NEUTRAL, ls="--", lw=1)
-        ax.annotate(label, (mdates.date2num(at), 1.0), xycoords=("data", "axes fraction"),
+        ax.annotate(plot_text(label), (mdates.date2num(at), 1.0),
+                    xycoords=("data", "axes fraction"),
                     xytext=(0, 3), textcoords="offset points", fontsize=8, ha="center",
                     va="bottom", color=NEUTRAL)
     locator = mdates.AutoDateLocator(minticks=4, maxticks=8)
@@ -253,7 +255,8 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Axes | N
     side = 1.12 if by is None else 1.01
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(side, 1.0), frameon=False,
               title=axis_label(by) if by else None)
-    ax.set_title(title or "Compliance over time", pad=18 if events else None)
+    ax.set_title(plot_text(title) if title else "Compliance over time",
+                 pad=18 if events else None)
     ax.spines[["top"]].set_visible(False)
     return ax
 
@@ -287,14 +290,14 @@ def noncompliance_heatmap(df: pd.DataFrame, *, rows: str = "resourceType",
     bad = df[df["complianceState"].astype("string") == "NonCompliant"]
     table = (bad.groupby([rows, columns], observed=True)["resourceId"].nunique()
              .unstack(columns, fill_value=0))
-    row_labels = [str(r).rsplit("/", 1)[-1] if rows == "resourceType" else str(r)
+    row_labels = [plot_text(str(r).rsplit("/", 1)[-1] if rows == "resourceType" else r)
                   for r in table.index]
     ax = new_axes(ax, figsize=(max(5, 1.1 * len(table.columns) + 3),
                                max(2.5, 0.42 * len(table.index) + 1.4)))
     values = table.to_numpy(dtype=float)
     image = ax.imshow(values if values.size else np.zeros((1, 1)), cmap="Reds", aspect="auto",
                       vmin=0)
-    ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns], rotation=30,
+    ax.set_xticks(range(len(table.columns)), [plot_text(c) for c in table.columns], rotation=30,
                   ha="right")
     ax.set_yticks(range(len(table.index)), row_labels)
     top = values.max() if values.size else 0
@@ -305,5 +308,5 @@ def noncompliance_heatmap(df: pd.DataFrame, *, rows: str = "resourceType",
     ax.figure.colorbar(image, ax=ax, label="non-compliant resources (count)")
     ax.set_xlabel(axis_label(columns))
     ax.set_ylabel(axis_label(rows))
-    ax.set_title(title or "Non-compliant resources")
+    ax.set_title(plot_text(title) if title else "Non-compliant resources")
     return ax

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.text import css_color, plot_text
 from toolkit._spec.maps import (
     AIR_QUALITY_BANDS,
     AIR_QUALITY_CATEGORIES,
@@ -52,11 +53,10 @@ def _band_colour(value: float) -> str:
 
 
 def _colour(row: pd.Series) -> str:
-    colour = row.get("categoryColor")
-    if isinstance(colour, str) and colour.startswith("#"):
-        return colour
+    """Give the service's ``categoryColor`` when it is a colour, else the index's band's."""
     value = row.get("globalIndex")
-    return _band_colour(float(value)) if pd.notna(value) else "#bdbdbd"
+    return css_color(row.get("categoryColor"),
+                     _band_colour(float(value)) if pd.notna(value) else "#bdbdbd")
 
 
 def _band_lines(ax: Axes, top: float, *, vertical: bool = False) -> None:
@@ -82,7 +82,14 @@ def _band_lines(ax: Axes, top: float, *, vertical: bool = False) -> None:
 
 
 def _labels(df: pd.DataFrame, labels: Any) -> dict[int, str]:
-    """Place names by location index: a mapping, a sequence in input order, a column name."""
+    """Place names by location index: a mapping, a sequence in input order, a column name.
+
+    The names are text to draw as written (:func:`~toolkit._core.text.plot_text`).
+    """
+    return {i: plot_text(name) for i, name in _names(df, labels).items()}
+
+
+def _names(df: pd.DataFrame, labels: Any) -> dict[int, str]:
     indices = [int(i) for i in pd.unique(df["location_index"].dropna())]
     if labels is None:
         return {i: f"place {i}" for i in indices}
@@ -170,7 +177,8 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
         ax.bar(x, rows["globalIndex"], color=colours, edgecolor="#333333", width=0.7)
         top = max(60.0, float(rows["globalIndex"].max()) * 1.2)
         for xi, (_, r) in zip(x, rows.iterrows(), strict=True):
-            short = SHORT_POLLUTANT.get(str(r["dominantPollutant"]), str(r["dominantPollutant"]))
+            short = SHORT_POLLUTANT.get(str(r["dominantPollutant"]),
+                                        plot_text(r["dominantPollutant"]))
             ax.text(float(xi), float(r["globalIndex"]) + top * 0.015,
                     f"{r['globalIndex']:.0f}\n{short}", ha="center", va="bottom", fontsize=8,
                     zorder=3, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
@@ -179,7 +187,8 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
         ax.set_xticks(x, [_day_label(d) for d in rows["dateTime"]], fontsize=8)
         ax.set_ylabel("global air-quality index")
         ax.set_xlabel("forecast day (local date)")
-        ax.set_title(title or f"Daily air-quality forecast: {names[places[0]]}")
+        ax.set_title(plot_text(title) if title else
+                     f"Daily air-quality forecast: {names[places[0]]}")
         ax.spines[["top", "right"]].set_visible(False)
         return ax
     ax = new_axes(ax, figsize=(max(6.0, 1.0 * len(days) + 3), 0.45 * len(places) + 1.8))
@@ -203,7 +212,7 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
         ax.spines[side].set_visible(False)
     _category_legend(ax, sorted(seen), loc="upper left", bbox_to_anchor=(1.01, 1.0),
                      frameon=False)
-    ax.set_title(title or "Daily air-quality forecast (global index)")
+    ax.set_title(plot_text(title) if title else "Daily air-quality forecast (global index)")
     return ax
 
 
@@ -249,11 +258,11 @@ def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Axes | None = 
     top = max(60.0, float(data["globalIndex"].max()) * 1.1)
     ax.set_ylim(0, top)
     _band_lines(ax, top)
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel(plot_text(xlabel))
     ax.set_ylabel("global air-quality index")
     ax.legend(title="forecast day", loc="upper left", bbox_to_anchor=(1.12, 1.0),
               frameon=False)
-    ax.set_title(title or "Daily air-quality forecast along the route")
+    ax.set_title(plot_text(title) if title else "Daily air-quality forecast along the route")
     ax.spines[["top", "right"]].set_visible(False)
     return ax
 
@@ -325,16 +334,17 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Axes | None
     top = max(60.0, float(values.max()) * 1.3)
     for yi, (_, r) in zip(y, rows.iterrows(), strict=True):
         ax.text(float(r["globalIndex"]) + top * 0.01, float(yi),
-                f"{r['globalIndex']:.0f}  ({r['concentration.value']:g} {r['concentration.unit']})",
+                plot_text(f"{r['globalIndex']:.0f}  ({r['concentration.value']:g} "
+                          f"{r['concentration.unit']})"),
                 va="center", fontsize=8)
     ax.set_xlim(0, top)
     _band_lines(ax, top, vertical=True)
-    ax.set_yticks(y, [str(t) for t in rows["type"]])
+    ax.set_yticks(y, [plot_text(t) for t in rows["type"]])
     ax.set_xlabel("global air-quality index of each pollutant (concentration in brackets)")
     when = rows["dateTime"].iloc[0] if "dateTime" in rows.columns else None
     stamp = f" at {pd.Timestamp(when):%Y-%m-%d %H:%M} UTC" if when is not None and \
         pd.notna(when) else ""
-    ax.set_title(title or f"Pollutants of place {place}{stamp}", pad=28)
+    ax.set_title(plot_text(title) if title else f"Pollutants of place {place}{stamp}", pad=28)
     ax.spines[["top", "right"]].set_visible(False)
     return ax
 
@@ -455,7 +465,7 @@ def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Axes | None = None,
     ax = new_axes(ax, figsize=(9, 0.38 * len(data) + 1.8))
     what = data["description.english"] if "description.english" in data.columns else \
         data["alertId"].astype(str)
-    labels = [f"{w} · {n}" for w, n in zip(what, data["name"], strict=True)]
+    labels = [plot_text(f"{w} · {n}") for w, n in zip(what, data["name"], strict=True)]
     y = np.arange(len(data))
     start = mdates.date2num(data["startTime"].dt.tz_convert("UTC").dt.tz_localize(None))
     end = mdates.date2num(data["endTime"].dt.tz_convert("UTC").dt.tz_localize(None))
@@ -477,9 +487,9 @@ def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Axes | None = None,
         ax.text(mdates.date2num(t), len(data) - 0.5, " now", va="bottom", fontsize=8)
     order = [s for s in ALERT_STATUSES if s in statuses] + \
         [s for s in dict.fromkeys(statuses) if s not in ALERT_STATUSES]
-    ax.legend(handles=[Patch(facecolor=STATUS_COLORS.get(s, "#8d6e63"), label=s)
+    ax.legend(handles=[Patch(facecolor=STATUS_COLORS.get(s, "#8d6e63"), label=plot_text(s))
                        for s in order], title="latest status", fontsize=8, title_fontsize=8,
               loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.set_title(title or "Severe weather alerts by area")
+    ax.set_title(plot_text(title) if title else "Severe weather alerts by area")
     ax.spines[["top", "right"]].set_visible(False)
     return ax
