@@ -43,64 +43,29 @@ def test_fault_rule_rejects_unknown_kind() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# proxies=: every request goes through the proxy given (azure-core's ProxyPolicy)
+# proxies=: every request to a service elsewhere goes through the proxy (azure-core's
+# ProxyPolicy, or the environment's), its credential inside the TLS tunnel; an endpoint on this
+# machine is reached directly (tests/security/test_proxies.py)
+
+#: A name no resolver knows (RFC 6761): only a proxy can reach it, so a request that reaches the
+#: service went through one.
+REMOTE = "service.invalid"
 
 
-def test_proxies_carry_every_request(sandbox) -> None:
-    proxy = _CountingProxy()
-    try:
-        conn = toolkit.connect(sandbox=sandbox, proxies={"http": proxy.url}, progress=False)
-        with sandbox.recording() as log:
-            df = toolkit.sql_operations(connection=conn)
-        conn.close()
-    finally:
-        proxy.stop()
-    assert len(df) > 0 and len(log) >= 1
-    assert len(proxy.seen) == len(log)  # each request the sandbox saw came through the proxy
-    assert all(s.startswith(f"GET {sandbox.url}/") for s in proxy.seen)
-
-
-
-def test_a_proxy_set_changed_or_removed_in_the_environment_applies_to_the_next_request(
-        sandbox, monkeypatch) -> None:
-    # the session keeps the environment's proxies per origin while the variables that decide
-    # them keep their values; any change to them is seen by the next request
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "REQUEST_METHOD"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
-    proxy = _CountingProxy()
-    try:
-        conn = toolkit.connect(sandbox=sandbox, progress=False)
-        seen = []
-        for env in ({}, {"HTTP_PROXY": proxy.url}, {"HTTP_PROXY": proxy.url},
-                    {"http_proxy": proxy.url, "NO_PROXY": "127.0.0.1"},
-                    {"all_proxy": proxy.url}, {}):
-            for name in ("HTTP_PROXY", "http_proxy", "NO_PROXY", "all_proxy"):
-                monkeypatch.delenv(name, raising=False)
-            for name, value in env.items():
-                monkeypatch.setenv(name, value)
-            before = len(proxy.seen)
-            with sandbox.recording() as log:
-                toolkit.sql_operations(connection=conn)
-            seen.append((len(proxy.seen) - before, len(log)))
-        conn.close()
-    finally:
-        proxy.stop()
-    assert [through == sent for through, sent in seen] == [False, True, True, False, True,
-                                                           False]
-    assert [through for through, _ in seen][0::3] == [0, 0]
-
-
-class _CountingProxy:
-    """A tiny forwarding proxy for plain http on loopback: counts what it forwards."""
+class _TlsService:
+    """A service over TLS on loopback, with a certificate for :data:`REMOTE`, answering one
+    page of operations (one request a connection) and recording the requests' headers."""
 
     def __init__(self) -> None:
-        import http.client
         import http.server
-        from urllib.parse import urlsplit
+        import json
+        import ssl
 
-        seen: list[str] = []
-        self.seen = seen
+        import trustme
+
+        self.ca = trustme.CA()
+        self.headers: list[dict[str, str]] = []
+        outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -108,31 +73,129 @@ class _CountingProxy:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def _forward(self) -> None:
-                seen.append(f"{self.command} {self.path}")
-                target = urlsplit(self.path)  # absolute form: http://host:port/path?query
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
-                headers = {k: v for k, v in self.headers.items()
-                           if k.lower() not in ("proxy-connection", "connection")}
-                upstream.request(self.command, target.path + (f"?{target.query}"
-                                                              if target.query else ""),
-                                 body=body, headers=headers)
-                answer = upstream.getresponse()
-                data = answer.read()
-                self.send_response(answer.status)
-                for k, v in answer.getheaders():
-                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
-                        self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
+            def do_GET(self) -> None:
+                outer.headers.append(dict(self.headers.items()))
+                body = json.dumps({"value": [{"name": "Vendor.Sql/servers/read",
+                                              "isDataAction": False}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Connection", "close")  # a tunnel carries one request
                 self.end_headers()
-                self.wfile.write(data)
-                upstream.close()
-
-            do_GET = do_POST = do_PUT = _forward
+                self.wfile.write(body)
+                self.close_connection = True
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.ca.issue_cert(REMOTE).configure_cert(ctx)
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.port = int(self.server.server_address[1])
+        self.url = f"https://{REMOTE}:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def ca_file(self, folder) -> str:
+        path = folder / "ca.pem"
+        self.ca.cert_pem.write_to_path(str(path))
+        return str(path)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+def test_proxies_carry_every_request_to_a_service_elsewhere_its_credential_tunnelled(
+        tmp_path) -> None:
+    service, proxy = _TlsService(), _TunnelProxy()
+    try:
+        conn = toolkit.connect(arm_url=service.url, token="tok-" + "s" * 20,
+                               verify=service.ca_file(tmp_path), progress=False,
+                               proxies={"https": proxy.url})
+        df = toolkit.sql_operations(connection=conn)
+        conn.close()
+    finally:
+        proxy.stop()
+        service.stop()
+    assert len(df) == 1 and len(service.headers) == 1
+    assert proxy.seen and all(s == f"CONNECT {REMOTE}:{service.port}" for s in proxy.seen)
+    assert service.headers[0]["Authorization"] == "Bearer tok-" + "s" * 20  # in the tunnel
+    assert not [h for h in proxy.headers if "Authorization" in h or "tok-" in str(h)]
+
+
+def test_a_proxy_set_changed_or_removed_in_the_environment_applies_to_the_next_request(
+        monkeypatch, tmp_path) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "REQUEST_METHOD"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    service, first, second = _TlsService(), _TunnelProxy(), _TunnelProxy()
+    try:
+        conn = toolkit.connect(arm_url=service.url, token="t" * 20, max_retries=0,
+                               verify=service.ca_file(tmp_path), progress=False)
+        seen = []
+        for env in ({"HTTPS_PROXY": first.url}, {"https_proxy": second.url},
+                    {"HTTPS_PROXY": first.url, "NO_PROXY": REMOTE}, {},
+                    {"all_proxy": second.url}):
+            for name in ("HTTPS_PROXY", "https_proxy", "NO_PROXY", "all_proxy"):
+                monkeypatch.delenv(name, raising=False)
+            for name, value in env.items():
+                monkeypatch.setenv(name, value)
+            before = (len(first.seen), len(second.seen))
+            try:
+                toolkit.sql_operations(connection=conn)
+                reached = True
+            except TransportError:  # straight to a name no resolver knows
+                reached = False
+            seen.append((len(first.seen) - before[0], len(second.seen) - before[1], reached))
+        conn.close()
+    finally:
+        for server in (first, second, service):
+            server.stop()
+    assert seen == [(1, 0, True), (0, 1, True), (0, 0, False), (0, 0, False), (0, 1, True)]
+
+
+class _TunnelProxy:
+    """A tiny CONNECT proxy on loopback: opens a tunnel to the TLS service for each CONNECT
+    and records what it is told in clear (the request line and headers)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import socket
+
+        seen: list[str] = []
+        headers: list[dict[str, str]] = []
+        self.seen, self.headers = seen, headers
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_CONNECT(self) -> None:
+                seen.append(f"CONNECT {self.path}")
+                headers.append(dict(self.headers.items()))
+                port = int(self.path.rsplit(":", 1)[1])
+                upstream = socket.create_connection(("127.0.0.1", port), timeout=30)
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                pumps = [threading.Thread(target=_pump, args=pair, daemon=True) for pair in
+                         ((self.connection, upstream), (upstream, self.connection))]
+                for t in pumps:
+                    t.start()
+                for t in pumps:
+                    t.join(30)
+                self.close_connection = True
+
+            def _other(self) -> None:  # a plain request in clear: recorded, refused
+                seen.append(f"{self.command} {self.path}")
+                headers.append(dict(self.headers.items()))
+                self.send_error(502)
+
+            do_GET = do_POST = do_PUT = _other
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -141,6 +204,20 @@ class _CountingProxy:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=10)
+
+
+def _pump(src, dst) -> None:
+    import contextlib
+    import socket
+
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
 
 
 def test_bad_proxies_are_refused_before_any_request(sandbox) -> None:

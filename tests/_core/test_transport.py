@@ -58,3 +58,34 @@ def test_the_pool_keeps_a_connection_for_every_page_a_wide_read_has_in_flight(ca
         answers = list(pool.map(lambda i: pipe.send(Request("GET", f"/items/{i}")), range(at_once)))
     assert [a.status for a in answers] == [200] * at_once
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
+
+
+def _prepared(url: str, **headers: str) -> requests.PreparedRequest:
+    return requests.Request("GET", url, headers=headers).prepare()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/a", "https://127.0.0.5/a",
+                                 "http://localhost:1/a", "http://[::1]:9/a"])
+def test_an_endpoint_on_this_machine_is_reached_directly(url: str) -> None:
+    from toolkit._core.transport import proxies_for
+
+    given = {"http": "http://proxy.example:3128", "https": "http://proxy.example:3128"}
+    assert proxies_for(_prepared(url, Authorization="Bearer t"), given) is None
+
+
+def test_a_plain_http_credential_is_never_handed_to_a_proxy() -> None:
+    from toolkit._core.errors import ValidationError
+    from toolkit._core.transport import proxies_for
+
+    given = {"http": "http://user:pw@proxy.example:3128"}
+    for header in ("Authorization", "subscription-key"):
+        with pytest.raises(ValidationError, match="proxies") as info:
+            proxies_for(_prepared("http://service.example/a", **{header: "secret"}), given)
+        assert "pw" not in str(info.value) and "secret" not in str(info.value)
+    # without a credential, over https (a tunnel) or with no proxy for http: as requests chose
+    assert proxies_for(_prepared("http://service.example/a"), given) == given
+    assert proxies_for(_prepared("https://service.example/a", Authorization="Bearer t"),
+                       given) == given
+    assert proxies_for(_prepared("http://service.example/a", Authorization="Bearer t"),
+                       {"https": "http://proxy.example:1"}) == {"https": "http://proxy.example:1"}
+    assert proxies_for(_prepared("http://service.example/a", Authorization="Bearer t"), {}) == {}

@@ -23,7 +23,7 @@ import requests
 
 from toolkit._core.deadlines import deadlines
 from toolkit._core.errors import ProtocolError, ResponseLimitError
-from toolkit._core.transport import attempt_end, guarded_pools
+from toolkit._core.transport import attempt_end, guarded_pools, proxies_for
 from toolkit._core.urls import short
 
 logger = logging.getLogger(__name__)
@@ -145,6 +145,7 @@ class BoundedBodyAdapter(requests.adapters.HTTPAdapter):
     def send(self, request: requests.PreparedRequest, stream: bool = False,
              timeout: Any = None, verify: bool | str = True, cert: Any = None,
              proxies: Mapping[str, str] | None = None) -> requests.Response:
+        proxies = proxies_for(request, proxies)  # no credential in clear through a proxy
         started = time.monotonic()
         attempt_end.value = started + self.deadline
         try:

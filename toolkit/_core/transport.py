@@ -5,6 +5,12 @@ the answer's status line and headers no longer than the attempt's deadline, howe
 server drips them. The session never consults ``~/.netrc`` and answers reads from the response
 cache when it is on; the transport's waits between attempts go through the configured sleeper.
 The body itself is read within its caps by :mod:`toolkit._core.bodies`.
+
+Proxies (``connect(proxies=...)``, ``HTTPS_PROXY`` and the like) carry a request to its service,
+never a credential in clear (:func:`proxies_for`): an endpoint on this machine is reached
+directly, as if ``NO_PROXY`` named it (a proxy elsewhere could not reach it anyway, and a plain
+http request would hand it the credential), and a plain http request that carries a credential
+is never handed to a proxy.
 """
 
 from __future__ import annotations
@@ -12,19 +18,25 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from azure.core.pipeline.transport import RequestsTransport
+from requests.utils import select_proxy
 
 from toolkit._core.cache import cache_path, cached_session
 from toolkit._core.cancel import check_cancelled, sending
-from toolkit._core.config import FamilyConfig
+from toolkit._core.config import FamilyConfig, is_loopback
 from toolkit._core.deadlines import deadlines
-from toolkit._core.errors import ResponseLimitError
+from toolkit._core.errors import ResponseLimitError, ValidationError
 
-__all__ = ["PAGES_IN_FLIGHT", "SleeperTransport", "attempt_end", "guarded_pools", "session_for"]
+__all__ = ["PAGES_IN_FLIGHT", "SleeperTransport", "attempt_end", "guarded_pools", "proxies_for",
+           "session_for"]
+
+#: Request headers that carry a credential (a bearer token, a SAS token, a maps key).
+CREDENTIAL_HEADERS = ("Authorization", "subscription-key")
 
 #: Requests one chain of pages keeps in flight at most: the page being read and those asked for
 #: early (:mod:`toolkit._core.paging`). A connection pools enough connections for its widest
@@ -115,6 +127,45 @@ def guarded_pools() -> dict[str, type[Any]]:
     return {"http": Pool, "https": TLSPool}
 
 
+def proxies_for(request: requests.PreparedRequest,
+                proxies: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    """Choose the proxies a request may go through.
+
+    Parameters
+    ----------
+    request : requests.PreparedRequest
+        The request about to be sent.
+    proxies : mapping or None
+        The proxies requests chose for it (``connect(proxies=...)`` merged with the
+        environment's, ``NO_PROXY`` applied).
+
+    Returns
+    -------
+    mapping or None
+        None for a request to this machine (127.0.0.0/8, ``::1``, ``localhost``), as ``NO_PROXY``
+        would give; else ``proxies`` unchanged.
+
+    Raises
+    ------
+    ValidationError
+        A plain http request that carries a credential would go through a proxy (nothing is
+        sent): the proxy would read the credential.
+    """
+    if not proxies or not request.url:
+        return proxies
+    url = request.url
+    if is_loopback(url):
+        return None
+    if urlsplit(url).scheme.lower() == "http" and select_proxy(url, dict(proxies)) and any(
+            request.headers.get(name) for name in CREDENTIAL_HEADERS):
+        origin = urlsplit(url)
+        raise ValidationError(
+            "proxies", f"a proxy for http://{origin.netloc}",
+            "a plain http request carrying a credential is not sent through a proxy (the proxy "
+            "would read it); reach the service over https, or directly")
+    return proxies
+
+
 def _header_auth(request: requests.PreparedRequest) -> requests.PreparedRequest:
     """Leave the request as the pipeline made it (the session's ``auth``, see session_for)."""
     return request
@@ -127,7 +178,7 @@ def session_for(config: FamilyConfig) -> requests.Session:
     ``~/.netrc`` (or ``$NETRC``) for every request and, when an entry matches the host (a
     ``default`` entry matches every host), replaces the pipeline's ``Authorization`` header
     with that entry's password: a secret of the user's sent to the service, and the call
-    refused. The proxy settings of the environment still apply.
+    refused. The proxy settings of the environment still apply, as :func:`proxies_for` allows.
 
     Parameters
     ----------
