@@ -96,6 +96,46 @@ def test_a_different_principal_misses(sandbox, tmp_path, waits) -> None:
     assert again == []
 
 
+def test_another_maps_account_with_the_same_token_misses(sandbox, tmp_path, waits) -> None:
+    # one bearer token, two maps accounts: the service answers the first and refuses the
+    # second (its token names no such account); the cache never gives the second the first's
+    token = sandbox.token(None)
+
+    def account(client_id: str) -> toolkit.Connection:
+        conn = toolkit.connect(sandbox.url, token=token, maps_client_id=client_id,
+                               progress=False, cache=str(tmp_path / "c.sqlite"))
+        conn.sleep = waits
+        return conn
+
+    def read(conn: toolkit.Connection) -> pd.DataFrame:
+        try:
+            return toolkit.autocomplete("Can", coordinates=(1.6, 42.55), connection=conn)
+        finally:
+            conn.close()
+
+    assert len(read(account(sandbox.authority.maps_client_id))) > 0
+    other = "0f0e0d0c-0b0a-4908-8706-050403020100"
+    with sandbox.recording() as log, pytest.raises(toolkit.AuthenticationError):
+        read(account(other))
+    assert [r.status for r in log] == [401]  # asked, and refused: no such account
+    with sandbox.recording() as again:  # the first account's answer is still kept
+        assert read(account(sandbox.authority.maps_client_id)).attrs["from_cache"] == [True]
+    assert again == []
+
+
+def test_the_key_holds_every_header_but_those_that_change_nothing() -> None:
+    key = b"k" * 32
+    base = {"Authorization": "Bearer t", "Accept": "application/json"}
+    ident = caller_identity(base, key)
+    for changes in ({"x-vendor-client-id": "a"}, {"Accept-Language": "fr"}, {"Prefer": "x"}):
+        assert caller_identity({**base, **changes}, key) != ident
+    same = {"User-Agent": "other", "x-vendor-client-request-id": "r-1", "Content-Length": "9",
+            "Accept-Encoding": "br"}
+    assert caller_identity({**base, **same}, key) == ident
+    assert caller_identity({**base, "x-ms-client-request-id": "r-2"}, key,
+                           header_prefix="x-ms-") == ident
+
+
 def test_writes_credentials_and_long_running_operations_are_never_cached(
         sandbox, tmp_path, waits, catalog) -> None:
     conn = _connect(sandbox, tmp_path, waits)

@@ -5,12 +5,16 @@
 chooses the file; a folder, or a path ending with a separator, means ``responses.sqlite`` in it),
 so re-running a notebook against a real tenant does not spend its rate limits again.
 
-* The key of an answer is the method, the URL, the body, the ``Accept``/``Accept-Language``
-  headers and the **credential that asked**: a keyed digest (HMAC-SHA256) of the whole
-  ``Authorization`` header or maps key, with a random key kept in the cache file itself. Nothing
-  read from a token's claims counts (they are not verified here), so a forged token never reads
-  another caller's answers. A refreshed token is another credential: the first read after a
-  refresh misses and asks the service again.
+* The key of an answer is the method, the URL, the body and **every header that can change
+  the answer**: the credential that asked (the whole ``Authorization`` header or maps key), the
+  maps account named with a bearer token (``<header prefix>client-id``), the languages and
+  formats asked for, and any other header the request carries, as a keyed digest (HMAC-SHA256)
+  with a random key kept in the cache file itself. Only the headers that change nothing of the
+  answer are left out (:data:`NOT_IN_KEY`: the client request id, the user agent, the encodings
+  the transport decodes, the body's length, the lifetime of the answer). Nothing read from a
+  token's claims counts (they are not verified here), so a forged token never reads another
+  caller's answers. A refreshed token is another credential: the first read after a refresh
+  misses and asks the service again.
 * Each read operation has its own lifetime (the ``lifetime`` of its record,
   :mod:`toolkit._core.registry`); an operation without one is never cached: credential
   operations, creations and updates, polls of long-running operations.
@@ -59,6 +63,11 @@ __all__ = ["cache_clear", "cache_path", "cached_session", "forgetter",
 #: removed before the request leaves.
 LIFETIME_HEADER = "x-toolkit-cache-lifetime"
 
+#: Request headers that change nothing of the answer, left out of its key (with the client
+#: request id, ``<header prefix>client-request-id``, a new one for every request).
+NOT_IN_KEY = frozenset({"user-agent", "accept-encoding", "content-length", "connection",
+                        "cache-control", "client-request-id", LIFETIME_HEADER})
+
 _CREDENTIAL_HEADERS = ("Authorization", "subscription-key", "X-API-KEY", "access_token",
                        "api_key")
 _DEFAULT_FILE = Path("~/.cache/toolkit/responses.sqlite")
@@ -101,17 +110,22 @@ def lifetime_header(operation: str | None, method: str) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------ caller identity
-def caller_identity(headers: Mapping[str, str], key: bytes) -> str:
-    """Identify the caller by the credential sent.
+def caller_identity(headers: Mapping[str, Any], key: bytes, *,
+                    header_prefix: str = "x-vendor-") -> str:
+    """Identify the caller, and whatever else the request's headers ask of the service.
 
-    The identity is an HMAC-SHA256 under ``key`` of the whole
-    ``Authorization`` header and maps key (never a claim read from a token, which nothing here
-    verifies). Another credential, a refreshed token included, is another caller.
+    The identity is an HMAC-SHA256 under ``key`` of every header but those of
+    :data:`NOT_IN_KEY` and the client request id (``<header_prefix>client-request-id``): the
+    whole ``Authorization`` header and maps key, the maps account (``<header_prefix>client-id``),
+    the languages asked for... (never a claim read from a token, which nothing here verifies).
+    Another credential, a refreshed token included, is another caller; another account with the
+    same token is another caller too.
     """
-    sent = "\n".join(headers.get(name) or "" for name in ("Authorization", "subscription-key"))
-    if not sent.strip():
-        return "anonymous"
-    return hmac.new(key, sent.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
+    skip = NOT_IN_KEY | {f"{header_prefix}client-request-id".lower()}
+    sent = sorted((str(name).lower(), value.decode("latin-1") if isinstance(value, bytes)
+                   else str(value)) for name, value in headers.items()
+                  if str(name).lower() not in skip)
+    return hmac.new(key, orjson.dumps(sent), hashlib.sha256).hexdigest()
 
 
 # ------------------------------------------------------------------------------ served answers
@@ -262,7 +276,7 @@ def cached_session(path: Path, header_prefix: str) -> Any:
 
     def key_fn(request: Any, **kw: Any) -> str:
         base = create_key(request, **kw)
-        who = caller_identity(request.headers, identity_key)
+        who = caller_identity(request.headers, identity_key, header_prefix=header_prefix)
         return hashlib.sha256(f"{base}|{who}".encode()).hexdigest()[:32]
 
     id_headers = (f"{header_prefix}request-id", "request-id", "requestid")
