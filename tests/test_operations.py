@@ -174,3 +174,59 @@ def test_polling_shows_progress(sandbox, catalog, waits, monkeypatch) -> None:
     assert progress is not None
     assert made and "polling" in made[0]["desc"] and made[0]["unit"] == "poll"
     assert made[-1]["closed_at"] >= 2
+
+
+def _edited(token: str, **changes) -> str:
+    state = json.loads(base64.urlsafe_b64decode(token[6:] + "==="))
+    state.update(changes)
+    return "tkop1." + base64.urlsafe_b64encode(json.dumps(state).encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("args", [
+    {"server": "prod-payments-db"},
+    {"server": {"name": "prod-payments-db"}},  # not even a name
+    {"api_version": "1999-01-01"},
+    {"endpoint": "https://management.example/subscriptions/x/servers/prod-payments-db"},
+])
+def test_a_token_edited_to_say_what_the_result_is_is_refused(conn, sandbox, catalog,
+                                                             args) -> None:
+    s = _server(catalog)
+    op = toolkit.update_encryption_protector(
+        s.subscription_id, s.resource_group, s["name"], server_key_type="VendorKeyVault",
+        server_key_name=_key(catalog), wait=False, connection=conn)
+    state = json.loads(base64.urlsafe_b64decode(op.continuation_token[6:] + "==="))
+    forged = _edited(op.continuation_token, args={**state["args"], **args})
+    try:
+        with sandbox.recording() as log, pytest.raises(toolkit.ValidationError, match="token"):
+            resume_operation(forged, connection=conn)
+        assert log == []  # refused before any request
+    finally:
+        op.result()
+
+
+def test_a_resumed_frame_names_what_the_service_answered(conn, sandbox, catalog) -> None:
+    s = _server(catalog)
+    op = toolkit.update_encryption_protector(
+        s.subscription_id, s.resource_group, s["name"], server_key_type="VendorKeyVault",
+        server_key_name=_key(catalog), wait=False, connection=conn)
+    token = op.continuation_token
+    assert json.loads(base64.urlsafe_b64decode(token[6:] + "==="))["args"] == {}
+    with sandbox.recording() as log:
+        df = resume_operation(token, connection=conn)
+    last = log[-1]  # the request whose answer is the result
+    assert df["server"].tolist() == [s["name"]]
+    assert df.attrs["endpoint"] == f"{sandbox.url}{last.path}"
+    assert f"api-version={df.attrs['api_version']}" in last.query
+    # the eventstream's: the operation id is the one its URL polls, the version the path's
+    workspace = catalog.query("kind == 'fabric_workspace'")["name"].iloc[0]
+    item = toolkit.create_eventstream(workspace, f"named-{len(sandbox.log)}",
+                                      definition=DEFINITION, wait=False, connection=conn)
+    with sandbox.recording() as log:
+        created = resume_operation(item.continuation_token, connection=conn)
+    assert created["operation_id"].tolist() == [item.operation_id]
+    assert created.attrs["endpoint"] == f"{sandbox.url}{log[-1].path}"
+    first = log[-1].path.split("/")[1]  # the version the answering request's path names
+    assert created.attrs["api_version"] == (first if first in ("v1", "v2") else None)
+    with pytest.raises(toolkit.ValidationError, match="operation its URL polls"):
+        resume_operation(_edited(item.continuation_token, operation_id="someone-elses"),
+                         connection=conn)

@@ -229,7 +229,7 @@ def test_a_new_operation_is_found_by_every_lookup(new_operation, monkeypatch) ->
     assert [(k, n) for k, n, _ in drawn] == [("plot", "census"), ("explore", "census")]
     assert all(frame is df for _, _, frame in drawn)
     # and a continuation token of it resumes with the record's parser
-    state = {"v": 1, "kind": "item", "family": "fabric", "name": "cat_census", "method": "POST",
+    state = {"v": 2, "kind": "item", "family": "fabric", "name": "cat_census", "method": "POST",
              "url": "https://fabric.example/operations/1", "args": {"town": "Ordino"}}
     token = "tkop1." + base64.urlsafe_b64encode(orjson.dumps(state)).decode().rstrip("=")
     decoded = decode_token(token)

@@ -2,28 +2,39 @@
 
 A token is ``tkop1.`` followed by the URL-safe base64 (unpadded) of a JSON object: the token
 version, the polling kind (``arm`` or ``item``), the service family, the operation's name, the
-JSON-able arguments its result parser needs, and the URLs its polling strategy follows. It never
-holds a credential. Tokens are not signed: what one names is checked instead, field by field here
-and, before any request, each URL against the origins the connection trusts (see
-:func:`toolkit._core.polling.restore_operation`).
+JSON-able arguments its result parser needs (none, for the toolkit's operations), and the URLs
+its polling strategy follows. It never holds a credential. Tokens are not signed: what one names
+is checked instead, field by field here and, before any request, each URL against the origins
+the connection trusts (see :func:`toolkit._core.polling.restore_operation`).
+
+A token says what to poll, never what the result is: the frame of a resumed operation takes its
+names and provenance from the answers the service gives (:func:`answered_from`: the endpoint and
+api-version of the request that gave the result; a server's name from the resource the answer
+describes), and the operation id a token names must be the one its operation URL polls. An
+edited token can make the toolkit poll another operation of a trusted service, never write a
+frame that says one thing while another was polled.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.registry import record, records
 
-__all__ = ["decode_token", "encode_token", "resume_parser", "token_error"]
+__all__ = ["answered_from", "decode_token", "encode_token", "resume_parser", "token_error"]
 
 _TOKEN_PREFIX = "tkop1."
-_TOKEN_VERSION = 1
+#: 2: the toolkit's operations keep no arguments of their results in the token (1 kept the
+#: server, endpoint and api-version a resumed frame then named, whatever was polled)
+_TOKEN_VERSION = 2
 _TOKEN_MAX = 16_384
 
 
@@ -125,8 +136,51 @@ def decode_token(token: Any) -> dict[str, Any]:
         raise token_error("is damaged: the operation URL is missing")
     if state["kind"] == "arm" and not (state.get("async_url") or state.get("location")):
         raise token_error("is damaged: the operation URL is missing")
+    if state["kind"] == "item":
+        op_id = state.get("operation_id")
+        if op_id is not None and (not isinstance(op_id, str) or op_id not in
+                                  urlsplit(state["url"]).path.split("/")):
+            raise token_error("is damaged: its operation id is not the operation its URL polls")
     state["_urls"] = [state[k] for k in url_keys if state.get(k)]
     return state
+
+
+def answered_from(url: str, base_url: str, *,
+                  path_version: str | None = None) -> tuple[str, str | None]:
+    """Name a request a resumed operation sent: its endpoint and api-version.
+
+    A resumed operation's frame takes its ``endpoint`` and ``api_version`` from the request
+    whose answer gave the result (``response.url``), never from the token.
+
+    Parameters
+    ----------
+    url : str
+        The request's URL.
+    base_url : str
+        The family's base URL.
+    path_version : str, optional
+        A pattern of the api-versions a family names in its paths (``v1``), for a service that
+        versions its paths rather than its query.
+
+    Returns
+    -------
+    tuple
+        The endpoint (scheme, host and path of the request's URL) and the api-version: its
+        ``api-version`` query parameter, else (with ``path_version``) the first segment of its
+        path under ``base_url`` when that segment fits the pattern, else ``None``.
+    """
+    parts = urlsplit(url)
+    endpoint = f"{parts.scheme}://{parts.netloc}{parts.path}"
+    versions = parse_qs(parts.query).get("api-version")
+    if versions:
+        return endpoint, versions[-1]
+    if path_version is not None:
+        base = urlsplit(base_url).path.rstrip("/")
+        if parts.path.startswith(base + "/"):
+            first = parts.path[len(base) + 1:].split("/", 1)[0]
+            if re.fullmatch(path_version, first):
+                return endpoint, first
+    return endpoint, None
 
 
 def resume_parser(state: Mapping[str, Any]) -> Callable[..., Any]:

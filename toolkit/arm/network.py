@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 
+from toolkit._core.continuation import answered_from
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame
 from toolkit._core.messages import Response
@@ -159,12 +160,11 @@ def backend_health(subscription_id: str, resource_group: str, gateway: str, *,
 
     op = Operation.start(pipe, "POST", path, name="backend_health",
                          parse=_parser(pipe.url(path), api_version),
-                         params={"api-version": api_version, "$expand": expand},
-                         resume={"endpoint": pipe.url(path), "api_version": api_version})
+                         params={"api-version": api_version, "$expand": expand})
     return op.result(timeout) if wait else op
 
 
-def _parser(endpoint: str, api_version: str) -> Callable[[Response], pd.DataFrame]:
+def _parser(endpoint: str, api_version: str | None) -> Callable[[Response], pd.DataFrame]:
     def parse(response: Response) -> pd.DataFrame:
         rows = backend_health_rows(response.json_object())
         ids = [response.request_id] if response.request_id else []
@@ -173,10 +173,14 @@ def _parser(endpoint: str, api_version: str) -> Callable[[Response], pd.DataFram
     return parse
 
 
-def _resume_parser(connection: Any, operation: Any, *, endpoint: str,
-                   api_version: str) -> Callable[[Response], pd.DataFrame]:
-    """Make the result parser of a backend-health operation resumed from its token."""
-    return _parser(endpoint, api_version)
+def _resume_parser(connection: Any, operation: Any) -> Callable[[Response], pd.DataFrame]:
+    """Make the result parser of a backend-health operation resumed from its token.
+
+    The frame's endpoint and api-version are those of the request that gave the result.
+    """
+    def parse(response: Response) -> pd.DataFrame:
+        return _parser(*answered_from(response.url, operation.pipeline.base_url))(response)
+    return parse
 
 
 RECORD = register(OperationRecord("backend_health", schema=BACKEND_HEALTH, plot="backend_health",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import pandas as pd
 
 from toolkit._core.concurrency import fan_out, settle
+from toolkit._core.continuation import answered_from
 from toolkit._core.errors import ValidationError
 from toolkit._core.frames import FrameBuilder, build_frame
 from toolkit._core.messages import Request, Response
@@ -199,7 +200,7 @@ def _protector_path(conn: Connection, subscription_id: str, resource_group: str,
             f"{conn.namespace}.Sql/servers/{segment(server, 'server')}/encryptionProtector/current")
 
 
-def _protector_frame(response: Response, server: str, api_version: str,
+def _protector_frame(response: Response, server: str, api_version: str | None,
                      url: str) -> pd.DataFrame:
     record = dict(response.json_object())
     record["server"] = server
@@ -361,18 +362,29 @@ def update_encryption_protector(
         return _protector_frame(response, server, api_version, pipe.url(path))
 
     op = Operation.start(pipe, "PUT", path, name="update_encryption_protector", parse=parse,
-                         params={"api-version": api_version}, json={"properties": properties},
-                         resume={"server": server, "api_version": api_version,
-                                 "endpoint": pipe.url(path)})
+                         params={"api-version": api_version}, json={"properties": properties})
     return op.result(timeout) if wait else op
 
 
-def _resume_parser(connection: Any, operation: Any, *, server: str, api_version: str,
-                   endpoint: str) -> Any:
-    """Make the result parser of an encryption-protector change resumed from its token."""
+def _resume_parser(connection: Any, operation: Any) -> Any:
+    """Make the result parser of an encryption-protector change resumed from its token.
+
+    The frame's ``server`` is the server the answer describes (its resource id, else the URL
+    that gave it), its endpoint and api-version those of the request that gave the result.
+    """
     def parse(response: Response) -> pd.DataFrame:
-        return _protector_frame(response, server, api_version, endpoint)
+        endpoint, api_version = answered_from(response.url, operation.pipeline.base_url)
+        body = response.json_object()
+        found = _SERVER_IN.search(str(body.get("id") or "")) or _SERVER_IN.search(endpoint)
+        if found is None:
+            raise response.refuse("update_encryption_protector: the service's answer names "
+                                  "no server (no servers/<name> in its id or address)")
+        return _protector_frame(response, found.group(1), api_version, endpoint)
     return parse
+
+
+#: The server a resource id or an address names (``.../servers/<name>/...``).
+_SERVER_IN = re.compile(r"/servers/([^/?#]+)", re.IGNORECASE)
 
 
 def encryption_protector(subscription_id: str, resource_group: str, server: str, *,

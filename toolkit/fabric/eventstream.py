@@ -18,6 +18,7 @@ import orjson
 import pandas as pd
 
 from toolkit._core.concurrency import FAMILY_RATES, fan_out
+from toolkit._core.continuation import answered_from
 from toolkit._core.errors import (
     ApiError,
     ConflictError,
@@ -245,8 +246,7 @@ def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_versio
     parse = _parser(handle, pipe.url(path), api_version)
     try:
         op = ItemOperation.start(pipe, "POST", path, name="create_eventstream", parse=parse,
-                                 json=body, idempotent=False,
-                                 resume={"endpoint": pipe.url(path), "api_version": api_version})
+                                 json=body, idempotent=False)
     except ConflictError as err:
         if err.code == "ItemDisplayNameAlreadyInUse":
             err.hint = ("An item of this name exists in the workspace (names are unique per "
@@ -258,7 +258,7 @@ def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_versio
 
 
 def _parser(handle: list[Any], endpoint: str,
-            api_version: str) -> Callable[[Response], pd.DataFrame]:
+            api_version: str | None) -> Callable[[Response], pd.DataFrame]:
     def parse(response: Response) -> pd.DataFrame:
         op_id = handle[0].operation_id if handle else None
         ids = [response.request_id] if response.request_id else []
@@ -267,10 +267,17 @@ def _parser(handle: list[Any], endpoint: str,
     return parse
 
 
-def _resume_parser(connection: Any, operation: Any, *, endpoint: str,
-                   api_version: str) -> Callable[[Response], pd.DataFrame]:
-    """Make the result parser of an eventstream creation resumed from its token."""
-    return _parser([operation], endpoint, api_version)
+def _resume_parser(connection: Any, operation: Any) -> Callable[[Response], pd.DataFrame]:
+    """Make the result parser of an eventstream creation resumed from its token.
+
+    The frame's endpoint and api-version are those of the request that gave the result (the
+    version its path names, if any).
+    """
+    def parse(response: Response) -> pd.DataFrame:
+        endpoint, api_version = answered_from(response.url, operation.pipeline.base_url,
+                                              path_version=API_VERSION_PATTERN)
+        return _parser([operation], endpoint, api_version)(response)
+    return parse
 
 
 @overload
