@@ -102,6 +102,10 @@ class Response:
     forget : callable, optional
         Removes the answer from the response cache when it was stored there
         (see :meth:`refuse`).
+    local_id : str, optional
+        The id the toolkit gave an answer that carries none it can read, when the answer's
+        provenance has to be remembered by its id (a sandbox's answer: see
+        :meth:`~toolkit._core.pipeline.Pipeline.send`).
     """
 
     status: int
@@ -114,13 +118,17 @@ class Response:
     forget: Callable[[], None] | None = field(default=None, repr=False)
     _parsed: Any = field(default=None, repr=False)
     _has_parsed: bool = field(default=False, repr=False)
+    local_id: str | None = field(default=None, repr=False)
 
     @property
     def request_id(self) -> str | None:
-        """The service's request id header (``<header prefix>request-id``), if any."""
+        """The service's request id header (``<header prefix>request-id``), if any.
+
+        Else the id the toolkit gave the answer (``local_id``), if any.
+        """
         h = self.headers
         return (h.get(f"{self.header_prefix}request-id") or h.get("request-id")
-                or h.get("requestid"))
+                or h.get("requestid") or self.local_id)
 
     def refuse(self, message: str) -> ProtocolError:
         """Return the error for an answer the operation cannot read, forgetting the answer.

@@ -8,8 +8,11 @@ data) and ``False`` on every other frame; frames the toolkit derives from one
 (:func:`provenance_of`) keep it. The pipeline reports each answer that came from a sandbox
 (:func:`note_sandbox_answer`): one the connection knows is a sandbox (it started it or was given
 it), or one carrying the sandbox's header (:data:`~toolkit._spec.common.SANDBOX_HEADER`, sent by
-a sandbox started apart with ``python -m toolkit.sandbox``). That header can only mark a frame as
-the sandbox's; nothing an answer says can mark sandbox data as real.
+a sandbox started apart with ``python -m toolkit.sandbox``). The mark follows the answer
+whatever request id it carries: a sandbox's answer with no id the family reads (none at all, or
+one under another header prefix) is given one by the toolkit (``sandbox-<uuid>``, in
+``attrs["request_ids"]``). That header can only mark a frame as the sandbox's; nothing an answer
+says can mark sandbox data as real.
 """
 
 from __future__ import annotations
