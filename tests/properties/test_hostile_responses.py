@@ -216,7 +216,32 @@ SCENARIOS: list[Scenario] = [
     Scenario("create_eventstreams", "POST", r"/workspaces/[^/]+/eventstreams",
              lambda: _body("17-fabric-create-eventstream", "CreateEventstream.json", "201"),
              _eventstreams, "create_eventstreams", status=201, error_column="error"),
+    Scenario("subscriptions", "GET", r"^/subscriptions\?",
+             lambda: {k: v for k, v in _body("20-subscriptions", "GetSubscriptions.json").items()
+                      if k != "nextLink"},
+             lambda c: toolkit.subscriptions(connection=c), "subscriptions",
+             items_key="value", next_key="nextLink"),
+    Scenario("resource_groups", "GET", r"/resourcegroups",
+             lambda: {"value": [{"id": f"/subscriptions/{SUB}/resourceGroups/rg-web",
+                                 "name": "rg-web", "type": "Vendor.Resources/resourceGroups",
+                                 "location": "westeurope", "tags": {"env": "prod"},
+                                 "properties": {"provisioningState": "Succeeded"}}]},
+             lambda c: toolkit.resource_groups(SUB, connection=c), "resource_groups",
+             items_key="value", next_key="nextLink"),
+    Scenario("policy_summary", "POST", r"/policyStates/latest/summarize",
+             lambda: _body("19-policy-states-summarize",
+                           "PolicyStates_SummarizeResourceGroupLevelPolicyAssignmentScope.json"),
+             lambda c: toolkit.policy_summary(SUB, "rg", connection=c), "policy_summary"),
+    Scenario("geocode", "GET", r"/geocode\?",
+             lambda: _body("21-maps-geocode", "ForwardGeocodingByQuery.json"),
+             lambda c: toolkit.geocode("15127 NE 24th Street Redmond WA", connection=c),
+             "geocode", items_key="features", next_key="nextLink"),
 ]
+#: Operations that send requests but have no scenario of their own here, and why.
+ELSEWHERE = {
+    "snapshot_policy_states": "its answers are policy_states' (read through policy_states, "
+                              "whose scenarios cover them) and it writes them to a store",
+}
 BY_NAME = {s.name: s for s in SCENARIOS}
 PAGED = [s for s in SCENARIOS if s.next_key]
 

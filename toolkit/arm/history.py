@@ -406,4 +406,5 @@ def _read_files(store: str, files: list[str], columns: list[str], expr: Any,
 
 
 SNAPSHOT_RECORD = register(OperationRecord("snapshot_policy_states"))
-READ_RECORD = register(OperationRecord("read_policy_history"))
+READ_RECORD = register(OperationRecord("read_policy_history",
+                                       derived_from="snapshot_policy_states"))
