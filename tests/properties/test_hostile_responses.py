@@ -64,6 +64,10 @@ class Scenario:
     also: tuple[tuple[str, str, Callable[[], Any]], ...] = ()   # other routes of the call
     after: Callable[[Any], Any] | None = None   # a helper run on the frame (no request)
     error_column: str | None = None   # batches: a failed item is a row with this set
+    operation: str = ""   # the operation it calls, when the name says more (a second scenario)
+
+    def __post_init__(self) -> None:
+        self.operation = self.operation or self.name
 
 
 def _names_call(conn: Any) -> Any:
@@ -119,7 +123,7 @@ SCENARIOS: list[Scenario] = [
              lambda c: toolkit.policy_states(
                  SUB, "rg", apply="groupby((policyAssignmentId, policyDefinitionId), "
                  "aggregate($count as numRecords))", connection=c), None,
-             items_key="value", next_key="@odata.nextLink"),
+             items_key="value", next_key="@odata.nextLink", operation="policy_states"),
     Scenario("support_services", "GET", r"\.Support/services\?",
              lambda: {"value": [{"id": "/providers/Vendor.Support/services/svc-1", "name":
                                  "svc-1", "type": "Vendor.Support/services",

@@ -274,11 +274,11 @@ def autocomplete(query: str | Sequence[str], *, coordinates: PointLike | None = 
                    AUTOCOMPLETE, api_version)
 
 
-def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
-            coordinates: PointLike | None = None, country_region: str | None = None,
+def geocode(query: str | Sequence[str], *, coordinates: PointLike | None = None,
+            bbox: BBoxLike | None = None, country_region: str | None = None,
             top: int = 5, view: str | None = None, language: str | None = None,
-            connection: Connection | None = None,
-            api_version: str | None = None) -> gpd.GeoDataFrame:
+            api_version: str = GEOCODE_API_VERSION,
+            connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Find places and addresses by name: their coordinates, address and how sure the match is.
 
     The service's geocoding (``GET /geocode``): free text such as ``"Ordino"``,
@@ -302,10 +302,10 @@ def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
         ISO 3166-1 alpha-2 code (or ``Auto``) for disputed borders and labels.
     language : str, optional
         ``Accept-Language`` of the results (e.g. ``"en"``, ``"ca"``).
+    api_version : str
+        The service version.
     connection : Connection, optional
         Defaults to the default connection.
-    api_version : str, optional
-        The service version (default ``2025-01-01``).
 
     Returns
     -------
@@ -344,11 +344,10 @@ def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
     view_code = _iso2(view, "view", auto=True)
     check_int(top, "top", minimum=GEOCODE_TOP[0], maximum=GEOCODE_TOP[1])
     check_language(language)
-    version = GEOCODE_API_VERSION if api_version is None else api_version
-    check_api_version(version)
+    check_api_version(api_version)
     conn = get_connection(connection)
     params = {
-        "api-version": version,
+        "api-version": api_version,
         "bbox": bbox_param(box) if box else None,
         "coordinates": lonlat_param(*point) if point else None,
         "countryRegion": country,
@@ -356,7 +355,8 @@ def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
         "view": view_code,
     }
     headers = {"Accept-Language": language} if language else None
-    return _search(conn, "/geocode", "geocode", queries, params, headers, top, GEOCODE, version)
+    return _search(conn, "/geocode", "geocode", queries, params, headers, top, GEOCODE,
+                   api_version)
 
 
 class PlaceMatch(NamedTuple):
