@@ -37,7 +37,13 @@ from toolkit._core.geo import (
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
 from toolkit._core.registry import OperationRecord, register
-from toolkit._core.validate import check_api_version, check_choice, check_int, check_language
+from toolkit._core.validate import (
+    check_api_version,
+    check_choice,
+    check_int,
+    check_language,
+    many_strings,
+)
 from toolkit._spec.maps import (
     ROUTE_API_VERSIONS,
     ROUTE_AVOID,
@@ -123,13 +129,10 @@ def _item_options(item: dict[str, Any], where: str) -> None:
         item["maxRouteCount"] = check_int(item["maxRouteCount"], f"{where}.maxRouteCount",
                                           minimum=1, maximum=6)
     if "avoid" in item and item["avoid"] is not None:
-        avoid = _one_or_many(item["avoid"], f"{where}.avoid", AVOID)
-        item["avoid"] = [check_choice(a, f"{where}.avoid", AVOID) for a in avoid]
+        item["avoid"], _ = many_strings(item["avoid"], f"{where}.avoid", choices=AVOID)
     if "routeOutputOptions" in item and item["routeOutputOptions"] is not None:
-        opts = _one_or_many(item["routeOutputOptions"], f"{where}.routeOutputOptions",
-                            OUTPUT_OPTIONS)
-        item["routeOutputOptions"] = [check_choice(o, f"{where}.routeOutputOptions",
-                                                   OUTPUT_OPTIONS) for o in opts]
+        item["routeOutputOptions"], _ = many_strings(
+            item["routeOutputOptions"], f"{where}.routeOutputOptions", choices=OUTPUT_OPTIONS)
     if "departAt" in item and "arriveAt" in item:
         raise ValidationError(f"{where}.arriveAt", item["arriveAt"],
                               "departAt and arriveAt cannot be used together")
@@ -138,19 +141,6 @@ def _item_options(item: dict[str, Any], where: str) -> None:
             item[key] = _time_text(item[key], f"{where}.{key}")
     if "optionalId" in item and item["optionalId"] is not None:
         item["optionalId"] = str(item["optionalId"])
-
-
-def _one_or_many(value: Any, parameter: str, allowed: Sequence[str]) -> list[Any]:
-    """One value or a collection of them, as a list (ValidationError for anything else)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping | bytes) or value is None:
-        raise ValidationError(parameter, value, f"must be one or more of {', '.join(allowed)}")
-    try:
-        return list(value)
-    except TypeError:
-        raise ValidationError(parameter, value,
-                              f"must be one or more of {', '.join(allowed)}") from None
 
 
 def _time_text(value: Any, parameter: str) -> str:
@@ -421,15 +411,8 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     optimize_route = check_choice(optimize_route, "optimize_route", OPTIMIZE)
     travel_mode = check_choice(travel_mode, "travel_mode", TRAVEL_MODES)
     max_route_count = check_int(max_route_count, "max_route_count", minimum=1, maximum=6)
-    avoid_list = None
-    if avoid is not None:
-        avoid_list = [check_choice(a, "avoid", AVOID)
-                      for a in _one_or_many(avoid, "avoid", AVOID)]
-    opts = _one_or_many(route_output_options, "route_output_options", OUTPUT_OPTIONS)
-    if not opts:
-        raise ValidationError("route_output_options", route_output_options,
-                              f"must name at least one of {', '.join(OUTPUT_OPTIONS)}")
-    opts = [check_choice(o, "route_output_options", OUTPUT_OPTIONS) for o in opts]
+    avoid_list = many_strings(avoid, "avoid", choices=AVOID)[0] if avoid is not None else None
+    opts, _ = many_strings(route_output_options, "route_output_options", choices=OUTPUT_OPTIONS)
     depart = _time_text(depart_at, "depart_at") if depart_at is not None else None
     check_language(language)
     check_api_version(api_version)

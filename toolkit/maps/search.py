@@ -33,7 +33,6 @@ from toolkit._core.registry import OperationRecord, register
 from toolkit._core.schemas import Schema
 from toolkit._core.validate import (
     check_api_version,
-    check_choice,
     check_int,
     check_language,
     many_strings,
@@ -71,16 +70,7 @@ MIN_BBOX_DEG = 0.00001
 def _choices(value: Any, parameter: str, allowed: Sequence[str]) -> list[str] | None:
     if value is None:
         return None
-    items = [value] if isinstance(value, str) else value
-    try:
-        items = list(items)
-    except TypeError:
-        raise ValidationError(parameter, value, f"must be one or more of "
-                              f"{', '.join(allowed[:8])}...") from None
-    if not items:
-        raise ValidationError(parameter, value, "must name at least one value, or be None")
-    return [check_choice(v, f"{parameter}[{i}]" if len(items) > 1 else parameter, allowed,
-                         case_insensitive=True) for i, v in enumerate(items)]
+    return many_strings(value, parameter, choices=allowed, case_insensitive=True)[0]
 
 
 def _iso2(value: Any, parameter: str, *, auto: bool = False) -> str | None:
