@@ -1,7 +1,15 @@
-"""One frame from every public function, against the sandbox (exports and accessors use them)."""
+"""One frame from every operation of the registry, against the sandbox (exports, provenance and
+the accessor use them).
+
+:data:`CALLS` holds one call per operation, keyed by its name; ``tests/test_operation_lists.py``
+fails, naming the operation, when an operation of the registry has no call here.
+"""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -13,76 +21,132 @@ TOWNS = {"Andorra la Vella": (1.5218, 42.5075), "Canillo": (1.5975, 42.5676),
 ANDORRA = (1.40, 42.42, 1.80, 42.66)
 
 
-def every_frame(sandbox: Any, conn: Any) -> dict[str, pd.DataFrame]:
-    """``{function name: frame}`` for every public function returning a frame."""
-    cat = sandbox.catalog()
+@dataclass
+class World:
+    """What a call needs: the sandbox, a connection to it, its catalogue, a store folder, and
+    the frames made so far (an operation derived from another reads that one's frame)."""
 
-    def first(kind: str) -> Any:
-        return cat[cat["kind"] == kind].iloc[0]
+    sandbox: Any
+    conn: Any
+    store: str
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
 
-    sub = first("subscription").subscription_id
-    agw, sql, aks, aro = (first(k) for k in ("application_gateway", "sql_server",
-                                             "managed_cluster", "hosted_cluster"))
-    key = first("key_vault_key")["name"]
-    strength = first("authentication_strength_policy")["name"]
-    workspace = first("fabric_workspace")["name"]
-    kw = {"connection": conn}
-    out: dict[str, pd.DataFrame] = {}
-    out["backend_health"] = toolkit.backend_health(agw.subscription_id, agw.resource_group,
-                                                   agw["name"], **kw)
-    out["check_server_names"] = toolkit.check_server_names(sub, [sql["name"], "fresh-name-1",
-                                                                 "Bad_Name"], **kw)
-    out["sql_operations"] = toolkit.sql_operations(**kw)
-    states = toolkit.policy_states(sub, "rg-web-weu", **kw)
+    def __post_init__(self) -> None:
+        self.catalog = self.sandbox.catalog()
+        self.kw = {"connection": self.conn}
+
+    def first(self, kind: str) -> Any:
+        """The first thing of a kind in the sandbox's catalogue."""
+        return self.catalog[self.catalog["kind"] == kind].iloc[0]
+
+    @property
+    def sub(self) -> str:
+        return str(self.first("subscription").subscription_id)
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """The frame of an operation, made once."""
+        if name not in self.frames:
+            self.frames[name] = CALLS[name](self)
+        return self.frames[name]
+
+
+def _policy_states(w: World) -> pd.DataFrame:
+    states = toolkit.policy_states(w.sub, "rg-web-weu", **w.kw)
     # nested objects come with expand=, answered at resource scope
     resource = str(states["resourceId"].iloc[0])
     detailed = toolkit.policy_states(scope=resource, expand=["PolicyEvaluationDetails",
-                                                             "components"], **kw)
-    states = pd.concat([detailed, states], ignore_index=True) if len(detailed) else states
-    states.attrs = dict(detailed.attrs)
-    out["management_groups"] = toolkit.management_groups(**kw)
-    out["management_group_tree"] = toolkit.management_group_tree(**kw)
-    out["subscriptions"] = toolkit.subscriptions(**kw)
-    out["resource_groups"] = toolkit.resource_groups(sub, **kw)
-    out["policy_summary"] = toolkit.policy_summary(sub, "rg-web-weu", **kw)
-    out["policy_states"] = states
-    out["compliance_summary"] = toolkit.compliance_summary(states)
-    out["compliance_trend"] = toolkit.compliance_trend(states)
-    out["evaluated_expressions"] = toolkit.evaluated_expressions(states)
-    out["encryption_protector"] = toolkit.encryption_protector(
-        sql.subscription_id, sql.resource_group, sql["name"], **kw)
-    out["update_encryption_protector"] = toolkit.update_encryption_protector(
-        sql.subscription_id, sql.resource_group, sql["name"], server_key_type="VendorKeyVault",
-        server_key_name=key, **kw)
-    services = toolkit.support_services(**kw)
-    out["support_services"] = services
-    classes = toolkit.problem_classifications(services["name"].iloc[0], **kw)
-    out["problem_classifications"] = classes
-    out["classification_consents"] = toolkit.classification_consents(classes)
-    out["cluster_monitoring_credentials"] = toolkit.cluster_monitoring_credentials(
-        aks.subscription_id, aks.resource_group, aks["name"], **kw)
-    out["hosted_cluster_credentials"] = toolkit.hosted_cluster_credentials(
-        aro.subscription_id, aro.resource_group, aro["name"], **kw)
-    out["authentication_strength_usage"] = toolkit.authentication_strength_usage(strength, **kw)
-    out["authentication_strength_policies"] = toolkit.authentication_strength_policies(**kw)
-    out["authentication_strength_audit"] = toolkit.authentication_strength_audit(**kw)
-    out["create_eventstream"] = toolkit.create_eventstream(
-        workspace, f"exports-{len(sandbox.log)}", description="round trip", **kw)
-    out["create_eventstreams"] = toolkit.create_eventstreams(
-        [{"workspace_id": workspace, "display_name": f"exports-b-{len(sandbox.log)}"}], **kw)
-    out["autocomplete"] = toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"], **kw)
-    out["geocode"] = toolkit.geocode(["Ordino", "Canillo"], top=2, **kw)
-    out["route_directions"] = toolkit.route_directions(
+                                                             "components"], **w.kw)
+    both = pd.concat([detailed, states], ignore_index=True) if len(detailed) else states
+    both.attrs = dict(detailed.attrs)
+    return both
+
+
+def _sql(w: World) -> Any:
+    return w.first("sql_server")
+
+
+def _cluster(w: World, kind: str) -> tuple[str, str, str]:
+    row = w.first(kind)
+    return row.subscription_id, row.resource_group, row["name"]
+
+
+#: One call of every operation, by name: ``call(world) -> frame``.
+CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
+    "backend_health": lambda w: toolkit.backend_health(
+        *_cluster(w, "application_gateway"), **w.kw),
+    "check_server_names": lambda w: toolkit.check_server_names(
+        w.sub, [_sql(w)["name"], "fresh-name-1", "Bad_Name"], **w.kw),
+    "sql_operations": lambda w: toolkit.sql_operations(**w.kw),
+    "management_groups": lambda w: toolkit.management_groups(**w.kw),
+    "management_group_tree": lambda w: toolkit.management_group_tree(**w.kw),
+    "subscriptions": lambda w: toolkit.subscriptions(**w.kw),
+    "resource_groups": lambda w: toolkit.resource_groups(w.sub, **w.kw),
+    "policy_summary": lambda w: toolkit.policy_summary(w.sub, "rg-web-weu", **w.kw),
+    "policy_states": _policy_states,
+    "compliance_summary": lambda w: toolkit.compliance_summary(w.frame("policy_states")),
+    "compliance_trend": lambda w: toolkit.compliance_trend(w.frame("policy_states")),
+    "evaluated_expressions": lambda w: toolkit.evaluated_expressions(w.frame("policy_states")),
+    "snapshot_policy_states": lambda w: toolkit.snapshot_policy_states(
+        w.store, f"/subscriptions/{w.sub}/resourceGroups/rg-web-weu", **w.kw),
+    "read_policy_history": lambda w: (w.frame("snapshot_policy_states"),
+                                      toolkit.read_policy_history(w.store))[1],
+    "encryption_protector": lambda w: toolkit.encryption_protector(
+        _sql(w).subscription_id, _sql(w).resource_group, _sql(w)["name"], **w.kw),
+    "update_encryption_protector": lambda w: toolkit.update_encryption_protector(
+        _sql(w).subscription_id, _sql(w).resource_group, _sql(w)["name"],
+        server_key_type="VendorKeyVault", server_key_name=w.first("key_vault_key")["name"],
+        **w.kw),
+    "support_services": lambda w: toolkit.support_services(**w.kw),
+    "problem_classifications": lambda w: toolkit.problem_classifications(
+        w.frame("support_services")["name"].iloc[0], **w.kw),
+    "classification_consents": lambda w: toolkit.classification_consents(
+        w.frame("problem_classifications")),
+    "cluster_monitoring_credentials": lambda w: toolkit.cluster_monitoring_credentials(
+        *_cluster(w, "managed_cluster"), **w.kw),
+    "hosted_cluster_credentials": lambda w: toolkit.hosted_cluster_credentials(
+        *_cluster(w, "hosted_cluster"), **w.kw),
+    "authentication_strength_usage": lambda w: toolkit.authentication_strength_usage(
+        w.first("authentication_strength_policy")["name"], **w.kw),
+    "authentication_strength_policies": lambda w: toolkit.authentication_strength_policies(
+        **w.kw),
+    "authentication_strength_audit": lambda w: toolkit.authentication_strength_audit(**w.kw),
+    "create_eventstream": lambda w: toolkit.create_eventstream(
+        w.first("fabric_workspace")["name"], f"exports-{len(w.sandbox.log)}",
+        description="round trip", **w.kw),
+    "create_eventstreams": lambda w: toolkit.create_eventstreams(
+        [{"workspace_id": w.first("fabric_workspace")["name"],
+          "display_name": f"exports-b-{len(w.sandbox.log)}"}], **w.kw),
+    "autocomplete": lambda w: toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"],
+                                                   **w.kw),
+    "geocode": lambda w: toolkit.geocode(["Ordino", "Canillo"], top=2, **w.kw),
+    "route_directions": lambda w: toolkit.route_directions(
         [{"origin": TOWNS["Andorra la Vella"], "destination": TOWNS["Canillo"]}],
-        max_route_count=2, **kw)
-    out["snap_to_roads"] = toolkit.snap_to_roads(
+        max_route_count=2, **w.kw),
+    "snap_to_roads": lambda w: toolkit.snap_to_roads(
         [TOWNS["Andorra la Vella"], (1.5300, 42.5100), (1.5400, 42.5150)],
-        include_speed_limit=True, **kw)
-    out["traffic_incidents"] = toolkit.traffic_incidents(ANDORRA, **kw)
-    places = list(TOWNS.values())
-    aq = toolkit.air_quality(places, **kw)
-    out["air_quality"] = aq
-    out["air_quality_pollutants"] = toolkit.air_quality_pollutants(aq)
-    out["air_quality_forecast"] = toolkit.air_quality_forecast(places[:2], duration=3, **kw)
-    out["severe_weather_alerts"] = toolkit.severe_weather_alerts(places, **kw)
-    return out
+        include_speed_limit=True, **w.kw),
+    "traffic_incidents": lambda w: toolkit.traffic_incidents(ANDORRA, **w.kw),
+    "air_quality": lambda w: toolkit.air_quality(list(TOWNS.values()), **w.kw),
+    "air_quality_pollutants": lambda w: toolkit.air_quality_pollutants(w.frame("air_quality")),
+    "air_quality_forecast": lambda w: toolkit.air_quality_forecast(
+        list(TOWNS.values())[:2], duration=3, **w.kw),
+    "severe_weather_alerts": lambda w: toolkit.severe_weather_alerts(list(TOWNS.values()),
+                                                                     **w.kw),
+}
+
+
+#: The operations of the policy history store, which needs the ``parquet`` extra.
+NEEDS_PARQUET = ("snapshot_policy_states", "read_policy_history")
+
+
+def every_frame(sandbox: Any, conn: Any, *, without: tuple[str, ...] = ()
+                ) -> dict[str, pd.DataFrame]:
+    """``{operation: frame}`` for every operation of :data:`CALLS` but those ``without`` names
+    (the policy history in a store of its own, removed afterwards: the frames are read into
+    memory)."""
+    with tempfile.TemporaryDirectory(prefix="every-frame-") as store:
+        world = World(sandbox, conn, store)
+        for name in CALLS:
+            if name not in without:
+                world.frame(name)
+        return dict(world.frames)

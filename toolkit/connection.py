@@ -52,8 +52,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from toolkit._core.config import (
@@ -63,13 +63,14 @@ from toolkit._core.config import (
     check_plain_http,
     check_verify,
 )
-from toolkit._core.credentials import credential_for, credential_word, default_credential
+from toolkit._core.credentials import credential_for, default_credential
+from toolkit._core.environment import Asked, cloud_named, cloud_of, settings_of
 from toolkit._core.errors import SandboxWarning, ValidationError, warn_user
 from toolkit._core.pipeline import FAMILIES, Pipeline
 from toolkit._core.policies import Stats
 from toolkit._core.provenance import note_default_connection
 from toolkit._core.secrets import RedactingHandler, Secret, install_log_redaction
-from toolkit._spec.clouds import CLOUDS, DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
+from toolkit._spec.clouds import DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
 
 if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
@@ -83,34 +84,6 @@ DEFAULT_SCOPES: dict[str, str | None] = dict(NEUTRAL.scopes)
 
 _FAMILY_NAMES = {"arm": "resource management", "maps": "maps", "graph": "identity (Graph)",
                  "fabric": "eventstreams (Fabric)"}
-
-_ENV_SETTINGS: dict[str, tuple[str, Callable[[str], Any]]] = {
-    "max_retries": ("TOOLKIT_MAX_RETRIES", int),
-    "max_retry_wait": ("TOOLKIT_MAX_RETRY_WAIT", float),
-    "max_concurrency": ("TOOLKIT_MAX_CONCURRENCY", int),
-    "max_partitions": ("TOOLKIT_MAX_PARTITIONS", int),
-    "read_timeout": ("TOOLKIT_TIMEOUT", float),
-    "request_deadline": ("TOOLKIT_REQUEST_DEADLINE", float),
-    "max_body_bytes": ("TOOLKIT_MAX_BODY_BYTES", int),
-    "poll_interval": ("TOOLKIT_POLL_INTERVAL", float),
-    "min_poll_wait": ("TOOLKIT_MIN_POLL_WAIT", float),
-    "trusted_hosts": ("TOOLKIT_TRUSTED_HOSTS",
-                      lambda v: tuple(h.strip() for h in v.split(",") if h.strip())),
-    "progress": ("TOOLKIT_PROGRESS", lambda v: v.strip().lower() not in ("0", "false", "no")),
-    "cache": ("TOOLKIT_CACHE", str),
-}
-
-
-def _settings_from_env(env: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, (var, conv) in _ENV_SETTINGS.items():
-        if env.get(var):
-            try:
-                out[name] = conv(env[var])
-            except ValueError as err:
-                raise ValidationError(var, env[var], f"must be a {conv.__name__}") from err
-    return out
-
 
 def _as_secret(value: Any, label: str) -> Secret | None:
     if value is None or value == "":
@@ -303,22 +276,6 @@ _SANDBOX_WARNING = (
     "TOOLKIT_CLOUD and TOOLKIT_CREDENTIAL. toolkit.sandbox.catalog() lists the sandbox's world.")
 
 
-def _checked_proxies(proxies: Any) -> dict[str, str] | None:
-    """``proxies=`` as requests takes it: scheme (or ``scheme://host``) -> proxy URL."""
-    if proxies is None:
-        return None
-    from urllib.parse import urlsplit
-
-    if not isinstance(proxies, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) and urlsplit(v).scheme in (
-                "http", "https", "socks5", "socks5h") and urlsplit(v).hostname
-            for k, v in proxies.items()):
-        raise ValidationError("proxies", type(proxies).__name__,
-                              "must be a dict of scheme to proxy URL, as requests takes it: "
-                              "{'https': 'http://proxy:8080'}")
-    return dict(proxies)
-
-
 def _install_redaction() -> None:
     install_log_redaction("toolkit", "azure", "urllib3")
 
@@ -414,99 +371,115 @@ def connect(
         it); ``Connection.close()`` closes one, and stops the sandbox it started.
     """
     env = dict(os.environ)
-    unknown = set(settings) - {f.name for f in fields(Settings)}
-    if unknown:
-        raise ValidationError(sorted(unknown)[0], settings[sorted(unknown)[0]],
-                              f"not a connect() setting; settings are "
-                              f"{', '.join(f.name for f in fields(Settings))}")
-    merged = {**_settings_from_env(env), **settings}
-    conf = Settings(**merged).validated()
-
-    base_url = base_url or env.get("TOOLKIT_BASE_URL")
-    urls = {
-        "arm": arm_url or env.get("TOOLKIT_ARM_URL"),
-        "maps": maps_url or env.get("TOOLKIT_MAPS_URL"),
-        "graph": graph_url or env.get("TOOLKIT_GRAPH_URL"),
-        "fabric": fabric_url or env.get("TOOLKIT_FABRIC_URL"),
-    }
-    for name, url in (("base_url", base_url), *((f"{f}_url", u) for f, u in urls.items())):
-        check_plain_http(name, url or "")  # before anything starts or is sent
-    # a shortcut word is built into its azure-identity credential once the cloud is known
-    word: tuple[str, str] | None = None
-    if isinstance(credential, str):
-        word, credential = (credential_word(credential), "credential"), None
-    elif credential is None and env.get("TOOLKIT_CREDENTIAL", "").strip():
-        word = (credential_word(env["TOOLKIT_CREDENTIAL"], "TOOLKIT_CREDENTIAL"),
-                "TOOLKIT_CREDENTIAL")
-    proxies = _checked_proxies(proxies)
-    token = token or env.get("TOOLKIT_TOKEN") or None
-    maps_key = maps_key or env.get("TOOLKIT_MAPS_KEY") or None
-    maps_sas_token = maps_sas_token or env.get("TOOLKIT_MAPS_SAS_TOKEN") or None
-    maps_client_id = maps_client_id or env.get("TOOLKIT_MAPS_CLIENT_ID") or None
-    namespace = namespace or env.get("TOOLKIT_NAMESPACE") or None
-    header_prefix = header_prefix or env.get("TOOLKIT_HEADER_PREFIX") or None
-    chosen = _cloud_named(cloud, "cloud") if cloud is not None else None
-    if isinstance(sandbox, bool) or sandbox is None:
-        env_cloud = env.get("TOOLKIT_CLOUD", "").strip()
-        if chosen is None and env_cloud:
-            chosen = _cloud_named(env_cloud, "TOOLKIT_CLOUD")
-    elif chosen is not None and chosen.name != sandbox.cloud.name:
-        raise ValidationError("cloud", cloud, f"the sandbox given speaks the "
-                              f"{sandbox.cloud.name} cloud's vocabulary; start one with "
-                              f"Sandbox(cloud={chosen.name!r})")
-    if verify is True and env.get("TOOLKIT_VERIFY", "").strip():
-        v = env["TOOLKIT_VERIFY"].strip()
-        verify = False if v.lower() in ("0", "false", "no") else (True if v.lower() in (
-            "1", "true", "yes") else v)
-    if env.get("TOOLKIT_SANDBOX", "").lower() in ("1", "true", "yes") and sandbox is None:
-        sandbox = True
-    configured = (any(urls.values()) or base_url or credential or word or token or maps_key
-                  or maps_sas_token)
-    # naming a real cloud is asking for real data: never answered from the sandbox unasked
-    by_default = sandbox is None and not configured and not (chosen is not None and chosen.real)
-
+    conf = settings_of(settings, env)
+    asked = Asked.of(env, base_url=base_url, urls={"arm": arm_url, "maps": maps_url,
+                                                     "graph": graph_url, "fabric": fabric_url},
+                      credential=credential, token=token, maps_key=maps_key,
+                      maps_sas_token=maps_sas_token, maps_client_id=maps_client_id,
+                      cloud=cloud, namespace=namespace, header_prefix=header_prefix,
+                      verify=verify, sandbox=sandbox, proxies=proxies)
     _install_redaction()
-    running = None
-    owns = False
-    if sandbox is True or by_default:
-        from toolkit.sandbox import Sandbox as _Sandbox
+    running, owns = _sandbox_for(asked, env)
+    chosen = _cloud_and_credential(asked, running)
+    token_scopes = _token_scopes(running, chosen, scopes)
+    urls = _family_urls(asked, chosen)
+    conn = Connection(
+        arm_url=urls["arm"], maps_url=urls["maps"], graph_url=urls["graph"],
+        fabric_url=urls["fabric"], credential=asked.credential,
+        token=_as_secret(asked.token, "token"), maps_key=_as_secret(asked.maps_key, "maps key"),
+        maps_sas_token=_as_secret(asked.maps_sas_token, "maps SAS token"),
+        maps_client_id=asked.maps_client_id,
+        namespace=asked.namespace or chosen.words.namespace,
+        header_prefix=asked.header_prefix or chosen.words.header_prefix,
+        verify=asked.verify, settings=conf, sandbox=running, owns_sandbox=owns,
+        scopes=token_scopes, cloud=chosen, words=chosen.words,
+        proxies=asked.proxies,
+    )
+    _make_default(conn)
+    return conn
 
-        seed = int(env.get("TOOLKIT_SANDBOX_SEED", "7"))
-        running = _Sandbox(seed=seed, cloud=(chosen or NEUTRAL).name, namespace=namespace,
-                           header_prefix=header_prefix,
-                           secret=env.get("TOOLKIT_SANDBOX_SECRET") or None,
-                           now=env.get("TOOLKIT_SANDBOX_NOW", "").strip() or None).start()
-        owns = True
-        words = "" if running.cloud.name == "neutral" else \
-            f" in the {running.cloud.name} cloud's vocabulary"
-        line = (f"toolkit: started the sandbox at {running.url}{words} "
-                "(toolkit.sandbox.catalog() lists its world)")
-        if by_default:
-            logger.info(line)
-            warn_user(_SANDBOX_WARNING, SandboxWarning)
-        else:
-            _announce(line)
-    elif sandbox is not None and not isinstance(sandbox, bool):
-        running = sandbox
+
+# ---------------------------------------------------------------------- the steps of connect()
+def _sandbox_for(asked: Asked, env: Mapping[str, str]) -> tuple[Sandbox | None, bool]:
+    """Find the sandbox the connection uses (started here, given, or none), and its owner.
+
+    With nothing configured, and no real cloud named, the sandbox starts with a warning (asking
+    for real data is never answered from the sandbox unasked). A sandbox used fills in the
+    endpoints, the credential, the maps key, its CA bundle and its cloud.
+    """
+    by_default = asked.sandbox is None and not asked.configured and not (
+        asked.cloud is not None and asked.cloud.real)
+    running: Sandbox | None = None
+    owns = False
+    if asked.sandbox is True or by_default:
+        running, owns = _start_sandbox(asked, env, by_default), True
+    elif asked.sandbox is not None and not isinstance(asked.sandbox, bool):
+        running = asked.sandbox
+    asked.named = asked.cloud is not None
     if running is not None:
-        base_url = running.url
-        credential = credential or running.credential()
-        maps_key = maps_key or running.maps_key
-        if running.tls and verify is True:
-            verify = running.ca_file or verify
-        chosen = chosen or running.cloud
-    named = chosen is not None
+        asked.base_url = running.url
+        asked.credential = asked.credential or running.credential()
+        asked.maps_key = asked.maps_key or running.maps_key
+        if running.tls and asked.verify is True:
+            asked.verify = running.ca_file or asked.verify
+        asked.cloud = asked.cloud or running.cloud
+        asked.named = True
+    return running, owns
+
+
+def _start_sandbox(asked: Asked, env: Mapping[str, str], by_default: bool) -> Sandbox:
+    """Start the embedded sandbox in the cloud asked (neutral by default) and say so."""
+    from toolkit.sandbox import Sandbox as _Sandbox
+
+    seed = int(env.get("TOOLKIT_SANDBOX_SEED", "7"))
+    running = _Sandbox(seed=seed, cloud=(asked.cloud or NEUTRAL).name, namespace=asked.namespace,
+                       header_prefix=asked.header_prefix,
+                       secret=env.get("TOOLKIT_SANDBOX_SECRET") or None,
+                       now=env.get("TOOLKIT_SANDBOX_NOW", "").strip() or None).start()
+    words = "" if running.cloud.name == "neutral" else \
+        f" in the {running.cloud.name} cloud's vocabulary"
+    line = (f"toolkit: started the sandbox at {running.url}{words} "
+            "(toolkit.sandbox.catalog() lists its world)")
+    if by_default:
+        logger.info(line)
+        warn_user(_SANDBOX_WARNING, SandboxWarning)
+    else:
+        _announce(line)
+    return running
+
+
+def _cloud_and_credential(asked: Asked, running: Sandbox | None) -> Cloud:
+    """Choose the connection's cloud and build its credential.
+
+    A shortcut word is built for that cloud; a real cloud named without any credential gets the
+    default chain.
+    """
+    chosen = asked.cloud
     if chosen is None:
-        given = [u for u in (*urls.values(), base_url) if u]
-        chosen = _cloud_of(given) if given else get_cloud(DEFAULT_CLOUD)
-    if word is not None:
-        credential = credential_for(word[0], chosen, word[1])
-    elif named and running is None and credential is None and not token and chosen.real:
-        credential = default_credential(chosen)
-    resolved: dict[str, str] = {}
-    for fam in FAMILIES:
-        url = urls[fam] or base_url or chosen.host(fam) or ""
-        resolved[fam] = url.rstrip("/")
+        given = [u for u in (*asked.urls.values(), asked.base_url) if u]
+        chosen = cloud_of(given) if given else get_cloud(DEFAULT_CLOUD)
+    if asked.word is not None:
+        asked.credential = credential_for(asked.word[0], chosen, asked.word[1])
+    elif asked.named and running is None and asked.credential is None and not asked.token \
+            and chosen.real:
+        asked.credential = default_credential(chosen)
+    return chosen
+
+
+def _family_urls(asked: Asked, chosen: Cloud) -> dict[str, str]:
+    """Give each family's base URL: given, else the one address, else the cloud's host.
+
+    The ``verify`` setting is checked against them.
+    """
+    resolved = {fam: (asked.urls[fam] or asked.base_url or chosen.host(fam) or "").rstrip("/")
+                for fam in FAMILIES}
+    asked.verify = check_verify(asked.verify, [u for u in resolved.values() if u])
+    return resolved
+
+
+def _token_scopes(running: Sandbox | None, chosen: Cloud,
+                  scopes: dict[str, str] | None) -> dict[str, str | None]:
+    """Give the token scope per family: the sandbox's or the cloud's, under the ones given."""
     token_scopes: dict[str, str | None] = {
         fam: (running.scope(fam) if running is not None else chosen.scope(fam))
         for fam in FAMILIES}
@@ -514,23 +487,14 @@ def connect(
         if fam not in FAMILIES:
             raise ValidationError("scopes", fam, f"families are {', '.join(FAMILIES)}")
         token_scopes[fam] = scope
-    verify = check_verify(verify, [u for u in resolved.values() if u])
+    return token_scopes
 
-    conn = Connection(
-        arm_url=resolved["arm"], maps_url=resolved["maps"], graph_url=resolved["graph"],
-        fabric_url=resolved["fabric"], credential=credential,
-        token=_as_secret(token, "token"), maps_key=_as_secret(maps_key, "maps key"),
-        maps_sas_token=_as_secret(maps_sas_token, "maps SAS token"),
-        maps_client_id=maps_client_id, namespace=namespace or chosen.words.namespace,
-        header_prefix=header_prefix or chosen.words.header_prefix,
-        verify=verify, settings=conf, sandbox=running, owns_sandbox=owns, scopes=token_scopes,
-        cloud=chosen, words=chosen.words, proxies=proxies,
-    )
+
+def _make_default(conn: Connection) -> None:
     global _default
     with _default_lock:
         _default = conn
         note_default_connection(conn.sandbox is not None)
-    return conn
 
 
 def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
@@ -561,33 +525,13 @@ def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
     word = os.environ.get("TOOLKIT_CREDENTIAL", "").strip()
     if word:
         cloud_name = os.environ.get("TOOLKIT_CLOUD", "").strip()
-        cloud = _cloud_named(cloud_name, "TOOLKIT_CLOUD") if cloud_name else _cloud_of([arm_url])
+        cloud = cloud_named(cloud_name, "TOOLKIT_CLOUD") if cloud_name else cloud_of([arm_url])
         return credential_for(word, cloud if cloud.real else get_cloud(DEFAULT_CLOUD),
                               "TOOLKIT_CREDENTIAL")
     raise ValidationError(parameter, None, "this process found no credential: set "
                                            "TOOLKIT_CREDENTIAL=default (environment, workload or "
                                            "managed identity) or TOOLKIT_TOKEN in its "
                                            "environment, or TOOLKIT_SANDBOX_SECRET for a sandbox")
-
-
-def _cloud_named(name: str, parameter: str) -> Cloud:
-    try:
-        return get_cloud(name)
-    except KeyError:
-        raise ValidationError(parameter, name, f"clouds are {', '.join(CLOUDS)}") from None
-
-
-def _cloud_of(urls: list[str]) -> Cloud:
-    """Return the real cloud whose hosts the URLs name (``neutral`` when none does)."""
-    from urllib.parse import urlsplit
-
-    hosts = {(urlsplit(u).hostname or "").lower() for u in urls}
-    for cloud in CLOUDS.values():
-        own = {(urlsplit(h).hostname or "").lower() for h in cloud.hosts.values() if h}
-        if hosts & own:
-            return cloud
-    return NEUTRAL
-
 
 
 def _announce(line: str) -> None:

@@ -80,3 +80,12 @@ def test_builder_adds_pages_and_selected_columns() -> None:
     assert df["id"].tolist() == ["a", "b"]
     assert df["extra"].tolist()[0] == "1"
     assert df.attrs["operation"] == "t"
+
+
+def test_an_object_column_of_strings_stays_an_object_column() -> None:
+    # a nested field (tags) that a service sent as text in every record is kept as given: pandas
+    # would infer a str column, and the frame would no longer have its declared dtypes
+    schema = Schema("t", (Col("tags", "object"), Col("name", "string")))
+    df = build_frame([{"tags": "env=prod", "name": "a"}, {"tags": "x", "name": "b"}], schema)
+    assert df["tags"].dtype == object and df["tags"].tolist() == ["env=prod", "x"]
+    assert df["name"].dtype == "string"

@@ -54,7 +54,7 @@ def test_provenance_of_is_a_copy_of_the_frames_attrs() -> None:
 # df.attrs["sandbox"]: invented data is never confused with real data
 
 
-def test_every_function_marks_the_sandboxs_frames(sandbox, tmp_path) -> None:
+def test_every_function_marks_the_sandboxs_frames(sandbox) -> None:
     from tests.frames_of_every_function import every_frame
 
     conn = toolkit.connect(sandbox=sandbox, progress=False)
@@ -63,10 +63,7 @@ def test_every_function_marks_the_sandboxs_frames(sandbox, tmp_path) -> None:
         frames = every_frame(sandbox, conn)
         unmarked = {name for name, df in frames.items() if df.attrs.get("sandbox") is not True}
         assert unmarked == set()
-        scope = f"/subscriptions/{frames['subscriptions']['subscriptionId'].iloc[0]}"
-        snap = toolkit.snapshot_policy_states(str(tmp_path), scope, connection=conn)
-        assert snap.attrs["sandbox"] is True
-        assert toolkit.read_policy_history(str(tmp_path)).attrs["sandbox"] is True
+        assert {"snapshot_policy_states", "read_policy_history"} <= set(frames)
     finally:
         conn.close()
 

@@ -105,6 +105,17 @@ def test_the_records_carry_what_the_core_asked_for() -> None:
         "update_encryption_protector").names
 
 
+def test_a_derived_operation_names_a_requesting_one_and_sends_nothing() -> None:
+    derived = {n: r.derived_from for n, r in records().items() if r.derived_from is not None}
+    assert derived == {"compliance_summary": "policy_states", "compliance_trend": "policy_states",
+                       "evaluated_expressions": "policy_states",
+                       "classification_consents": "problem_classifications",
+                       "air_quality_pollutants": "air_quality",
+                       "read_policy_history": "snapshot_policy_states"}
+    assert set(registry.requesting()) == set(records()) - set(derived)
+    assert set(derived.values()) <= set(registry.requesting())
+
+
 def test_an_unknown_name_says_which_names_exist() -> None:
     with pytest.raises(UnknownOperationError) as err:
         record("polcy_states")
@@ -159,6 +170,8 @@ def test_the_loader_runs_once_and_a_lookup_meanwhile_waits_for_it(monkeypatch) -
     ({"name": "x", "lifetime": 0}, "positive"),
     ({"name": "x", "lifetime": True}, "positive"),
     ({"name": "x", "lifetime": 1.5}, "positive"),
+    ({"name": "x", "derived_from": "x"}, "another operation"),
+    ({"name": "x", "derived_from": "toolkit.arm.policy"}, "another operation"),
 ])
 def test_a_record_is_checked_when_declared(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -71,6 +71,35 @@ def test_choices_ints_and_many_strings() -> None:
     assert many_strings(["a", "b"], "names") == (["a", "b"], False)
 
 
+@pytest.mark.parametrize(("value", "parameter", "rule"), [
+    (None, "kinds", "one of Jam, Crash, or a list of them"),
+    (b"Jam", "kinds", "or a list of them"),
+    ({"Jam": 1}, "kinds", "or a list of them"),
+    (7, "kinds", "or a list of them"),
+    ([], "kinds", "at least one"),
+    ("Meteor", "kinds", "must be one of Jam, Crash"),
+    (["Jam", "Meteor"], "kinds[1]", "must be one of Jam, Crash"),
+    (("Jam", 3), "kinds[1]", "must be one of Jam, Crash"),
+])
+def test_one_string_or_several_is_one_rule(value: object, parameter: str, rule: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        many_strings(value, "kinds", choices=("Jam", "Crash"))
+    assert err.value.parameter == parameter and rule in err.value.rule
+
+
+def test_one_string_or_several_gives_the_canonical_spelling_of_any_iterable() -> None:
+    import pandas as pd
+
+    assert many_strings("jam", "kinds", choices=("Jam", "Crash"), case_insensitive=True) == (
+        ["Jam"], True)
+    assert many_strings(pd.Series(["crash", "Jam"]), "kinds", choices=("Jam", "Crash"),
+                        case_insensitive=True) == (["Crash", "Jam"], False)
+    assert many_strings(iter(["a"]), "names") == (["a"], False)
+    with pytest.raises(ValidationError) as err:
+        many_strings(["a", 2], "names")
+    assert err.value.parameter == "names[1]" and err.value.rule == "must be a string"
+
+
 def test_expressions_are_non_empty_strings() -> None:
     assert check_expression(None, "filter") is None
     assert check_expression("a eq 1", "filter") == "a eq 1"

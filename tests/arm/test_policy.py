@@ -828,3 +828,42 @@ def test_concurrent_reads_stay_inside_the_services_bucket(group, monkeypatch) ->
     assert errors == [] and len(frames) == 2 and all(len(f) for f in frames)
     statuses = [r.status for r in log]
     assert len(statuses) > 6 and 429 not in statuses
+
+
+# ------------------------------------------------------------------ $apply on the common paging
+def test_an_apply_read_pages_like_every_read_with_partial_results_on_a_failure() -> None:
+    """An ``$apply`` result is read as every collection is: a page that still fails after its
+    retries raises with the aggregates read before it (``err.partial``) and the link where the
+    rest starts; a progress bar counts its pages."""
+    from tests.replay import Answer, replay_server
+
+    sub = "00000000-1111-2222-3333-444444444444"
+    expression = "groupby((complianceState), aggregate($count as records))"
+    with replay_server() as rp:
+        link = f"{rp.url}/subscriptions/{sub}/providers/Vendor.PolicyInsights/policyStates/" \
+               "latest/queryResults?api-version=2024-10-01&$skiptoken=page2"
+        rp.add("POST", r"skiptoken=page2", Answer(500, {"error": {"code": "Boom",
+                                                                  "message": "down"}}))
+        rp.add("POST", r"/policyStates/latest/queryResults", Answer(200, {
+            "value": [{"complianceState": "NonCompliant", "records": 7}],
+            "@odata.nextLink": link}))
+        conn = toolkit.connect(base_url=rp.url, token="t", progress=False, max_retries=1)
+        conn.sleep = lambda seconds: None
+        with pytest.raises(toolkit.ServiceError) as err:
+            toolkit.policy_states(sub, apply=expression, connection=conn)
+        conn.close()
+    partial = err.value.partial
+    assert partial is not None and list(partial.columns) == ["complianceState", "records"]
+    assert partial["records"].tolist() == [7] and str(partial["records"].dtype) == "Int64"
+    assert err.value.next_link == link
+    assert "1 records were read before the failure" in str(err.value)
+
+
+def test_an_apply_read_stops_at_max_items_with_the_warning_of_every_read(conn, scope) -> None:
+    expression = "groupby((resourceId), aggregate($count as n))"
+    whole = toolkit.policy_states(*scope[:2], apply=expression, connection=conn)
+    assert len(whole) > 2 and whole.attrs["truncated"] is False
+    with pytest.warns(toolkit.TruncatedResultWarning, match="max_items=2"):
+        two = toolkit.policy_states(*scope[:2], apply=expression, max_items=2, connection=conn)
+    assert two.attrs["truncated"] is True
+    assert two.astype(object).values.tolist() == whole.head(2).astype(object).values.tolist()

@@ -1,4 +1,4 @@
-"""The seven maps operations through the vendor's maps clients' own pipelines (azure-maps-search
+"""The maps operations through the vendor's maps clients' own pipelines (azure-maps-search
 and azure-maps-route ``send_request``, with their authentication policies), against the sandbox
 in the public cloud's words: no typed client covers these api-versions, so each answer is checked
 against the operation's response schema (the services' specifications, as shipped in
@@ -24,10 +24,10 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from toolkit.sandbox.openapi import build_document
+from toolkit.sandbox.openapi import _SOURCES, build_document
 
-MAPS_ROUTES = ("autocomplete", "route_directions_batch", "snap_to_roads", "traffic_incidents",
-               "air_quality", "air_quality_forecast", "severe_weather_alerts")
+#: Every maps route the sandbox describes from the specification's own excerpt.
+MAPS_ROUTES = sorted(name for name, source in _SOURCES.items() if "-maps-" in source.file)
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,8 @@ def _validator(document, route) -> Draft202012Validator:
     registry = Registry().with_resource("urn:sandbox", Resource.from_contents(
         {"components": document["components"]}, default_specification=DRAFT202012))
     op = document["paths"][route.pattern][route.method.lower()]
-    schema = op["responses"]["200"]["content"]["application/json"]["schema"]
+    # the media type the excerpt names (geocoding answers application/geo+json)
+    schema = next(iter(op["responses"]["200"]["content"].values()))["schema"]
     text = json.dumps(schema).replace('"#/components', '"urn:sandbox#/components')
     return Draft202012Validator(json.loads(text), registry=registry)
 

@@ -236,6 +236,12 @@ VALID: dict[str, dict[str, Any]] = {
     "severe_weather_alerts": {"locations": (1.5218, 42.5075)},
     "geocode": {"query": "Ordino"},
     "authentication_strength_usage": {"policy_id": "00000000-0000-0000-0000-000000000002"},
+    "authentication_strength_policies": {},
+    "authentication_strength_audit": {"policy_ids": ["00000000-0000-0000-0000-000000000002"]},
+    # an fsspec memory folder: nothing written on disk
+    "snapshot_policy_states": {"store": "memory://bad-input-policy-history",
+                               "scope": f"/subscriptions/{SUB}/resourceGroups/rg-web-weu",
+                               "day": "2026-11-19"},
     "create_eventstream": {"workspace_id": WORKSPACE, "display_name": "fuzz-never-created"},
     "create_eventstreams": {"items": [{"workspace_id": WORKSPACE,
                                        "display_name": "fuzz-never-created"}]},
@@ -272,8 +278,7 @@ RULES: list[Rule] = [
         *_ARM_IDS, "check_server_names", "sql_operations", "support_services",
         "problem_classifications", "autocomplete", "route_directions",
         "snap_to_roads", "traffic_incidents", *_WEATHER)],
-    # geocode's api_version=None is its default version
-    Rule("geocode", "api_version", BAD_API_VERSION.filter(lambda v: v is not None)),
+    Rule("geocode", "api_version", BAD_API_VERSION),
     *[Rule(f, "max_items", BAD_INT(0)) for f in ("sql_operations", "policy_states",
                                                   "support_services", "problem_classifications")],
     *[Rule(f, "timeout", BAD_TIMEOUT) for f in ("backend_health", "update_encryption_protector",
@@ -319,7 +324,7 @@ RULES: list[Rule] = [
         st.text("abc", min_size=1, max_size=8).map(lambda s: s + "."),
         _with([c for c in NASTY if c not in "()._-"]),
         st.text("abc", min_size=1, max_size=8).map(lambda s: s + "\n"))),
-    Rule("management_group_tree", "api_version", BAD_API_VERSION.filter(lambda v: v is not None)),
+    Rule("management_group_tree", "api_version", BAD_API_VERSION),
     *[Rule(f, "max_items", BAD_INT(0)) for f in ("management_groups", "subscriptions",
                                                   "resource_groups")],
     Rule("policy_states", "expand", st.one_of(
@@ -486,8 +491,27 @@ RULES: list[Rule] = [
         st.just(""), _with("/?# %\\\n\t:"), st.text("ab", min_size=129, max_size=140),
         st.sampled_from(["-lead", ".lead", "_lead", "id\n"]),
         st.lists(st.integers(), min_size=1, max_size=2))),
-    Rule("authentication_strength_usage", "api_version", st.one_of(
-        NOT_TEXT, st.sampled_from(["", "v2", "beta/", "1.0", "Beta"]))),
+    *[Rule(f, "api_version", st.one_of(NOT_TEXT, st.sampled_from(["", "v2", "beta/", "1.0",
+                                                                   "Beta"])))
+      for f in ("authentication_strength_usage", "authentication_strength_policies",
+                "authentication_strength_audit")],
+    Rule("authentication_strength_policies", "max_items", BAD_INT(0)),
+    Rule("authentication_strength_audit", "policy_ids", st.one_of(
+        st.just([]), st.integers(), st.dictionaries(st.text(max_size=2), st.text(max_size=2),
+                                                    min_size=1, max_size=1),
+        st.just(""), _with("/?# %\\\n\t:"), st.lists(st.integers(), min_size=1, max_size=2),
+        st.sampled_from([["-lead"], ["ok-id", ""], [None]]))),
+    # the policy history store
+    Rule("snapshot_policy_states", "store", st.one_of(NOT_TEXT, st.sampled_from(["", " "]))),
+    Rule("snapshot_policy_states", "scope", st.one_of(NOT_TEXT, st.sampled_from([
+        "", "/", "/subscriptions/x", f"/subscriptions/{SUB}/resourceGroups/bad name",
+        f"/subscriptions/{SUB}/foo"]))),
+    Rule("snapshot_policy_states", "day", st.one_of(
+        st.integers(), st.floats(), st.booleans(), st.lists(st.integers(), max_size=1),
+        st.sampled_from(["", "yesterday", "2026-13-45", "not a date", "NaT"]))),
+    Rule("snapshot_policy_states", "engine", st.one_of(NOT_TEXT, st.sampled_from(
+        ["", "spark", "Dask"]))),
+    Rule("snapshot_policy_states", "filter", BAD_BLANK),
     # eventstream
     *[Rule(f, "workspace_id", BAD_UUID) for f in ("create_eventstream",)],
     Rule("create_eventstream", "display_name", st.one_of(
@@ -572,7 +596,8 @@ ANYTHING = st.one_of(
 #: Functions whose valid calls change the sandbox (a created eventstream, a protector change in
 #: progress): they are called over a connection to a closed port, so a value the toolkit accepts
 #: ends in a TransportError instead of a change other tests would see.
-MUTATING = {"update_encryption_protector", "create_eventstream", "create_eventstreams"}
+MUTATING = {"update_encryption_protector", "create_eventstream", "create_eventstreams",
+            "snapshot_policy_states"}
 
 
 @pytest.fixture

@@ -64,6 +64,10 @@ class Scenario:
     also: tuple[tuple[str, str, Callable[[], Any]], ...] = ()   # other routes of the call
     after: Callable[[Any], Any] | None = None   # a helper run on the frame (no request)
     error_column: str | None = None   # batches: a failed item is a row with this set
+    operation: str = ""   # the operation it calls, when the name says more (a second scenario)
+
+    def __post_init__(self) -> None:
+        self.operation = self.operation or self.name
 
 
 def _names_call(conn: Any) -> Any:
@@ -119,7 +123,7 @@ SCENARIOS: list[Scenario] = [
              lambda c: toolkit.policy_states(
                  SUB, "rg", apply="groupby((policyAssignmentId, policyDefinitionId), "
                  "aggregate($count as numRecords))", connection=c), None,
-             items_key="value", next_key="@odata.nextLink"),
+             items_key="value", next_key="@odata.nextLink", operation="policy_states"),
     Scenario("support_services", "GET", r"\.Support/services\?",
              lambda: {"value": [{"id": "/providers/Vendor.Support/services/svc-1", "name":
                                  "svc-1", "type": "Vendor.Support/services",
@@ -216,7 +220,32 @@ SCENARIOS: list[Scenario] = [
     Scenario("create_eventstreams", "POST", r"/workspaces/[^/]+/eventstreams",
              lambda: _body("17-fabric-create-eventstream", "CreateEventstream.json", "201"),
              _eventstreams, "create_eventstreams", status=201, error_column="error"),
+    Scenario("subscriptions", "GET", r"^/subscriptions\?",
+             lambda: {k: v for k, v in _body("20-subscriptions", "GetSubscriptions.json").items()
+                      if k != "nextLink"},
+             lambda c: toolkit.subscriptions(connection=c), "subscriptions",
+             items_key="value", next_key="nextLink"),
+    Scenario("resource_groups", "GET", r"/resourcegroups",
+             lambda: {"value": [{"id": f"/subscriptions/{SUB}/resourceGroups/rg-web",
+                                 "name": "rg-web", "type": "Vendor.Resources/resourceGroups",
+                                 "location": "westeurope", "tags": {"env": "prod"},
+                                 "properties": {"provisioningState": "Succeeded"}}]},
+             lambda c: toolkit.resource_groups(SUB, connection=c), "resource_groups",
+             items_key="value", next_key="nextLink"),
+    Scenario("policy_summary", "POST", r"/policyStates/latest/summarize",
+             lambda: _body("19-policy-states-summarize",
+                           "PolicyStates_SummarizeResourceGroupLevelPolicyAssignmentScope.json"),
+             lambda c: toolkit.policy_summary(SUB, "rg", connection=c), "policy_summary"),
+    Scenario("geocode", "GET", r"/geocode\?",
+             lambda: _body("21-maps-geocode", "ForwardGeocodingByQuery.json"),
+             lambda c: toolkit.geocode("15127 NE 24th Street Redmond WA", connection=c),
+             "geocode", items_key="features", next_key="nextLink"),
 ]
+#: Operations that send requests but have no scenario of their own here, and why.
+ELSEWHERE = {
+    "snapshot_policy_states": "its answers are policy_states' (read through policy_states, "
+                              "whose scenarios cover them) and it writes them to a store",
+}
 BY_NAME = {s.name: s for s in SCENARIOS}
 PAGED = [s for s in SCENARIOS if s.next_key]
 

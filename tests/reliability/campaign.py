@@ -1,4 +1,4 @@
-"""The reliability campaign: every public operation under every fault, and a soak.
+"""The reliability campaign: every operation that sends a request, under every fault, and a soak.
 
 Run it with ``make reliability`` (real waits, a table of figures) or through
 ``tests/reliability/test_campaign.py`` (waits recorded, not slept). Each run either returns exactly

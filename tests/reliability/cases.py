@@ -1,5 +1,6 @@
-"""One valid call of every public operation against a sandbox world, with what identifies its
-result, so faults can be injected around the same call and the results compared."""
+"""One valid call of every operation that sends a request (``registry.requesting()``, checked
+by tests/test_operation_lists.py) against a sandbox world, with what identifies its result, so
+faults can be injected around the same call and the results compared."""
 
 from __future__ import annotations
 
@@ -178,6 +179,48 @@ def _alerts(conn, catalog, **kw):
     return toolkit.severe_weather_alerts(_places(), connection=conn)
 
 
+def _protector_read(conn, catalog, **kw):
+    server = _row(catalog, "sql_server", "sql-retail-prod-weu-02")
+    return toolkit.encryption_protector(server.subscription_id, server.resource_group,
+                                        server["name"], connection=conn)
+
+
+def _eventstreams(conn, catalog, **kw):
+    workspace = catalog[(catalog["kind"] == "fabric_workspace")
+                        & catalog["detail"].str.startswith("IoT Telemetry")].iloc[0]
+    n = next(_counter)
+    return toolkit.create_eventstreams(
+        [{"workspace_id": workspace["name"], "display_name": f"reliability-batch-{n:04d}-{i}"}
+         for i in range(3)], connection=conn)
+
+
+def _summary(conn, catalog, **kw):
+    end = pd.Timestamp("2026-11-20T09:00:00Z")
+    return toolkit.policy_summary(_sub(catalog), "rg-web-weu", start=end - pd.Timedelta(days=3),
+                                  end=end, connection=conn)
+
+
+def _snapshot(conn, catalog, **kw):
+    # a store in memory (fsspec), one of its own per call: nothing written on disk; what is
+    # judged is what the store holds afterwards, every record of the day
+    store = f"memory://reliability-history-{next(_counter):04d}"
+    toolkit.snapshot_policy_states(store, f"/subscriptions/{_sub(catalog)}/resourceGroups/"
+                                          "rg-web-weu", day="2026-11-19", connection=conn)
+    return toolkit.read_policy_history(store)
+
+
+def _audit(conn, catalog, **kw):
+    # two strength policies: the tenant's throttle (about a request a second) is not slept
+    # through while waits are recorded
+    ids = catalog[catalog["kind"] == "authentication_strength_policy"]["name"].head(2).tolist()
+    return toolkit.authentication_strength_audit(ids, connection=conn)
+
+
+def _geocode(conn, catalog, **kw):
+    return toolkit.geocode(["Ordino", "Canillo", "Encamp", "Carrer de la Unió"], top=3,
+                           connection=conn)
+
+
 CASES: dict[str, Case] = {c.name: c for c in (
     Case("backend_health", r"backendhealth|/operation", _backend_health, lro=True),
     Case("check_server_names", r"checkNameAvailability", _check_names, key="name"),
@@ -200,6 +243,29 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("air_quality", r"airQuality/current", _air, key="location_index"),
     Case("air_quality_forecast", r"forecasts/daily", _forecast, key="location_index"),
     Case("severe_weather_alerts", r"severe/alerts", _alerts, key="location_index"),
+    Case("encryption_protector", r"encryptionProtector/current\?", _protector_read,
+         volatile=("systemData.lastModifiedAt", "systemData.createdAt")),
+    # the batch's creations are create_eventstream's long-running ones (whose case meets the
+    # operation's faults); the batch reports an item that failed as a row with its error
+    Case("create_eventstreams", r"/eventstreams|/operations/", _eventstreams, idempotent=False,
+         volatile=("id", "displayName", "operation_id"), key="input_index"),
+    Case("management_groups", r"Management/managementGroups\?", lambda conn, catalog, **kw:
+         toolkit.management_groups(connection=conn)),
+    Case("management_group_tree", r"Management/managementGroups", lambda conn, catalog, **kw:
+         toolkit.management_group_tree(connection=conn)),
+    Case("subscriptions", r"^/subscriptions\?", lambda conn, catalog, **kw:
+         toolkit.subscriptions(connection=conn)),
+    Case("resource_groups", r"/resourcegroups", lambda conn, catalog, **kw:
+         toolkit.resource_groups(_sub(catalog), connection=conn)),
+    Case("policy_summary", r"policyStates/latest/summarize", _summary),
+    Case("snapshot_policy_states", r"policyStates", _snapshot),
+    Case("support_services", r"Support/services\?", lambda conn, catalog, **kw:
+         toolkit.support_services(connection=conn)),
+    Case("authentication_strength_policies", r"authenticationStrengthPolicies\?",
+         lambda conn, catalog, **kw: toolkit.authentication_strength_policies(connection=conn)),
+    Case("authentication_strength_audit", r"authenticationStrengthPolicies", _audit,
+         key="policy_id"),
+    Case("geocode", r"/geocode\?", _geocode),
 )}
 
 

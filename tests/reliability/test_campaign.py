@@ -1,5 +1,6 @@
-"""Every public operation under every fault: the same result as without faults, or a documented
-error that says what to do; nothing lost, nothing duplicated. Waits are recorded, not slept."""
+"""Every operation that sends a request, under every fault: the same result as without faults,
+or a documented error that says what to do; nothing lost, nothing duplicated. Waits are
+recorded, not slept."""
 
 from __future__ import annotations
 

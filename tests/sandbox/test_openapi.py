@@ -21,7 +21,14 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from toolkit.sandbox.http import family_of
-from toolkit.sandbox.openapi import OPENAPI_PATH, _nullable, _schema, build_document
+from toolkit.sandbox.openapi import (
+    _DATA as DATA,
+    _SOURCES,
+    OPENAPI_PATH,
+    _nullable,
+    _schema,
+    build_document,
+)
 from toolkit.sandbox.server import Sandbox
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
@@ -149,35 +156,31 @@ def test_the_description_follows_the_namespace_setting() -> None:
     assert "x-contoso-error-code" in err["headers"]
 
 
-#: The real answers of each operation (copies of the shared examples), by route.
-REAL_ANSWERS = {
-    "backend_health": ("01-backend-health", "*.json", "200"),
-    "encryption_protector_update": ("02-sql-encryption-protector", "*.json", "200"),
-    "check_name": ("03-sql-check-name-availability", "*.json", "200"),
-    "sql_operations": ("04-sql-operations-list", "*.json", "200"),
-    "policy_states": ("05-policy-states", "*.json", "200"),
-    "problem_classifications": ("06-support-problem-classifications", "*.json", "200"),
-    "cluster_monitoring_credentials": ("07-cluster-monitoring-credentials", "*.json", "200"),
-    "hosted_cluster_credentials": ("08-hosted-cluster-credentials", "*.json", "200"),
-    "autocomplete": ("09-maps-geocode-autocomplete", "*.json", "200"),
-    "route_directions_batch": ("10-maps-route-directions-batch", "*.json", "200"),
-    "snap_to_roads": ("11-maps-snap-to-roads", "*.json", "200"),
-    "traffic_incidents": ("12-maps-traffic-incident", "*.json", "200"),
-    "air_quality": ("13-maps-weather-current-air-quality", "*.json", "200"),
-    "severe_weather_alerts": ("14-maps-weather-severe-alerts", "*.json", "200"),
-    "air_quality_forecast": ("15-maps-weather-daily-air-quality-forecast", "*.json", "200"),
-    "authentication_strength_usage": ("16-graph-authentication-strength-usage", "*.json", "200"),
-    "create_eventstream": ("17-fabric-create-eventstream", "CreateEventstream*.json", "201"),
-    "fabric_operation_state": ("17-fabric-create-eventstream", "GetLongRunningOperationState*",
-                               "200"),
-}
+def real_answers(route_name: str, described: dict[str, Any]) -> list[tuple[Path, str]]:
+    """The real answers of a route described from an excerpt: the examples the excerpt names for
+    its operation (every example of its folder when it names none) that ship in
+    ``tests/examples/<excerpt>/``, each with the success statuses the description has a schema
+    for."""
+    source = _SOURCES[route_name]
+    excerpt = json.loads((DATA / f"{source.file}.json").read_text(encoding="utf-8"))
+    named = excerpt["paths"][source.path][source.method].get("x-vendor-examples", {})
+    folder = EXAMPLES / source.file
+    files = sorted({folder / Path(v["$ref"]).name for v in named.values()} if named
+                   else folder.glob("*.json"))
+    out = []
+    for path in (f for f in files if f.is_file()):
+        answers = json.loads(path.read_text(encoding="utf-8"))["responses"]
+        out += [(path, status) for status in sorted(answers)
+                if "content" in described.get(status, {})]
+    return out
 
 
-@pytest.mark.parametrize("route_name", sorted(REAL_ANSWERS))
+@pytest.mark.parametrize("route_name", sorted(_SOURCES))
 def test_real_answers_match_the_converted_schemas(sandbox: Sandbox,
                                                   route_name: str) -> None:
     """The converted schemas accept the real services' answers, so a sandbox answer they refuse
-    is the sandbox's fault, not the conversion's."""
+    is the sandbox's fault, not the conversion's. The answers are the examples the excerpts
+    themselves name: a route added to the sandbox's description brings its own."""
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
@@ -187,17 +190,17 @@ def test_real_answers_match_the_converted_schemas(sandbox: Sandbox,
         {"components": doc["components"]}, default_specification=DRAFT202012))
     route = next(r for r in sandbox.router.routes if r.name == route_name)
     op = doc["paths"][route.pattern][route.method.lower()]
-    folder, pattern, status = REAL_ANSWERS[route_name]
-    files = sorted((EXAMPLES / folder).glob(pattern))
-    assert files
-    schema = op["responses"][status]["content"]["application/json"]["schema"]
-    text = json.dumps(schema).replace('"#/components', '"urn:sandbox#/components')
-    validator = Draft202012Validator(json.loads(text), registry=registry)
-    for path in files:
+    answers = real_answers(route_name, op["responses"])
+    assert answers, f"no real answer of {route_name} ships in tests/examples/"
+    for path, status in answers:
+        # the media type the excerpt names (geocoding answers application/geo+json)
+        schema = next(iter(op["responses"][status]["content"].values()))["schema"]
+        text = json.dumps(schema).replace('"#/components', '"urn:sandbox#/components')
+        validator = Draft202012Validator(json.loads(text), registry=registry)
         body = json.loads(path.read_text(encoding="utf-8"))["responses"][status]["body"]
         errors = [f"{list(e.absolute_path)}: {e.message[:120]}"
                   for e in validator.iter_errors(body)]
-        assert errors == [], path.name
+        assert errors == [], (path.name, status)
 
 
 def test_a_bad_schema_answer_is_detected(sandbox: Sandbox) -> None:

@@ -31,7 +31,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from toolkit._core.frames import as_text, category_dtype, convert_column
+from toolkit._core.frames import as_text, category_dtype, columns_frame, convert_column
 from toolkit._core.schemas import Col
 
 logger = logging.getLogger(__name__)
@@ -442,7 +442,7 @@ class InterningBuilder:
         for col in self.columns:
             data[col.name] = self._finish(col)
             self._parts[col.name] = []
-        df = pd.DataFrame(data, index=pd.RangeIndex(self.rows), copy=False)
+        df = columns_frame(data, self.rows)
         if attrs:
             df.attrs.update(attrs)
         return df

@@ -27,9 +27,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["FrameBuilder", "as_dict", "as_list", "as_text", "build_frame", "category_dtype",
-           "convert_column", "empty_frame", "getter", "to_geoframe"]
+           "columns_frame", "convert_column", "empty_frame", "getter", "to_geoframe"]
 
-_MISSING = object()
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
@@ -174,6 +173,18 @@ def convert_column(values: Sequence[Any], col: Col) -> pd.api.extensions.Extensi
     raise ValueError(f"unknown column kind {kind!r}")
 
 
+def columns_frame(data: Mapping[str, Any], rows: int) -> pd.DataFrame:
+    """Make a frame of converted columns, keeping an ``object`` column ``object``.
+
+    pandas would infer ``str`` for one that holds only strings (a nested field a service sent as
+    text in every record).
+    """
+    index = pd.RangeIndex(rows)
+    return pd.DataFrame({name: pd.Series(values, index=index, dtype=object, copy=False)
+                         if isinstance(values, np.ndarray) and values.dtype == object else values
+                         for name, values in data.items()}, index=index, copy=False)
+
+
 class FrameBuilder:
     """Accumulate records column by column and build the typed frame once.
 
@@ -207,19 +218,11 @@ class FrameBuilder:
             store.extend(map(get, records))
         self.rows += len(records)
 
-    def add_columns(self, columns: Mapping[str, Sequence[Any]]) -> None:
-        """Append already columnar data (name -> values); absent columns get nulls."""
-        n = len(next(iter(columns.values()))) if columns else 0
-        for col, store in zip(self.columns, self._data, strict=True):
-            values = columns.get(col.name)
-            store.extend(values if values is not None else [None] * n)
-        self.rows += n
-
     def build(self, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
         """Build the typed frame of everything added."""
         data = {c.name: convert_column(v, c) for c, v in zip(self.columns, self._data,
                                                              strict=True)}
-        df = pd.DataFrame(data, index=pd.RangeIndex(self.rows))
+        df = columns_frame(data, self.rows)
         if attrs:
             df.attrs.update(attrs)
         return df

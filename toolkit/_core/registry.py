@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["OperationRecord", "UnknownOperationError", "find", "helper", "install", "record",
-           "records", "register", "schema_for"]
+           "records", "register", "requesting", "schema_for"]
 
 #: The kinds of helper a record can name, as :func:`helper` resolves them.
 HELPER_KINDS = ("plot", "explore")
@@ -60,6 +60,10 @@ class OperationRecord:
     resume : callable, optional
         ``resume(connection, operation, **args) -> parse``: the result parser of a long-running
         operation resumed from its continuation token.
+    derived_from : str, optional
+        The operation whose frame this one is made from, without a request of its own
+        (``compliance_summary`` from ``policy_states``); ``None`` for an operation that asks a
+        service (:func:`requesting`).
     """
 
     name: str
@@ -69,10 +73,15 @@ class OperationRecord:
     explore: str | None = None
     input_first: bool = False
     resume: Callable[..., Any] | None = None
+    derived_from: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
             raise ValueError(f"an operation's name is a function name, not {self.name!r}")
+        if self.derived_from is not None and (not self.derived_from.isidentifier()
+                                              or self.derived_from == self.name):
+            raise ValueError(f"{self.name}: derived_from names another operation, not "
+                             f"{self.derived_from!r}")
         if self.lifetime is not None and (isinstance(self.lifetime, bool) or
                                           not isinstance(self.lifetime, int) or
                                           self.lifetime <= 0):
@@ -226,6 +235,21 @@ def records() -> Mapping[str, OperationRecord]:
     _load()
     with _lock:
         return MappingProxyType(dict(sorted(_records.items())))
+
+
+def requesting() -> Mapping[str, OperationRecord]:
+    """Return the records of the operations that send requests (not derived from another's frame).
+
+    Every list of operations that ask a service (the sandbox's routes, the test campaigns, the
+    reference's tables) is this one, or is checked against it.
+
+    Returns
+    -------
+    Mapping
+        A read-only ``{name: OperationRecord}``, sorted by name.
+    """
+    return MappingProxyType({name: rec for name, rec in records().items()
+                             if rec.derived_from is None})
 
 
 def helper(kind: str, name: str) -> Callable[..., Any]:

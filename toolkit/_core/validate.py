@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolkit._core.errors import ValidationError
@@ -203,26 +203,58 @@ def check_timeout(value: Any, parameter: str = "timeout") -> float | None:
     return float(value)
 
 
-def many_strings(value: Any, parameter: str) -> tuple[list[str], bool]:
-    """One string or an iterable of strings, as a list, and whether one was given.
+def many_strings(value: Any, parameter: str, *, choices: Sequence[str] | None = None,
+                 case_insensitive: bool = False) -> tuple[list[str], bool]:
+    """Check "one string or several": the one rule every parameter of that kind follows.
 
-    Raises ValidationError for an empty collection or non-string items.
+    Parameters
+    ----------
+    value : Any
+        The argument given: a string, or any iterable of strings (a list, a tuple, a Series...)
+        but a mapping or bytes.
+    parameter : str
+        Its name, for the error.
+    choices : sequence of str, optional
+        The values an item may take; each is returned in its canonical spelling.
+    case_insensitive : bool
+        Whether an item matches a choice in any case.
+
+    Returns
+    -------
+    (list of str, bool)
+        The items, and whether one string was given (not a collection).
+
+    Raises
+    ------
+    ValidationError
+        Naming ``parameter`` for a value that is neither a string nor a collection of them, or
+        an empty collection; naming ``parameter[i]`` for an item that is not a string or not
+        one of ``choices`` (``parameter`` itself when one string was given).
     """
+    what = (f"one of {', '.join(choices)}, or a list of them" if choices is not None
+            else "a string or a list of strings")
     if isinstance(value, str):
-        return [value], True
-    if value is None or isinstance(value, bytes | dict):
-        raise ValidationError(parameter, value, "must be a string or a list of strings")
-    try:
-        items: Iterable[Any] = list(value)
-    except TypeError:
-        raise ValidationError(parameter, value, "must be a string or a list of strings") from None
-    items = list(items)
-    if not items:
-        raise ValidationError(parameter, value, "must name at least one item")
+        items, single = [value], True
+    else:
+        if value is None or isinstance(value, bytes | Mapping):
+            raise ValidationError(parameter, value, f"must be {what}")
+        try:
+            items = list(value)
+        except TypeError:
+            raise ValidationError(parameter, value, f"must be {what}") from None
+        if not items:
+            raise ValidationError(parameter, value, "must name at least one item")
+        single = False
+    out = []
     for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise ValidationError(f"{parameter}[{i}]", item, "must be a string")
-    return items, False
+        name = parameter if single else f"{parameter}[{i}]"
+        if choices is not None:
+            out.append(check_choice(item, name, choices, case_insensitive=case_insensitive))
+        elif isinstance(item, str):
+            out.append(item)
+        else:
+            raise ValidationError(name, item, "must be a string")
+    return out, single
 
 
 def check_frame(df: object, columns: Sequence[str], helper: str,
@@ -290,18 +322,11 @@ def check_names(value: Any, parameter: str, *, fields: bool = False) -> str | No
     """
     if value is None:
         return None
-    if isinstance(value, str):
-        items = [value]
-    elif isinstance(value, Sequence) and not isinstance(value, bytes):
-        items = list(value)
-        if not items:
-            raise ValidationError(parameter, value, "must name at least one column")
-    else:
-        raise ValidationError(parameter, value, "must be a string or a list of strings")
+    items, single = many_strings(value, parameter)
     for i, item in enumerate(items):
-        if not isinstance(item, str) or not item.strip():
-            name = parameter if isinstance(value, str) else f"{parameter}[{i}]"
-            raise ValidationError(name, item, "must be a non-empty string")
+        if not item.strip():
+            raise ValidationError(parameter if single else f"{parameter}[{i}]", item,
+                                  "must be a non-empty string")
     joined = ",".join(i.strip() for i in items)
     if fields:
         for name in joined.split(","):

@@ -286,7 +286,10 @@ def evaluated_expressions(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-SUMMARY_RECORD = register(OperationRecord("compliance_summary", plot="compliance_by"))
-TREND_RECORD = register(OperationRecord("compliance_trend", plot="compliance_trend"))
+SUMMARY_RECORD = register(OperationRecord("compliance_summary", plot="compliance_by",
+                                                  derived_from="policy_states"))
+TREND_RECORD = register(OperationRecord("compliance_trend", plot="compliance_trend",
+                                                derived_from="policy_states"))
 EXPRESSIONS_RECORD = register(OperationRecord("evaluated_expressions",
-                                              schema=EVALUATED_EXPRESSIONS))
+                                              schema=EVALUATED_EXPRESSIONS,
+                                              derived_from="policy_states"))

@@ -25,7 +25,7 @@ import pandas as pd
 from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError, warn_user
 from toolkit._core.messages import Request
 from toolkit._core.registry import OperationRecord, register
-from toolkit._core.validate import check_choice, check_time
+from toolkit._core.validate import check_choice, check_expression, check_time
 from toolkit.arm._schemas import POLICY_STATES
 from toolkit.arm.engine import history_dask
 from toolkit.arm.policy import policy_states
@@ -227,8 +227,9 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
     """
     where = _scope_of(scope)
     engine = check_choice(engine, "engine", ("pandas", "dask"))
+    check_expression(filter, "filter")
+    fs, root = _filesystem(store, storage_options)  # all checked before the clock is asked
     when = service_today(connection) - dt.timedelta(days=1) if day is None else _day(day, "day")
-    fs, root = _filesystem(store, storage_options)
     start = pd.Timestamp(when, tz="UTC")
     end = start + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
     read = dict(scope=where.template.replace("{ns}", "Microsoft"), resource="default",
@@ -269,7 +270,11 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
 
 def _scope_of(scope: Any) -> Any:
     if isinstance(scope, str) and "/" not in scope:
-        return resolve_scope(scope, None, None)
+        try:
+            return resolve_scope(scope, None, None)
+        except ValidationError as err:  # a bare subscription id, named as the caller gave it
+            raise ValidationError("scope", scope, "must be a scope string or a subscription id "
+                                                  f"({err.rule})") from err
     return parse_scope(scope)
 
 
@@ -406,4 +411,5 @@ def _read_files(store: str, files: list[str], columns: list[str], expr: Any,
 
 
 SNAPSHOT_RECORD = register(OperationRecord("snapshot_policy_states"))
-READ_RECORD = register(OperationRecord("read_policy_history"))
+READ_RECORD = register(OperationRecord("read_policy_history",
+                                       derived_from="snapshot_policy_states"))

@@ -17,7 +17,8 @@ concurrency never sends faster than the service's throttling allows.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
@@ -27,7 +28,6 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.messages import Request
 from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
 from toolkit._core.partitions import read_chains
-from toolkit._core.provenance import provenance
 from toolkit._core.registry import OperationRecord, register
 from toolkit._core.schemas import Col
 from toolkit._core.validate import (
@@ -257,104 +257,160 @@ def policy_states(
     """
     where = resolve_scope(subscription_id, resource_group, scope)
     engine = check_choice(engine, "engine", ("pandas", "dask"))
-    resource = check_choice(resource, "resource", ("latest", "default"), case_insensitive=True)
-    filter_ = check_expression(filter, "filter")
-    apply_ = check_expression(apply, "apply")
-    select_ = check_names(select, "select", fields=True)
-    orderby_ = check_names(orderby, "orderby")
-    if top is not None:
-        check_int(top, "top", minimum=0)
-    if max_items is not None:
-        check_int(max_items, "max_items", minimum=0)
-    if partitions is not None:
-        check_int(partitions, "partitions", minimum=1, maximum=64)
-    start_ts = check_time(start, "start")
-    end_ts = check_time(end, "end")
-    if start_ts is not None and end_ts is not None and not start_ts < end_ts:
-        raise ValidationError("start", start, f"must be before end ({iso_time(end_ts)})")
-    expand_ = check_expand(expand, where)
-    check_api_version(api_version)
+    query = _Query.checked(where, resource=resource, filter=filter, apply=apply, select=select,
+                           orderby=orderby, top=top, start=start, end=end, expand=expand,
+                           max_items=max_items, partitions=partitions, api_version=api_version)
     if engine == "dask":
         if partitions is not None:
             raise ValidationError("partitions", partitions, "is for engine='pandas'; "
                                                             "engine='dask' slices the scope itself")
-        return policy_states_dask(policy_states, where, resource=resource, filter=filter_,
-                                  apply=apply_, select=select_, orderby=orderby_, top=top,
-                                  start=start_ts, end=end_ts, expand=expand_, max_items=max_items,
+        return policy_states_dask(policy_states, where, resource=query.resource,
+                                  filter=query.filter, apply=query.apply, select=query.select,
+                                  orderby=query.orderby, top=top, start=query.start,
+                                  end=query.end, expand=query.expand, max_items=max_items,
                                   api_version=api_version, connection=connection)
-
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
     path = (f"{where.path(conn.namespace)}/providers/{conn.namespace}.PolicyInsights/"
-            f"policyStates/{resource}/queryResults")
-    params = {
-        "api-version": api_version,
-        "$top": top,
-        "$orderby": orderby_,
-        "$select": select_,
-        "$from": iso_time(start_ts) if start_ts is not None else None,
-        "$to": iso_time(end_ts) if end_ts is not None else None,
-        "$filter": filter_,
-        "$apply": apply_,
-        "$expand": expand_,
-    }
-    if apply_ is not None:
-        pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION)
-        records: list[Any] = []
-        request_ids: list[str] = []
-        endpoint = None
-        for page in pages:
-            endpoint = endpoint or page.response.url
-            if page.response.request_id:
-                request_ids.append(page.response.request_id)
-            records.extend(page.items)
-        truncated = max_items is not None and len(records) > max_items
-        if truncated:
-            import warnings
+            f"policyStates/{query.resource}/queryResults")
+    read = _read_aggregates if query.apply is not None else _read_records
+    return _with_window(read(pipe, path, query, conn), query.start, query.end)
 
-            from toolkit._core.errors import TruncatedResultWarning
 
-            warnings.warn(f"{OPERATION}: result truncated at max_items={max_items}; more rows "
-                          "exist. Pass a larger max_items (or None) to read them all.",
-                          TruncatedResultWarning, stacklevel=2)
-            records = records[:max_items]
-        df = aggregate_frame(records, apply_,
-                              provenance(OPERATION, api_version, endpoint, request_ids))
-        df.attrs["truncated"] = truncated
-        return _with_window(df, start_ts, end_ts)
-    if select_ is not None:
-        columns = []
-        for name in dict.fromkeys(s.strip() for s in select_.split(",")):
-            columns.append(_BY_LOWER.get(name.lower(), Col(name, "string")))
-    else:
-        columns = list(POLICY_STATES.columns)
+@dataclass(frozen=True)
+class _Query:
+    """The arguments of a policy states query, checked (before any request)."""
+
+    resource: str
+    filter: str | None
+    apply: str | None
+    select: str | None
+    orderby: str | None
+    top: int | None
+    start: pd.Timestamp | None
+    end: pd.Timestamp | None
+    expand: str | None
+    max_items: int | None
+    partitions: int | None
+    api_version: str
+
+    @classmethod
+    def checked(cls, where: Any, *, resource: Any, filter: Any, apply: Any, select: Any,
+                orderby: Any, top: Any, start: Any, end: Any, expand: Any, max_items: Any,
+                partitions: Any, api_version: Any) -> _Query:
+        """Check every argument, in the order the parameters come."""
+        resource = check_choice(resource, "resource", ("latest", "default"),
+                                case_insensitive=True)
+        filter_ = check_expression(filter, "filter")
+        apply_ = check_expression(apply, "apply")
+        select_ = check_names(select, "select", fields=True)
+        orderby_ = check_names(orderby, "orderby")
+        if top is not None:
+            check_int(top, "top", minimum=0)
+        if max_items is not None:
+            check_int(max_items, "max_items", minimum=0)
+        if partitions is not None:
+            check_int(partitions, "partitions", minimum=1, maximum=64)
+        start_ts = check_time(start, "start")
+        end_ts = check_time(end, "end")
+        if start_ts is not None and end_ts is not None and not start_ts < end_ts:
+            raise ValidationError("start", start, f"must be before end ({iso_time(end_ts)})")
+        expand_ = check_expand(expand, where)
+        check_api_version(api_version)
+        return cls(resource, filter_, apply_, select_, orderby_, top, start_ts, end_ts, expand_,
+                   max_items, partitions, api_version)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The query string of the first request."""
+        return {
+            "api-version": self.api_version,
+            "$top": self.top,
+            "$orderby": self.orderby,
+            "$select": self.select,
+            "$from": iso_time(self.start) if self.start is not None else None,
+            "$to": iso_time(self.end) if self.end is not None else None,
+            "$filter": self.filter,
+            "$apply": self.apply,
+            "$expand": self.expand,
+        }
+
+    @property
+    def columns(self) -> list[Col]:
+        """The columns of the frame: the schema's, or those ``$select`` names."""
+        if self.select is None:
+            return list(POLICY_STATES.columns)
+        return [_BY_LOWER.get(name.lower(), Col(name, "string"))
+                for name in dict.fromkeys(s.strip() for s in self.select.split(","))]
+
+
+class _Aggregates:
+    """Keep the records of an ``$apply`` query and type them as a frame once read.
+
+    A frame sink of :func:`~toolkit._core.paging.collect_frame`: its progress bar, ``max_items``
+    and partial results on a failure are those of every other read.
+    """
+
+    def __init__(self, apply: str) -> None:
+        self.apply = apply
+        self.records: list[Any] = []
+
+    @property
+    def rows(self) -> int:
+        return len(self.records)
+
+    def add(self, records: list[Any]) -> None:
+        self.records.extend(records)
+
+    def build(self, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
+        return aggregate_frame(self.records, self.apply, dict(attrs or {}))
+
+
+def _read_aggregates(pipe: Pipeline, path: str, query: _Query,
+                     conn: Connection) -> pd.DataFrame:
+    """Read an ``$apply`` query: its rows are the aggregates, typed by the expression."""
+    assert query.apply is not None
+    pages = iter_pages(pipe, "POST", path, style=ODATA, params=query.params,
+                       operation=OPERATION)
+    try:
+        return collect_frame(pages, _Aggregates(query.apply), operation=OPERATION,
+                             max_items=query.max_items, connection=conn,
+                             api_version=query.api_version)
+    finally:
+        pages.close()
+
+
+def _read_records(pipe: Pipeline, path: str, query: _Query, conn: Connection) -> pd.DataFrame:
+    """Read the state records, as one chain of pages or in time slices read concurrently.
+
+    Slices only for a long window: the first page's next link tells, the count then measures.
+    """
+    columns = query.columns
 
     def new_builder() -> InterningBuilder:
         return InterningBuilder(columns, groups=(RESOURCE_FIELDS, POLICY_FIELDS))
 
     decode = page_decoder(columns, ODATA.items_key, ODATA.next_key)
-
-    limit = conn.settings.max_partitions if partitions is None else partitions
-    descending = time_order(orderby_)
+    params = query.params
+    limit = conn.settings.max_partitions if query.partitions is None else query.partitions
+    descending = time_order(query.orderby)
     first = None
-    if (limit > 1 and top is None and max_items is None and start_ts is not None
-            and end_ts is not None and descending is not None):
-        # a window read in time slices: worth it only when the result is long, which the first
-        # page tells (a next link), and the count then measures
+    if (limit > 1 and query.top is None and query.max_items is None and query.start is not None
+            and query.end is not None and descending is not None):
         first = pipe.send(Request("POST", path, params=params, operation=OPERATION,
                                   check_json=False))
         if envelope_next_link(first.content, ODATA) is not None:
-            slices = time_slices(pipe, path, params, filter_, start_ts, end_ts, limit)
+            slices = time_slices(pipe, path, params, query.filter, query.start, query.end,
+                                 limit)
             if len(slices) > 1:
-                return _with_window(
-                    _read_slices(pipe, path, params, filter_, slices, descending, new_builder,
-                                 limit, conn, api_version, decode), start_ts, end_ts)
+                return _read_slices(pipe, path, params, query.filter, slices, descending,
+                                    new_builder, limit, conn, query.api_version, decode)
     pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION,
                        prefetch=True, first=first, decode=decode)
     try:
-        return _with_window(collect_frame(pages, new_builder(), operation=OPERATION,
-                                          max_items=max_items, connection=conn,
-                                          api_version=api_version), start_ts, end_ts)
+        return collect_frame(pages, new_builder(), operation=OPERATION,
+                             max_items=query.max_items, connection=conn,
+                             api_version=query.api_version)
     finally:
         pages.close()
 

@@ -219,7 +219,7 @@ def _tenant_root(pipe: Pipeline, ns: str, api_version: str) -> str:
                        "root group is not known; give group_id")
 
 
-def management_group_tree(group_id: str | None = None, *, api_version: str | None = None,
+def management_group_tree(group_id: str | None = None, *, api_version: str = MG_API_VERSION,
                           connection: Connection | None = None) -> pd.DataFrame:
     """List the management-group hierarchy below a group: its groups and subscriptions, a row each.
 
@@ -234,8 +234,8 @@ def management_group_tree(group_id: str | None = None, *, api_version: str | Non
         The management group's id (``name``; up to 90 letters, digits, ``-``, ``_``, ``(``,
         ``)`` and ``.``, not ending in ``.``). Default: the tenant root group, whose id is the
         tenant id (found from the management groups list, one more request).
-    api_version : str, optional
-        The service version; default the newest the toolkit knows (2023-04-01).
+    api_version : str
+        The service api_version.
     connection : Connection, optional
         Defaults to the default connection.
 
@@ -264,17 +264,16 @@ def management_group_tree(group_id: str | None = None, *, api_version: str | Non
         check_name(group_id, "group_id", max_len=90, pattern=_GROUP_NAME,
                    rule="must be a management group id: 1 to 90 letters, digits, '-', '_', "
                         "'(', ')' or '.', not ending in '.'")
-    version = MG_API_VERSION if api_version is None else api_version
-    check_api_version(version)
+    check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("arm")
     ns = conn.namespace
-    root = group_id if group_id is not None else _tenant_root(pipe, ns, version)
+    root = group_id if group_id is not None else _tenant_root(pipe, ns, api_version)
     response = pipe.send(Request("GET", f"/providers/{ns}.Management/managementGroups/{root}",
-                                 params={"api-version": version, "$expand": "children",
+                                 params={"api-version": api_version, "$expand": "children",
                                          "$recurse": "true"}, operation=_TREE_OPERATION))
     rows = _tree_rows(response.json_object(), response.url)
-    attrs = provenance(_TREE_OPERATION, version, response.url,
+    attrs = provenance(_TREE_OPERATION, api_version, response.url,
                        [response.request_id] if response.request_id else [])
     logger.debug("%s: %d rows below %s", _TREE_OPERATION, len(rows), root)
     return build_frame(rows, MANAGEMENT_GROUP_TREE, attrs, flat=True)

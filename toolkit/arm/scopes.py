@@ -12,7 +12,6 @@ at resource scope.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +22,7 @@ from toolkit._core.validate import (
     check_choice,
     check_resource_group,
     check_subscription_id,
+    many_strings,
     resource_group_problem,
 )
 
@@ -156,12 +156,10 @@ def check_expand(value: Any, scope: Scope) -> str | None:
     """
     if value is None:
         return None
-    items = [value] if isinstance(value, str) else value
-    if isinstance(items, str | bytes) or not isinstance(items, Sequence) or not items:
-        raise ValidationError("expand", value, _EXPAND_RULE)
+    items, _ = many_strings(value, "expand")
     out = []
     for item in items:
-        if not isinstance(item, str) or not item.strip():
+        if not item.strip():
             raise ValidationError("expand", item, _EXPAND_RULE)
         try:
             parts = split_top_level(item, ",")

@@ -198,4 +198,5 @@ SERVICES_RECORD = register(OperationRecord("support_services", schema=SUPPORT_SE
                                            lifetime=86_400))
 CLASSIFICATIONS_RECORD = register(OperationRecord(
     "problem_classifications", schema=PROBLEM_CLASSIFICATIONS, lifetime=86_400))
-CONSENTS_RECORD = register(OperationRecord("classification_consents"))
+CONSENTS_RECORD = register(OperationRecord("classification_consents",
+                                           derived_from="problem_classifications"))

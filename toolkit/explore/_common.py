@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.maprules import bounds_of as geometry_bounds
 from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
 from toolkit._core.text import css_color, html_text, script_json
 from toolkit._core.validate import check_frame
@@ -579,13 +580,10 @@ def geo_frame(df: Any, columns: Sequence[str], helper: str) -> pd.DataFrame:
 
 def bounds_of(*series: Any) -> tuple[float, float, float, float]:
     """West, south, east, north of the non-empty geometries of the given series."""
-    import shapely
-
-    geoms = [g for s in series for g in s if g is not None and not g.is_empty]
-    if not geoms:
+    bounds = geometry_bounds(*series)
+    if bounds is None:
         raise ValidationError("df", "no geometry", "the map needs at least one place")
-    w, s, e, n = shapely.total_bounds(np.array(geoms, dtype=object))
-    return float(w), float(s), float(e), float(n)
+    return bounds
 
 
 def ramp(values: Sequence[float], low: float, high: float,

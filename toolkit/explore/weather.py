@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.text import css_color
+from toolkit._core.maprules import STATUS_COLORS, reading_colour, status_colour
+from toolkit._spec.maps import AIR_QUALITY_COLORS
 from toolkit.explore._common import (
     add_layer,
     bounds_of,
@@ -18,7 +19,6 @@ from toolkit.explore._common import (
     spread_frame,
 )
 from toolkit.explore._fields import local_date
-from toolkit.plot.weather import AIR_QUALITY_COLORS, STATUS_COLORS
 
 if TYPE_CHECKING:
     import folium
@@ -85,7 +85,7 @@ def _alert_layers(m: Any, frame: pd.DataFrame, *, tz: str | None = None) -> list
     category = placed["category"].astype(object).fillna("alert") if "category" in placed \
         else pd.Series("alert", index=placed.index)
     for name, rows in placed.groupby(category, sort=True):
-        colours = [STATUS_COLORS.get(str(s), "#616161") for s in rows["latestStatus.english"]]
+        colours = [status_colour(s) for s in rows["latestStatus.english"]]
         add_layer(m, rows, f"alerts: {name}", colors=colours, radius=7, tz=tz,
                   operation="severe_weather_alerts", spread=False)
     return [s for s in STATUS_COLORS if s in set(placed["latestStatus.english"].astype(str))]
@@ -99,14 +99,8 @@ def _day_label(rows: pd.DataFrame, day: Any) -> str:
 def _colours(rows: pd.DataFrame) -> list[str]:
     given = rows["categoryColor"] if "categoryColor" in rows else pd.Series(None,
                                                                           index=rows.index)
-    out = []
-    for colour, category, ok in zip(given, rows["category"], rows["globalIndex"].notna(),
-                                    strict=True):
-        if not ok:
-            out.append("#9e9e9e")
-        else:  # the service's colour when it is one
-            out.append(css_color(colour, AIR_QUALITY_COLORS.get(str(category), "#616161")))
-    return out
+    return [reading_colour(colour, category, index) for colour, category, index
+            in zip(given, rows["category"], rows["globalIndex"], strict=True)]
 
 
 def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,

@@ -37,7 +37,13 @@ from toolkit._core.geo import (
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
 from toolkit._core.registry import OperationRecord, register
-from toolkit._core.validate import check_api_version, check_choice, check_int, check_language
+from toolkit._core.validate import (
+    check_api_version,
+    check_choice,
+    check_int,
+    check_language,
+    many_strings,
+)
 from toolkit._spec.maps import (
     ROUTE_API_VERSIONS,
     ROUTE_AVOID,
@@ -65,6 +71,7 @@ TRAVEL_MODES = ROUTE_TRAVEL_MODES
 AVOID = ROUTE_AVOID
 OUTPUT_OPTIONS = ROUTE_OUTPUT_OPTIONS
 BATCH_SIZE = ROUTE_BATCH_SIZE
+BATCH_PATH = "/route/directions:batch"
 #: Route batch: 10 calls per second per account; snap (route, non-batch): 50.
 BATCH_QPS = 9.0
 SNAP_QPS = 45.0
@@ -123,13 +130,10 @@ def _item_options(item: dict[str, Any], where: str) -> None:
         item["maxRouteCount"] = check_int(item["maxRouteCount"], f"{where}.maxRouteCount",
                                           minimum=1, maximum=6)
     if "avoid" in item and item["avoid"] is not None:
-        avoid = _one_or_many(item["avoid"], f"{where}.avoid", AVOID)
-        item["avoid"] = [check_choice(a, f"{where}.avoid", AVOID) for a in avoid]
+        item["avoid"], _ = many_strings(item["avoid"], f"{where}.avoid", choices=AVOID)
     if "routeOutputOptions" in item and item["routeOutputOptions"] is not None:
-        opts = _one_or_many(item["routeOutputOptions"], f"{where}.routeOutputOptions",
-                            OUTPUT_OPTIONS)
-        item["routeOutputOptions"] = [check_choice(o, f"{where}.routeOutputOptions",
-                                                   OUTPUT_OPTIONS) for o in opts]
+        item["routeOutputOptions"], _ = many_strings(
+            item["routeOutputOptions"], f"{where}.routeOutputOptions", choices=OUTPUT_OPTIONS)
     if "departAt" in item and "arriveAt" in item:
         raise ValidationError(f"{where}.arriveAt", item["arriveAt"],
                               "departAt and arriveAt cannot be used together")
@@ -138,19 +142,6 @@ def _item_options(item: dict[str, Any], where: str) -> None:
             item[key] = _time_text(item[key], f"{where}.{key}")
     if "optionalId" in item and item["optionalId"] is not None:
         item["optionalId"] = str(item["optionalId"])
-
-
-def _one_or_many(value: Any, parameter: str, allowed: Sequence[str]) -> list[Any]:
-    """One value or a collection of them, as a list (ValidationError for anything else)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping | bytes) or value is None:
-        raise ValidationError(parameter, value, f"must be one or more of {', '.join(allowed)}")
-    try:
-        return list(value)
-    except TypeError:
-        raise ValidationError(parameter, value,
-                              f"must be one or more of {', '.join(allowed)}") from None
 
 
 def _time_text(value: Any, parameter: str) -> str:
@@ -418,49 +409,76 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
         When every batch call failed (e.g. a refused credential): the first failure. When only
         some failed, their queries are rows with the error and the others are kept.
     """
-    optimize_route = check_choice(optimize_route, "optimize_route", OPTIMIZE)
-    travel_mode = check_choice(travel_mode, "travel_mode", TRAVEL_MODES)
-    max_route_count = check_int(max_route_count, "max_route_count", minimum=1, maximum=6)
-    avoid_list = None
-    if avoid is not None:
-        avoid_list = [check_choice(a, "avoid", AVOID)
-                      for a in _one_or_many(avoid, "avoid", AVOID)]
-    opts = _one_or_many(route_output_options, "route_output_options", OUTPUT_OPTIONS)
-    if not opts:
-        raise ValidationError("route_output_options", route_output_options,
-                              f"must name at least one of {', '.join(OUTPUT_OPTIONS)}")
-    opts = [check_choice(o, "route_output_options", OUTPUT_OPTIONS) for o in opts]
-    depart = _time_text(depart_at, "depart_at") if depart_at is not None else None
+    defaults = _route_defaults(optimize_route, travel_mode, max_route_count, avoid,
+                               route_output_options, depart_at)
     check_language(language)
     check_api_version(api_version)
     conn = get_connection(connection)
     items, names, unplaced = _resolved_items(queries, conn)
-    defaults: dict[str, Any] = {"optimizeRoute": optimize_route, "travelMode": travel_mode,
-                                "maxRouteCount": max_route_count, "routeOutputOptions": opts}
-    if avoid_list:
-        defaults["avoid"] = avoid_list
-    if depart:
-        defaults["departAt"] = depart
     for item in items:
         for key, value in defaults.items():
             if key == "departAt" and "arriveAt" in item:
                 continue
             item.setdefault(key, value)
-    pipe = conn.pipeline("maps")
-    headers = {"Accept-Language": language} if language else None
-    path = "/route/directions:batch"
     sent = [i for i in range(len(items)) if i not in unplaced]
     if not sent:
         raise next(iter(unplaced.values()))
-    chunks = [sent[i:i + BATCH_SIZE] for i in range(0, len(sent), BATCH_SIZE)]
-    request_ids: list[str] = []
+    batches = _Batches(conn.pipeline("maps"), items, api_version,
+                       {"Accept-Language": language} if language else None)
+    outcomes = fan_out(batches.send, [sent[i:i + BATCH_SIZE]
+                                      for i in range(0, len(sent), BATCH_SIZE)],
+                       connection=conn, desc="route_directions", rate=BATCH_QPS, burst=1)
+    settle(outcomes, spared=(ProtocolError,))  # nothing came back (e.g. credentials): raise
+    rows = [_failed_row(i, items[i], names[i], type(err).__name__, err)
+            for i, err in unplaced.items()]
+    for outcome in outcomes:
+        for pos, i in enumerate(outcome.item):
+            if outcome.ok:
+                rows.extend(route_rows(i, items[i], outcome.result()[pos], names[i]))
+            else:
+                err = outcome.error
+                rows.append(_failed_row(i, items[i], names[i],
+                                        getattr(err, "code", None) or type(err).__name__, err))
+    rows.sort(key=lambda r: r["query_index"])  # input order (a query's routes stay in order)
+    return routes_frame(rows, provenance("route_directions", api_version,
+                                         batches.pipe.url(BATCH_PATH), batches.request_ids))
 
-    def send(chunk: list[int]) -> list[Any]:
+
+
+def _route_defaults(optimize_route: Any, travel_mode: Any, max_route_count: Any, avoid: Any,
+                    route_output_options: Any, depart_at: Any) -> dict[str, Any]:
+    """Check the options every query takes unless it says otherwise, in the service's words."""
+    defaults: dict[str, Any] = {
+        "optimizeRoute": check_choice(optimize_route, "optimize_route", OPTIMIZE),
+        "travelMode": check_choice(travel_mode, "travel_mode", TRAVEL_MODES),
+        "maxRouteCount": check_int(max_route_count, "max_route_count", minimum=1, maximum=6)}
+    avoid_list = many_strings(avoid, "avoid", choices=AVOID)[0] if avoid is not None else None
+    defaults["routeOutputOptions"], _ = many_strings(route_output_options,
+                                                     "route_output_options",
+                                                     choices=OUTPUT_OPTIONS)
+    depart = _time_text(depart_at, "depart_at") if depart_at is not None else None
+    if avoid_list:
+        defaults["avoid"] = avoid_list
+    if depart:
+        defaults["departAt"] = depart
+    return defaults
+
+
+class _Batches:
+    """Send batches of queries (up to 100), halving one the service timed out (408)."""
+
+    def __init__(self, pipe: Any, items: list[dict[str, Any]], api_version: str,
+                 headers: dict[str, str] | None) -> None:
+        self.pipe, self.items, self.api_version, self.headers = pipe, items, api_version, headers
+        self.request_ids: list[str] = []
+
+    def send(self, chunk: list[int]) -> list[Any]:
+        """Send the queries ``chunk`` indexes; return the service's answer per query."""
         try:
-            response = pipe.send(Request("POST", path, params={"api-version": api_version},
-                                         json={"batchItems": [items[i] for i in chunk]},
-                                         headers=headers, operation="route_directions",
-                                         no_retry=frozenset({408})))
+            response = self.pipe.send(Request(
+                "POST", BATCH_PATH, params={"api-version": self.api_version},
+                json={"batchItems": [self.items[i] for i in chunk]}, headers=self.headers,
+                operation="route_directions", no_retry=frozenset({408})))
         except ApiError as err:
             if err.status != 408:
                 raise
@@ -468,11 +486,11 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
                 half = len(chunk) // 2
                 logger.info("route_directions: batch of %d timed out (408); sending it as "
                             "two of %d and %d", len(chunk), half, len(chunk) - half)
-                return send(chunk[:half]) + send(chunk[half:])
+                return self.send(chunk[:half]) + self.send(chunk[half:])
             return [{"error": {"code": err.code or "Timeout",
                                "message": err.message or str(err)}}]
         if response.request_id:
-            request_ids.append(response.request_id)
+            self.request_ids.append(response.request_id)
         body = response.json() or {}
         answers = body.get("batchItems") if isinstance(body, dict) else None
         if not isinstance(answers, list) or len(answers) != len(chunk):
@@ -481,30 +499,14 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
                                   f"items for {len(chunk)} queries")
         return answers
 
-    outcomes = fan_out(send, chunks, connection=conn, desc="route_directions",
-                       rate=BATCH_QPS, burst=1)
-    settle(outcomes, spared=(ProtocolError,))  # nothing came back (e.g. credentials): raise
-    rows: list[dict[str, Any]] = [
-        {"query_index": i, "optionalId": items[i].get("optionalId"),
-         "origin_place": names[i].origin, "destination_place": names[i].destination,
-         "error": {"code": type(err).__name__, "message": str(err)},
-         "geometry": geojson_geometry(None, empty="MultiLineString")}
-        for i, err in unplaced.items()]
-    for outcome in outcomes:
-        for pos, i in enumerate(outcome.item):
-            if outcome.ok:
-                rows.extend(route_rows(i, items[i], outcome.result()[pos], names[i]))
-            else:
-                err = outcome.error
-                code = getattr(err, "code", None) or type(err).__name__
-                rows.append({"query_index": i, "optionalId": items[i].get("optionalId"),
-                             "origin_place": names[i].origin,
-                             "destination_place": names[i].destination,
-                             "error": {"code": code, "message": str(err)},
-                             "geometry": geojson_geometry(None, empty="MultiLineString")})
-    rows.sort(key=lambda r: r["query_index"])  # input order (a query's routes stay in order)
-    return routes_frame(rows, provenance("route_directions", api_version, pipe.url(path),
-                                         request_ids))
+
+def _failed_row(index: int, item: dict[str, Any], names: Any, code: str,
+                err: BaseException | None) -> dict[str, Any]:
+    """Make the row of a query that gave no route: its error, an empty geometry."""
+    return {"query_index": index, "optionalId": item.get("optionalId"),
+            "origin_place": names.origin, "destination_place": names.destination,
+            "error": {"code": code, "message": str(err)},
+            "geometry": geojson_geometry(None, empty="MultiLineString")}
 
 
 # ---------------------------------------------------------------------- snap to roads

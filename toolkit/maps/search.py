@@ -33,7 +33,6 @@ from toolkit._core.registry import OperationRecord, register
 from toolkit._core.schemas import Schema
 from toolkit._core.validate import (
     check_api_version,
-    check_choice,
     check_int,
     check_language,
     many_strings,
@@ -71,16 +70,7 @@ MIN_BBOX_DEG = 0.00001
 def _choices(value: Any, parameter: str, allowed: Sequence[str]) -> list[str] | None:
     if value is None:
         return None
-    items = [value] if isinstance(value, str) else value
-    try:
-        items = list(items)
-    except TypeError:
-        raise ValidationError(parameter, value, f"must be one or more of "
-                              f"{', '.join(allowed[:8])}...") from None
-    if not items:
-        raise ValidationError(parameter, value, "must name at least one value, or be None")
-    return [check_choice(v, f"{parameter}[{i}]" if len(items) > 1 else parameter, allowed,
-                         case_insensitive=True) for i, v in enumerate(items)]
+    return many_strings(value, parameter, choices=allowed, case_insensitive=True)[0]
 
 
 def _iso2(value: Any, parameter: str, *, auto: bool = False) -> str | None:
@@ -274,11 +264,11 @@ def autocomplete(query: str | Sequence[str], *, coordinates: PointLike | None = 
                    AUTOCOMPLETE, api_version)
 
 
-def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
-            coordinates: PointLike | None = None, country_region: str | None = None,
+def geocode(query: str | Sequence[str], *, coordinates: PointLike | None = None,
+            bbox: BBoxLike | None = None, country_region: str | None = None,
             top: int = 5, view: str | None = None, language: str | None = None,
-            connection: Connection | None = None,
-            api_version: str | None = None) -> gpd.GeoDataFrame:
+            api_version: str = GEOCODE_API_VERSION,
+            connection: Connection | None = None) -> gpd.GeoDataFrame:
     """Find places and addresses by name: their coordinates, address and how sure the match is.
 
     The service's geocoding (``GET /geocode``): free text such as ``"Ordino"``,
@@ -302,10 +292,10 @@ def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
         ISO 3166-1 alpha-2 code (or ``Auto``) for disputed borders and labels.
     language : str, optional
         ``Accept-Language`` of the results (e.g. ``"en"``, ``"ca"``).
+    api_version : str
+        The service version.
     connection : Connection, optional
         Defaults to the default connection.
-    api_version : str, optional
-        The service version (default ``2025-01-01``).
 
     Returns
     -------
@@ -344,11 +334,10 @@ def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
     view_code = _iso2(view, "view", auto=True)
     check_int(top, "top", minimum=GEOCODE_TOP[0], maximum=GEOCODE_TOP[1])
     check_language(language)
-    version = GEOCODE_API_VERSION if api_version is None else api_version
-    check_api_version(version)
+    check_api_version(api_version)
     conn = get_connection(connection)
     params = {
-        "api-version": version,
+        "api-version": api_version,
         "bbox": bbox_param(box) if box else None,
         "coordinates": lonlat_param(*point) if point else None,
         "countryRegion": country,
@@ -356,7 +345,8 @@ def geocode(query: str | Sequence[str], *, bbox: BBoxLike | None = None,
         "view": view_code,
     }
     headers = {"Accept-Language": language} if language else None
-    return _search(conn, "/geocode", "geocode", queries, params, headers, top, GEOCODE, version)
+    return _search(conn, "/geocode", "geocode", queries, params, headers, top, GEOCODE,
+                   api_version)
 
 
 class PlaceMatch(NamedTuple):

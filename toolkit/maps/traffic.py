@@ -6,13 +6,12 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolkit._core.errors import ValidationError
 from toolkit._core.frames import as_list, build_frame, to_geoframe
 from toolkit._core.geo import BBoxLike, bbox_param, check_bbox_size, geojson_geometry, to_bbox
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
 from toolkit._core.registry import OperationRecord, register
-from toolkit._core.validate import check_api_version, check_choice
+from toolkit._core.validate import check_api_version, many_strings
 from toolkit._spec.maps import INCIDENT_SEVERITIES, INCIDENT_TYPES, TRAFFIC_API_VERSIONS
 from toolkit.connection import get_connection
 from toolkit.maps._schemas import TRAFFIC_INCIDENTS
@@ -102,23 +101,8 @@ def traffic_incidents(bbox: BBoxLike, *, incident_types: str | Sequence[str] | N
     check_bbox_size(box, "bbox", min_m=12, max_m=500_000, max_deg=30)
     kinds = None
     if incident_types is not None:
-        raw: list[object] | None
-        if isinstance(incident_types, str):
-            raw = [incident_types]
-        else:
-            try:
-                raw = list(incident_types) if not isinstance(incident_types, dict | bytes) \
-                    else None
-            except TypeError:
-                raw = None
-            if raw is None:
-                raise ValidationError("incident_types", incident_types,
-                                      "must be an incident type or a list of them")
-        if not raw:
-            raise ValidationError("incident_types", incident_types,
-                                  "must name at least one incident type, or be None")
-        kinds = [check_choice(k, "incident_types", INCIDENT_TYPES, case_insensitive=True)
-                 for k in raw]
+        kinds, _ = many_strings(incident_types, "incident_types", choices=INCIDENT_TYPES,
+                                case_insensitive=True)
     check_api_version(api_version)
     conn = get_connection(connection)
     pipe = conn.pipeline("maps")

@@ -486,7 +486,8 @@ AIR_QUALITY_RECORD = register(OperationRecord(
     "air_quality", schema=AIR_QUALITY, lifetime=600, plot="air_quality_map",
     explore="air_quality"))
 POLLUTANTS_RECORD = register(OperationRecord("air_quality_pollutants",
-                                             schema=AIR_QUALITY_POLLUTANTS, plot="pollutants"))
+                                             schema=AIR_QUALITY_POLLUTANTS, plot="pollutants",
+                                             derived_from="air_quality"))
 FORECAST_RECORD = register(OperationRecord(
     "air_quality_forecast", schema=AIR_QUALITY_FORECAST, lifetime=3_600,
     plot="air_quality_forecast", explore="air_quality"))

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
+from toolkit._core.maprules import bounds_of
 from toolkit._core.text import plot_text
 from toolkit._data.andorra import ATTRIBUTION
 from toolkit.plot._common import fit_height, marks_sandbox, new_axes, require_columns, root_figure
@@ -172,16 +173,6 @@ def draw_background(ax: Axes, background: Any,
     return str(credit) if groups and credit else None
 
 
-def _bounds(*geoms: Any) -> tuple[float, float, float, float] | None:
-    import shapely
-
-    parts = [g for series in geoms for g in series if g is not None and not g.is_empty]
-    if not parts:
-        return None
-    w, s, e, n = (float(v) for v in shapely.total_bounds(np.asarray(parts, dtype=object)))
-    return w, s, e, n
-
-
 @marks_sandbox
 def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame | None = None,
            background: Any = True, labels: bool = True, title: str | None = None) -> Axes:
@@ -216,7 +207,7 @@ def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame 
     from matplotlib.lines import Line2D
 
     ok = df[[g is not None and not g.is_empty for g in df.geometry]]
-    bounds = _bounds(ok.geometry) if len(ok) else None
+    bounds = bounds_of(ok.geometry) if len(ok) else None
     own = ax is None
     ax = new_axes(ax, figsize=(9, 7))
     credit = draw_background(ax, background, bounds)
@@ -265,7 +256,7 @@ def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame 
     if incidents is not None and len(incidents):
         _draw_incidents(ax, incidents, handles)
         if bounds is not None:
-            ib = _bounds(incidents.geometry)
+            ib = bounds_of(incidents.geometry)
             if ib is not None:
                 bounds = (min(bounds[0], ib[0]), min(bounds[1], ib[1]),
                           max(bounds[2], ib[2]), max(bounds[3], ib[3]))
@@ -390,7 +381,7 @@ def incidents(df: pd.DataFrame, *, ax: Axes | None = None, background: Any = Tru
     if bbox is not None:
         bounds: Any = to_bbox(bbox)
     else:
-        bounds = _bounds(df.geometry, df["endPoint"]) if len(df) else None
+        bounds = bounds_of(df.geometry, df["endPoint"]) if len(df) else None
     own = ax is None
     ax = new_axes(ax, figsize=(8, 7))
     credit = draw_background(ax, background, bounds)

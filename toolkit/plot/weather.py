@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from toolkit._core.errors import ValidationError
-from toolkit._core.text import css_color, plot_text
+from toolkit._core.maprules import (
+    STATUS_COLORS,
+    band_colour,
+    band_name,
+    reading_colour,
+    status_colour,
+)
+from toolkit._core.text import plot_text
 from toolkit._spec.maps import (
     AIR_QUALITY_BANDS,
     AIR_QUALITY_CATEGORIES,
@@ -33,30 +40,12 @@ if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the pa
 __all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
            "alert_timeline", "forecast_along", "pollutants"]
 
-#: Alert status colours: fresh (New) in red, changes in warm tones, winding down in greys.
-STATUS_COLORS = {
-    "New": "#d32f2f", "Upgrade": "#7b1fa2", "Update": "#f57c00", "Extend": "#fbc02d",
-    "Correct": "#1976d2", "Continue": "#e57373", "Cancel": "#9e9e9e", "Expire": "#616161",
-}
 SHORT_POLLUTANT = POLLUTANT_SHORT_NAMES
 
 
-def _band_name(value: float) -> str:
-    for limit, name in zip(AIR_QUALITY_BANDS, AIR_QUALITY_CATEGORIES, strict=False):
-        if value <= limit:
-            return name
-    return AIR_QUALITY_CATEGORIES[-1]
-
-
-def _band_colour(value: float) -> str:
-    return AIR_QUALITY_COLORS[_band_name(value)]
-
-
 def _colour(row: pd.Series) -> str:
-    """Give the service's ``categoryColor`` when it is a colour, else the index's band's."""
-    value = row.get("globalIndex")
-    return css_color(row.get("categoryColor"),
-                     _band_colour(float(value)) if pd.notna(value) else "#bdbdbd")
+    """Give the service\'s ``categoryColor`` when it is a colour, else its category\'s or band\'s."""
+    return reading_colour(row.get("categoryColor"), row.get("category"), row.get("globalIndex"))
 
 
 def _band_lines(ax: Axes, top: float, *, vertical: bool = False) -> None:
@@ -198,7 +187,7 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
         for _, r in data[data["location_index"] == place].iterrows():
             j = day_pos[r["dateTime"]]
             colour = _colour(r)
-            seen.add(_band_name(float(r["globalIndex"])))
+            seen.add(band_name(float(r["globalIndex"])))
             ax.add_patch(_rect(j, i, colour))
             value = float(r["globalIndex"])
             ax.text(j + 0.5, i + 0.5, f"{value:.0f}", ha="center", va="center", fontsize=8,
@@ -326,7 +315,7 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Axes | None
     rows = rows.sort_values("globalIndex")
     ax = new_axes(ax, figsize=(7, 0.45 * len(rows) + 1.8))
     values = rows["globalIndex"].astype(float).to_numpy()
-    colours = [_band_colour(float(v)) for v in values]
+    colours = [band_colour(float(v)) for v in values]
     y = np.arange(len(rows))
     edge = ["#000000" if bool(d) else "#555555" for d in
             rows.get("is_dominant", pd.Series(False, index=rows.index)).fillna(False)]
@@ -403,7 +392,7 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Axes | None = N
     if (~ok).any():
         ax.scatter(xs[~ok], ys[~ok], marker="x", c="#9e9e9e", s=40, zorder=3,
                    label="no answer")
-    seen = sorted({_band_name(float(v)) for v in values})
+    seen = sorted({band_name(float(v)) for v in values})
     _category_legend(ax, seen, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     when = df["dateTime"].dropna() if "dateTime" in df.columns else pd.Series([], dtype=object)
     stamp = f" ({pd.Timestamp(when.iloc[0]):%Y-%m-%d %H:%M} UTC)" if len(when) else ""
@@ -470,7 +459,7 @@ def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Axes | None = None,
     start = mdates.date2num(data["startTime"].dt.tz_convert("UTC").dt.tz_localize(None))
     end = mdates.date2num(data["endTime"].dt.tz_convert("UTC").dt.tz_localize(None))
     statuses = [str(s) for s in data["latestStatus.english"]]
-    colours = [STATUS_COLORS.get(s, "#8d6e63") for s in statuses]
+    colours = [status_colour(s) for s in statuses]
     ax.barh(y, end - start, left=start, color=colours, edgecolor="#333333", height=0.6)
     ax.set_yticks(y, labels, fontsize=8)
     ax.set_ylim(len(data) - 0.5, -0.5)
@@ -487,7 +476,7 @@ def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Axes | None = None,
         ax.text(mdates.date2num(t), len(data) - 0.5, " now", va="bottom", fontsize=8)
     order = [s for s in ALERT_STATUSES if s in statuses] + \
         [s for s in dict.fromkeys(statuses) if s not in ALERT_STATUSES]
-    ax.legend(handles=[Patch(facecolor=STATUS_COLORS.get(s, "#8d6e63"), label=plot_text(s))
+    ax.legend(handles=[Patch(facecolor=status_colour(s), label=plot_text(s))
                        for s in order], title="latest status", fontsize=8, title_fontsize=8,
               loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(plot_text(title) if title else "Severe weather alerts by area")

@@ -1,4 +1,4 @@
-"""The embedded sandbox: a real HTTP server on 127.0.0.1 serving all 17 operations.
+"""The embedded sandbox: a real HTTP server on 127.0.0.1 serving every operation of the toolkit.
 
 ``toolkit.connect()`` with nothing configured starts one; :func:`start` and :class:`Sandbox` give
 one explicitly, and ``python -m toolkit.sandbox --port N`` serves one on its own. :func:`catalog`

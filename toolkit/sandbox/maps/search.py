@@ -55,7 +55,6 @@ API_VERSIONS = SEARCH_API_VERSIONS
 
 #: The enumeration the service accepts in ``resultTypes`` (spec 2 §2.1).
 RESULT_TYPES = AUTOCOMPLETE_TYPES
-ADDRESS_TYPES = ("Address", "RoadBlock")
 GROUPS = AUTOCOMPLETE_TYPE_GROUPS
 COUNTRY_ISO = "AD"
 COUNTRY_NAMES = {"en": "Andorra", "ca": "Andorra", "es": "Andorra", "fr": "Andorre",

@@ -39,7 +39,6 @@ __all__ = ["API_VERSIONS", "INCIDENT_TYPES", "Incident", "incidents_at", "regist
            "traffic_factors"]
 
 API_VERSIONS = TRAFFIC_API_VERSIONS
-STEP = timedelta(minutes=5)
 LOCAL = ZoneInfo("Europe/Andorra")
 ID_BASE = 18_000_000_000_000_000
 
@@ -48,8 +47,6 @@ RUSH = {d: [(7.5, 10.5), (16.5, 19.5)] for d in range(5)}
 RUSH[5] = [(10.0, 13.5), (17.0, 19.0)]
 RUSH[6] = [(17.0, 20.0)]
 
-BUSY_TOWNS = ("Andorra la Vella", "les Escaldes", "Encamp", "Sant Julià de Lòria", "La Massana",
-              "Santa Coloma")
 MAIN_REFS = ("CG-1", "CG-2", "CG-3")
 
 

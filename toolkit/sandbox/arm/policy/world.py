@@ -515,10 +515,17 @@ def _scale() -> float:
 
 def build_world(world: World) -> PolicyWorld:
     """Definitions, sets, assignments and resources (records are built per group on demand)."""
-    ns = world.namespace
-    tenant = world.tenant_id
     scale = _scale()
     history = _history_days()
+    resources, by_group = _resources(world, scale, history)
+    return PolicyWorld(world.namespace, world.tenant_id, world.epoch, scale, _policies(world),
+                       resources, by_group, world.seed, history)
+
+
+def _policies(world: World) -> list[Policy]:
+    """Make one policy per (assignment, definition): a set's assignment gives one per member."""
+    ns = world.namespace
+    tenant = world.tenant_id
     subs = {s.name: s for s in world.subscriptions}
     auth = f"{ns}.Authorization"
     mg_path = f"/providers/{ns}.Management/managementGroups"
@@ -590,6 +597,17 @@ def build_world(world: World) -> PolicyWorld:
                       "policyDefinitionVersion": d.version}
             policies.append(Policy(len(policies), a, d, ref, list(groups), set_name_, fields))
 
+    return policies
+
+
+def _resources(world: World, scale: float, history: int
+               ) -> tuple[list[Resource], dict[tuple[str, str], list[int]]]:
+    """Make the resources of every resource group, and their indexes by group.
+
+    Their number, kinds, places and tags are drawn from the world's seed; the indexes are keyed
+    by (subscription id, group name), lower case.
+    """
+    ns = world.namespace
     rng = world.rng("policy-resources")
     resources: list[Resource] = []
     by_group: dict[tuple[str, str], list[int]] = {}
@@ -649,8 +667,7 @@ def build_world(world: World) -> PolicyWorld:
                                tags, created, deleted, fields, above)
                 group_members.append(res.index)
                 resources.append(res)
-    return PolicyWorld(ns, tenant, world.epoch, scale, policies, resources, by_group,
-                       world.seed, history)
+    return resources, by_group
 
 
 def catalog_rows(pw: PolicyWorld) -> list[dict[str, Any]]:
