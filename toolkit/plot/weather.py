@@ -44,7 +44,7 @@ SHORT_POLLUTANT = POLLUTANT_SHORT_NAMES
 
 
 def _colour(row: pd.Series) -> str:
-    """Give the service\'s ``categoryColor`` when it is a colour, else its category\'s or band\'s."""
+    """Give the service's ``categoryColor`` when it is a colour, else its category's or band's."""
     return reading_colour(row.get("categoryColor"), row.get("category"), row.get("globalIndex"))
 
 
