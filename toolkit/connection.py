@@ -63,13 +63,26 @@ from toolkit._core.config import (
     check_plain_http,
     check_verify,
 )
-from toolkit._core.credentials import credential_for, credential_word, default_credential
+from toolkit._core.credentials import (
+    check_authority,
+    credential_for,
+    credential_word,
+    default_credential,
+)
 from toolkit._core.errors import SandboxWarning, ValidationError, warn_user
 from toolkit._core.pipeline import FAMILIES, Pipeline
 from toolkit._core.policies import Stats
 from toolkit._core.provenance import note_default_connection
 from toolkit._core.secrets import RedactingHandler, Secret, install_log_redaction
-from toolkit._spec.clouds import CLOUDS, DEFAULT_CLOUD, NEUTRAL, Cloud, Vocabulary, get_cloud
+from toolkit._spec.clouds import (
+    CLOUDS,
+    DEFAULT_CLOUD,
+    NEUTRAL,
+    Cloud,
+    Vocabulary,
+    cloud_of_urls,
+    get_cloud,
+)
 
 if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
@@ -497,18 +510,20 @@ def connect(
         chosen = chosen or running.cloud
     named = chosen is not None
     if chosen is None:
-        given = [u for u in (*urls.values(), base_url) if u]
-        chosen = _cloud_of(given) if given else get_cloud(DEFAULT_CLOUD)
+        given = {"base": base_url or "", **{f: u or "" for f, u in urls.items()}}
+        chosen = _cloud_of(given) if any(given.values()) else get_cloud(DEFAULT_CLOUD)
     if word is not None:
         credential = credential_for(word[0], chosen, word[1])
     elif named and running is None and credential is None and not token and chosen.real:
         credential = default_credential(chosen)
+    elif running is None and credential is not None:
+        check_authority(credential, chosen)
     resolved: dict[str, str] = {}
     for fam in FAMILIES:
         url = urls[fam] or base_url or chosen.host(fam) or ""
         resolved[fam] = url.rstrip("/")
     token_scopes: dict[str, str | None] = {
-        fam: (running.scope(fam) if running is not None else chosen.scope(fam))
+        fam: (running.scope(fam) if running is not None else chosen.scope_at(fam, resolved[fam]))
         for fam in FAMILIES}
     for fam, scope in (scopes or {}).items():
         if fam not in FAMILIES:
@@ -561,7 +576,8 @@ def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
     word = os.environ.get("TOOLKIT_CREDENTIAL", "").strip()
     if word:
         cloud_name = os.environ.get("TOOLKIT_CLOUD", "").strip()
-        cloud = _cloud_named(cloud_name, "TOOLKIT_CLOUD") if cloud_name else _cloud_of([arm_url])
+        cloud = _cloud_named(cloud_name, "TOOLKIT_CLOUD") if cloud_name else \
+            _cloud_of({"arm": arm_url})
         return credential_for(word, cloud if cloud.real else get_cloud(DEFAULT_CLOUD),
                               "TOOLKIT_CREDENTIAL")
     raise ValidationError(parameter, None, "this process found no credential: set "
@@ -577,17 +593,19 @@ def _cloud_named(name: str, parameter: str) -> Cloud:
         raise ValidationError(parameter, name, f"clouds are {', '.join(CLOUDS)}") from None
 
 
-def _cloud_of(urls: list[str]) -> Cloud:
-    """Return the real cloud whose hosts the URLs name (``neutral`` when none does)."""
-    from urllib.parse import urlsplit
+def _cloud_of(urls: Mapping[str, str]) -> Cloud:
+    """Return the real cloud whose hosts the URLs name (``neutral`` when none does).
 
-    hosts = {(urlsplit(u).hostname or "").lower() for u in urls}
-    for cloud in CLOUDS.values():
-        own = {(urlsplit(h).hostname or "").lower() for h in cloud.hosts.values() if h}
-        if hosts & own:
-            return cloud
-    return NEUTRAL
-
+    Raises
+    ------
+    ValidationError
+        Naming ``cloud``: a URL on a real cloud's domain the toolkit does not list, or URLs of
+        two clouds.
+    """
+    try:
+        return cloud_of_urls(urls) or NEUTRAL
+    except ValueError as err:
+        raise ValidationError("cloud", None, str(err)) from None
 
 
 def _announce(line: str) -> None:

@@ -60,7 +60,8 @@ def _check_schema(df, schema) -> None:
 @pytest.fixture
 def replay(waits):
     with replay_server() as rp:
-        conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789", progress=False)
+        conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789", progress=False,
+                               maps_client_id="00000000-0000-0000-0000-0000000000aa")
         conn.sleep = waits
         rp.conn = conn
         yield rp
