@@ -586,7 +586,7 @@ def collect_frame(
     return df
 
 
-def note_quotas(response: Response, left: dict[str, int], bar: ProgressBar) -> None:
+def note_quotas(response: Response, left: dict[str, int], bar: ProgressBar | None = None) -> None:
     """Keep the fewest requests each provider quota had left in a read, and show it.
 
     Parameters
@@ -595,7 +595,7 @@ def note_quotas(response: Response, left: dict[str, int], bar: ProgressBar) -> N
         A page's answer (its provider counts, :func:`~toolkit._core.ratelimits.quotas_left`).
     left : dict
         Quota name -> the fewest requests left seen so far in the read; updated.
-    bar : ProgressBar
+    bar : ProgressBar, optional
         The read's bar, which shows them.
     """
     headers = getattr(response, "headers", None)  # (a page made by hand may have none)
@@ -604,4 +604,5 @@ def note_quotas(response: Response, left: dict[str, int], bar: ProgressBar) -> N
         return
     for name, count in counts.items():
         left[name] = min(count, left.get(name, count))
-    bar.note(", ".join(f"{name} quota: {count} left" for name, count in sorted(left.items())))
+    if bar is not None:
+        bar.note(", ".join(f"{name} quota: {count} left" for name, count in sorted(left.items())))

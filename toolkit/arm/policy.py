@@ -25,7 +25,13 @@ import pandas as pd
 from toolkit._core.columns import InterningBuilder, page_decoder
 from toolkit._core.errors import ValidationError
 from toolkit._core.messages import Request
-from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
+from toolkit._core.paging import (
+    ODATA,
+    collect_frame,
+    envelope_next_link,
+    iter_pages,
+    note_quotas,
+)
 from toolkit._core.partitions import read_chains
 from toolkit._core.provenance import provenance
 from toolkit._core.registry import OperationRecord, register
@@ -243,7 +249,9 @@ def policy_states(
         DataFrame with the same columns and dtypes, one partition per slice.
         ``attrs["window"]`` holds the window asked, ``[start, end]`` as ISO 8601 strings
         (``None`` for an end the service chose), which :func:`compliance_trend` reads to tell
-        the periods only partly inside it.
+        the periods only partly inside it. ``attrs["quota_left"]`` holds the fewest requests
+        the policy-insights provider's own quota said it had left during the read
+        (``{"policy-insights": 37}``), when its answers counted it.
 
     Raises
     ------
@@ -302,11 +310,13 @@ def policy_states(
         pages = iter_pages(pipe, "POST", path, style=ODATA, params=params, operation=OPERATION)
         records: list[Any] = []
         request_ids: list[str] = []
+        left: dict[str, int] = {}
         endpoint = None
         for page in pages:
             endpoint = endpoint or page.response.url
             if page.response.request_id:
                 request_ids.append(page.response.request_id)
+            note_quotas(page.response, left)
             records.extend(page.items)
         truncated = max_items is not None and len(records) > max_items
         if truncated:
@@ -321,6 +331,8 @@ def policy_states(
         df = aggregate_frame(records, apply_,
                               provenance(OPERATION, api_version, endpoint, request_ids))
         df.attrs["truncated"] = truncated
+        if left:
+            df.attrs["quota_left"] = left
         return _with_window(df, start_ts, end_ts)
     if select_ is not None:
         columns = []
