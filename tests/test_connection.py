@@ -102,3 +102,82 @@ def test_an_explicit_sandbox_is_announced_without_a_warning(recwarn) -> None:
     finally:
         conn.close()
 
+
+
+# ------------------------------------------------ docs/connecting.md's examples, as written
+def _guide_blocks() -> list[str]:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "connecting.md").read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+class _SandboxTokens:
+    """Tokens the sandbox mints for exactly the scope asked (its audience is checked there)."""
+
+    def __init__(self, sandbox) -> None:
+        self.sandbox = sandbox
+        self.asked: list[str] = []
+
+    def get_token(self, *scopes: str, **kwargs):
+        import time
+
+        from azure.core.credentials import AccessToken
+
+        self.asked.append(scopes[0])
+        return AccessToken(self.sandbox.authority.mint(scopes[0]), int(time.time()) + 3600)
+
+
+def test_the_connection_guides_examples_work_as_written_in_every_cloud(monkeypatch) -> None:
+    from toolkit._core.credentials import authority_hosts
+    from toolkit._spec.clouds import get_cloud
+    from toolkit.sandbox.server import Sandbox
+
+    for var in ("TOOLKIT_CLOUD", "TOOLKIT_BASE_URL", "TOOLKIT_CREDENTIAL", "TOOLKIT_TOKEN",
+                "AZURE_AUTHORITY_HOST"):
+        monkeypatch.delenv(var, raising=False)
+    made: list[tuple[dict, toolkit.Connection]] = []
+    real = toolkit.connect
+
+    def connect(*args, **kwargs):
+        conn = real(*args, **kwargs)
+        made.append((kwargs, conn))
+        return conn
+
+    monkeypatch.setattr(toolkit, "connect", connect)
+    blocks = _guide_blocks()
+    assert len(blocks) >= 2
+    page: dict = {"__name__": "connecting_md"}  # run top to bottom, as a reader would
+    for block in blocks:
+        exec(compile(block, "docs/connecting.md", "exec"), page)
+    clouds = {get_cloud(kw.get("cloud", "public")).name for kw, _ in made}
+    assert clouds == {"public", "usgov", "china"}
+    for kwargs, conn in made:
+        cloud = get_cloud(kwargs.get("cloud", "public"))
+        assert conn.cloud is cloud and conn.sandbox is None
+        # the credential signs in at the cloud's own host (or names none: the Azure CLI's)
+        assert authority_hosts(conn.credential) <= {cloud.authority_host}
+        offered = [f for f in ("arm", "maps", "graph", "fabric") if cloud.host(f)]
+        assert {f: conn.url_for(f) for f in offered} == {f: cloud.host(f) for f in offered}
+        # the service in that cloud's words takes tokens for the scopes this connection asks
+        with Sandbox(cloud=cloud.name) as sb:
+            tokens = _SandboxTokens(sb)
+            there = real(base_url=sb.url, cloud=cloud.name, credential=tokens,
+                         scopes={f: conn.scope_for(f) for f in offered},
+                         maps_client_id=sb.authority.maps_client_id, progress=False)
+            workspace = sb.catalog().query("kind == 'fabric_workspace'").iloc[0]["name"]
+            try:
+                for family in offered:
+                    df = {"arm": toolkit.sql_operations,
+                          "maps": lambda connection: toolkit.autocomplete(
+                              "Can", coordinates=(1.52, 42.51), connection=connection),
+                          "graph": toolkit.authentication_strength_policies,
+                          "fabric": lambda connection, ws=workspace: toolkit.create_eventstream(
+                              ws, "guide-check", connection=connection),
+                          }[family](connection=there)
+                    assert df.attrs["sandbox"] is True, (cloud.name, family)
+            finally:
+                there.close()
+        assert sorted(set(tokens.asked)) == sorted({conn.scope_for(f) for f in offered})
+        conn.close()

@@ -4,10 +4,10 @@
 A package's ``__init__.py`` that holds logic is tested in ``tests/X/test_package.py`` and a
 ``__main__.py`` in ``tests/X/test_main.py``; an ``__init__.py`` that only names, documents or
 lazily re-exports what its modules define holds nothing to test on its own. The folders
-``conformance``, ``security``, ``reliability``, ``properties``, ``examples`` and ``typecheck`` cut
-across modules and mirror nothing. Every other test file is a module's mirror, or one of the
-checks of the whole package (its imports, this layout, its documentation), so a test is found
-beside its module.
+``conformance``, ``security``, ``reliability``, ``properties``, ``examples``, ``recordings`` and
+``typecheck`` cut across modules and mirror nothing. Every other test file is a module's
+mirror, or one of the checks of the whole package (its imports, this layout, its
+documentation), so a test is found beside its module.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ NO_LOGIC = {
 }
 
 CROSS_CUTTING = {"conformance", "security", "reliability", "properties", "examples", "typecheck",
-                 "notebooks"}
+                 "notebooks", "recordings"}
 # Checks of the whole package's house: its imports, this layout and its documentation site.
 HOUSE = {"test_imports.py", "test_layout.py", "test_docs.py", "test_operation_lists.py",
          "test_function_sizes.py"}

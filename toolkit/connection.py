@@ -63,7 +63,7 @@ from toolkit._core.config import (
     check_plain_http,
     check_verify,
 )
-from toolkit._core.credentials import credential_for, default_credential
+from toolkit._core.credentials import check_authority, credential_for, default_credential
 from toolkit._core.environment import Asked, cloud_named, cloud_of, settings_of
 from toolkit._core.errors import SandboxWarning, ValidationError, warn_user
 from toolkit._core.pipeline import FAMILIES, Pipeline
@@ -381,8 +381,8 @@ def connect(
     _install_redaction()
     running, owns = _sandbox_for(asked, env)
     chosen = _cloud_and_credential(asked, running)
-    token_scopes = _token_scopes(running, chosen, scopes)
     urls = _family_urls(asked, chosen)
+    token_scopes = _token_scopes(running, chosen, scopes, urls)
     conn = Connection(
         arm_url=urls["arm"], maps_url=urls["maps"], graph_url=urls["graph"],
         fabric_url=urls["fabric"], credential=asked.credential,
@@ -452,17 +452,19 @@ def _cloud_and_credential(asked: Asked, running: Sandbox | None) -> Cloud:
     """Choose the connection's cloud and build its credential.
 
     A shortcut word is built for that cloud; a real cloud named without any credential gets the
-    default chain.
+    default chain; a credential object given is checked against the cloud's sign-in host.
     """
     chosen = asked.cloud
     if chosen is None:
-        given = [u for u in (*asked.urls.values(), asked.base_url) if u]
-        chosen = cloud_of(given) if given else get_cloud(DEFAULT_CLOUD)
+        given = {"base": asked.base_url or "", **{f: u or "" for f, u in asked.urls.items()}}
+        chosen = cloud_of(given) if any(given.values()) else get_cloud(DEFAULT_CLOUD)
     if asked.word is not None:
         asked.credential = credential_for(asked.word[0], chosen, asked.word[1])
     elif asked.named and running is None and asked.credential is None and not asked.token \
             and chosen.real:
         asked.credential = default_credential(chosen)
+    elif running is None and asked.credential is not None:
+        check_authority(asked.credential, chosen)
     return chosen
 
 
@@ -477,11 +479,14 @@ def _family_urls(asked: Asked, chosen: Cloud) -> dict[str, str]:
     return resolved
 
 
-def _token_scopes(running: Sandbox | None, chosen: Cloud,
-                  scopes: dict[str, str] | None) -> dict[str, str | None]:
-    """Give the token scope per family: the sandbox's or the cloud's, under the ones given."""
+def _token_scopes(running: Sandbox | None, chosen: Cloud, scopes: dict[str, str] | None,
+                  resolved: Mapping[str, str]) -> dict[str, str | None]:
+    """Give the token scope per family: the sandbox's or the cloud's, under the ones given.
+
+    A cloud's scope is the one for the host used (DoD Graph has its own).
+    """
     token_scopes: dict[str, str | None] = {
-        fam: (running.scope(fam) if running is not None else chosen.scope(fam))
+        fam: (running.scope(fam) if running is not None else chosen.scope_at(fam, resolved[fam]))
         for fam in FAMILIES}
     for fam, scope in (scopes or {}).items():
         if fam not in FAMILIES:
@@ -525,7 +530,8 @@ def environment_credential(arm_url: str, parameter: str = "credential") -> Any:
     word = os.environ.get("TOOLKIT_CREDENTIAL", "").strip()
     if word:
         cloud_name = os.environ.get("TOOLKIT_CLOUD", "").strip()
-        cloud = cloud_named(cloud_name, "TOOLKIT_CLOUD") if cloud_name else cloud_of([arm_url])
+        cloud = cloud_named(cloud_name, "TOOLKIT_CLOUD") if cloud_name else \
+            cloud_of({"arm": arm_url})
         return credential_for(word, cloud if cloud.real else get_cloud(DEFAULT_CLOUD),
                               "TOOLKIT_CREDENTIAL")
     raise ValidationError(parameter, None, "this process found no credential: set "

@@ -99,5 +99,5 @@ def test_proxies_are_a_dict_of_proxy_urls_and_clouds_are_known_by_their_hosts() 
     for bad in (["http://proxy"], {"https": "proxy:8080"}, {"https": 8080}):
         with pytest.raises(ValidationError):
             check_proxies(bad)
-    assert cloud_of(["https://management.usgovcloudapi.net/"]).name == "usgov"
-    assert cloud_of(["http://127.0.0.1:8080"]).name == "neutral"
+    assert cloud_of({"arm": "https://management.usgovcloudapi.net/"}).name == "usgov"
+    assert cloud_of({"base": "http://127.0.0.1:8080"}).name == "neutral"

@@ -10,9 +10,12 @@ import shapely
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.geo import (
+    COORDINATE_DECIMALS,
     LocalProjection,
+    bbox_param,
     bbox_size_m,
     check_bbox_size,
+    coordinate_text,
     geojson_geometry,
     haversine_m,
     latlon_param,
@@ -91,6 +94,27 @@ def test_single_point_and_param_formats() -> None:
     assert latlon_param(1.5, 42.5) == "42.5,1.5"
     with pytest.raises(ValidationError, match="one"):
         to_point(PTS, "coordinates")
+
+
+@pytest.mark.parametrize("lon, lat", [
+    (-122.1234567, 47.6543219), (179.9999994, -89.9999996), (100.123456789, 0.1234565),
+    (1.5, 42.5), (-0.0000001, 0.0),
+])
+def test_coordinates_go_on_the_wire_within_a_tenth_of_a_metre(lon: float, lat: float) -> None:
+    # 7 significant digits kept 4 decimals past 100 degrees of longitude (11 m)
+    for text in (lonlat_param(lon, lat).split(","), latlon_param(lon, lat).split(",")[::-1],
+                 bbox_param((lon, lat, lon, lat)).split(",")[:2]):
+        back = [float(t) for t in text]
+        assert abs(back[0] - lon) <= 0.5e-6 + 1e-12 and abs(back[1] - lat) <= 0.5e-6 + 1e-12
+        assert all(len(t.partition(".")[2]) <= COORDINATE_DECIMALS for t in text)
+        assert not any(t.endswith("0") and "." in t for t in text)  # no padding
+        assert "e" not in ",".join(text).lower() and text[0] != "-0"
+
+
+def test_the_sixth_decimal_is_kept_past_100_degrees() -> None:
+    assert lonlat_param(123.4567891, -33.8765432) == "123.456789,-33.876543"
+    assert bbox_param((-179.9999991, -10.0, 101.0000004, 10.5)) == "-179.999999,-10,101,10.5"
+    assert coordinate_text(-0.0000001) == "0"
 
 
 @pytest.mark.parametrize("value, parameter, rule", [

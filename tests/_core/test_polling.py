@@ -127,3 +127,44 @@ def test_a_token_restores_the_operation_of_its_kind_on_a_trusted_pipeline(replay
         restore_operation(pipe, foreign, lambda o: lambda r: None)
     with pytest.raises(ValidationError, match="do not fit"):
         restore_operation(pipe, state, lambda o: (_ for _ in ()).throw(TypeError("args")))
+
+
+def test_a_poll_that_fails_carries_the_accepted_operation_and_nothing_is_sent_again(
+        replay) -> None:
+    # a 5xx on the status URL (retries off): the PUT is not repeated, the error resumes it
+    replay.add("PUT", r"/things/a", Answer(202, None, {"Vendor-AsyncOperation": "{url}/ops/9"}))
+    replay.add("GET", r"/ops/9", Answer(503, {"error": {"code": "Busy", "message": "later"}}),
+               Answer(200, {"status": "Succeeded"}))
+    replay.add("GET", r"/things/a$", Answer(200, {"name": "a"}))
+    with pytest.raises(toolkit.ServiceError) as info:
+        _start(replay)
+    err = info.value
+    assert isinstance(err.accepted, Operation) and err.accepted.status == "InProgress"
+    assert "accepted the operation" in str(err) and "resume_operation" in str(err)
+    assert err.continuation_token.startswith("tkop1.") and err.accepted.url.endswith("/ops/9")
+    assert err.accepted.result() == {"name": "a"}
+    assert [m for m, _ in replay.seen].count("PUT") == 1
+
+
+def test_an_item_operation_without_location_is_followed_by_its_operation_id(replay) -> None:
+    # semantic-link's rule: the state at /{version}/operations/{id} of the configured endpoint
+    replay.add("POST", r"/v1/workspaces/w/items", Answer(202, None, {
+        "x-vendor-operation-id": "op-7", "Retry-After": "1"}))
+    replay.add("GET", r"/v1/operations/op-7$", Answer(200, {"status": "Succeeded"}))
+    replay.add("GET", r"/v1/operations/op-7/result$", Answer(200, {"id": "item-7"}))
+    op = ItemOperation.start(replay.conn.pipeline("fabric"), "POST", "/v1/workspaces/w/items",
+                             name="create_eventstream", parse=lambda r: r.json(), json={},
+                             idempotent=False)
+    assert op.operation_id == "op-7" and op.url == f"{replay.url}/v1/operations/op-7"
+    assert op.result() == {"id": "item-7"}
+    assert [p for _, p in replay.seen] == ["/v1/workspaces/w/items", "/v1/operations/op-7",
+                                           "/v1/operations/op-7/result"]
+
+
+def test_an_item_202_naming_nothing_says_the_item_may_exist(replay) -> None:
+    replay.add("POST", r"/v1/workspaces/w/items", Answer(202, None))
+    with pytest.raises(ProtocolError) as info:
+        ItemOperation.start(replay.conn.pipeline("fabric"), "POST", "/v1/workspaces/w/items",
+                            name="create_eventstream", parse=lambda r: r.json(), json={},
+                            idempotent=False)
+    assert "Do not create it again" in str(info.value)

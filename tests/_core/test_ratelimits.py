@@ -166,3 +166,143 @@ def test_a_request_is_counted_by_its_method_in_its_subscription_or_the_tenant() 
     assert _arm_bucket("https://h/providers/Vendor.Management/x", "PUT") == (True, "tenant")
     assert [_remaining(v) for v in (None, " 12 ", "-1", "1e3", "9" * 12)] == \
         [None, 12, None, None, None]
+
+
+# ------------------------------------------------------------------ a provider's own quota
+def test_a_provider_request_draws_on_the_providers_quota_too() -> None:
+    from toolkit._core.ratelimits import provider_quota
+
+    base = "https://management.azure.com"
+    for path in ("/subscriptions/s/providers/Microsoft.PolicyInsights/policyStates/latest/"
+                 "queryResults", "/providers/Microsoft.Management/managementGroups/g/providers/"
+                 "microsoft.policyinsights/policyStates/latest/summarize",
+                 "/subscriptions/s/providers/Vendor.PolicyInsights/policyEvents/default/x"):
+        assert provider_quota(base + path) == "policy-insights"
+    for path in ("/subscriptions/s/providers/Microsoft.Sql/servers", "/policyinsights/x",
+                 "/subscriptions/s/resourceGroups/policyinsights/providers/Microsoft.Sql/x"):
+        assert provider_quota(base + path) is None
+
+
+def test_both_forms_of_the_quotas_count_are_read() -> None:
+    from azure.core.utils import case_insensitive_dict
+
+    from toolkit._core.ratelimits import quotas_left
+
+    # the recorded answers of 2021-2022 name no scope; later ones name the subscription
+    for name in ("x-ms-ratelimit-remaining-policy-insights-requests",
+                 "X-MS-RateLimit-Remaining-Subscription-Policy-Insights-Requests",
+                 "x-ms-ratelimit-remaining-tenant-policy-insights-requests"):
+        assert quotas_left(case_insensitive_dict({name: "147"}), "x-ms-") == \
+            {"policy-insights": 147}
+    assert quotas_left(case_insensitive_dict({"x-ms-ratelimit-remaining-subscription-reads":
+                                              "249"}), "x-ms-") == {}
+    assert quotas_left(case_insensitive_dict(
+        {"x-ms-ratelimit-remaining-policy-insights-requests": "lots"}), "x-ms-") == {}
+
+
+def test_a_refusal_halves_the_bucket_that_refused() -> None:
+    from toolkit._core.concurrency import RateLimiter
+    from toolkit._core.ratelimits import BucketPair
+
+    quota, arm = RateLimiter(1.0, 150), RateLimiter(10.0, 200)
+    pair = BucketPair(quota, arm, name="policy-insights", header_prefix="x-ms-")
+    assert pair.refusing({"x-ms-ratelimit-remaining-policy-insights-requests": "0",
+                          "x-ms-ratelimit-remaining-subscription-writes": "12"}) is quota
+    assert pair.refusing({"x-ms-ratelimit-remaining-policy-insights-requests": "3",
+                          "x-ms-ratelimit-remaining-subscription-writes": "0"}) is arm
+    # the resource manager's own refusals name themselves; any other is the provider's
+    assert pair.refusing({}, b'{"error":{"code":"SubscriptionRequestsThrottled"}}') is arm
+    assert pair.refusing({}, b'{"error": {"code": "TenantRequestsThrottled"}}') is arm
+    assert pair.refusing({}, b'{"error":{"code":"TooManyRequests"}}') is quota
+    assert pair.refusing({}) is quota
+    pair.throttled(2.0)
+    assert quota.rate == 0.5 and arm.rate == 5.0
+
+
+def _quota_held(monkeypatch: Any, *, count: bool) -> tuple[list[int], dict[str, float]]:
+    """Another client of the caller leaves one request in the provider's quota (which refills
+    only while this connection waits); the resource manager's buckets are full. This connection
+    then sends three policy queries: the statuses, what it waited for each budget, and the
+    frame of a policy read afterwards."""
+    from toolkit._core import ratelimits
+    from toolkit.sandbox.arm.common import limits
+    from toolkit.sandbox.server import Sandbox
+
+    if not count:
+        monkeypatch.setattr(ratelimits, "quotas_left", lambda headers, prefix: {})
+    with Sandbox(seed=7, arm_limits=True, provider_limits=True) as sb:
+        quota = limits(sb)["policy-insights"]
+        quota.configure(rate=0.0, burst=3)
+        other = toolkit.connect(sandbox=sb, progress=False, max_retries=0)
+        ours = toolkit.connect(sandbox=sb, progress=False, max_retries=0)
+        ours.sleep = lambda seconds: quota.refill()  # the provider's bucket refills meanwhile
+        sub = sb.world.subscriptions[0]
+        path = (f"/subscriptions/{sub.id}/providers/{sb.namespace}.PolicyInsights/"
+                "policyStates/latest/queryResults")
+        params = {"api-version": "2024-10-01", "$top": 1}
+        try:
+            for _ in range(2):
+                other.pipeline("arm").send(Request("POST", path, params=params))
+            sb.log.clear()
+            for _ in range(3):
+                try:
+                    ours.pipeline("arm").send(Request("POST", path, params=params))
+                except RateLimitError:
+                    break
+            statuses = [r.status for r in sb.log]
+            waited = ours.pipeline("arm")._arm.waited()
+        finally:
+            other.close()
+            ours.close()
+    return statuses, waited
+
+
+def test_a_connection_paces_on_the_providers_count_where_the_managers_has_room(
+        monkeypatch) -> None:
+    # the provider's answer says one request is left: the connection waits for its refill
+    # before the third, though the resource manager's bucket of writes holds 200
+    statuses, waited = _quota_held(monkeypatch, count=True)
+    assert statuses == [200, 200, 200]
+    assert waited.get("policy-insights", 0) > 0 and waited.get("writes", 0) == 0
+    # without the count the next query goes at once, and the provider refuses it
+    statuses, waited = _quota_held(monkeypatch, count=False)
+    assert statuses == [200, 429] and waited.get("policy-insights", 0) == 0
+
+
+def test_a_policy_read_shows_what_the_providers_quota_has_left(conn, sandbox,
+                                                               monkeypatch) -> None:
+    import toolkit._core.progress as progress
+    from toolkit._spec.arm import POLICY_INSIGHTS_BUCKET
+
+    pw = sandbox.world.section("policy")
+    sub_id, rg = next(iter(pw.by_group))
+    group = (sub_id, next(g.name for g in sandbox.world.subscription(sub_id).resource_groups
+                          if g.name.lower() == rg))
+
+    notes: list[str] = []
+
+    class Bar:
+        def __init__(self, **kw: Any) -> None:
+            pass
+
+        def update(self, n: int = 1) -> None:
+            pass
+
+        def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+            notes.append(text)
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(progress, "bar_kind", lambda: "terminal")
+    monkeypatch.setattr(progress, "_tqdm_class", lambda kind: Bar)
+    shown = toolkit.connect(sandbox=sandbox, progress=True, progress_min=1)
+    try:
+        df = toolkit.policy_states(*group, resource="default", connection=shown)
+    finally:
+        shown.close()
+    # the sandbox, not enforcing the quota, says a full bucket less each request
+    assert df.attrs["quota_left"] == {"policy-insights": POLICY_INSIGHTS_BUCKET - 1}
+    assert notes and notes[-1] == f"policy-insights quota: {POLICY_INSIGHTS_BUCKET - 1} left"
+    # a read of another provider says nothing of it
+    assert "quota_left" not in toolkit.sql_operations(connection=conn).attrs

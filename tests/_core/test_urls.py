@@ -40,3 +40,22 @@ def test_the_origin_rule_names_the_host_and_why() -> None:
         check_origin(local, "http://127.0.0.1:8443/x", None)
     with pytest.raises(UntrustedOriginError, match="not an http"):
         check_origin(config, "ftp://management.example/x", None)
+
+
+def test_a_url_on_another_host_is_asked_at_the_familys_own_origin() -> None:
+    from toolkit._core.config import FamilyConfig, Settings
+    from toolkit._core.urls import at_own_origin
+
+    config = FamilyConfig(family="fabric", base_url="https://api.fabric.microsoft.com",
+                          settings=Settings(trusted_hosts=("private.example",)))
+    foreign = ("https://wabi-us-central-b-primary-redirect.analysis.windows.net"
+               "/v1/operations/9c29300a?x=1#frag")
+    assert at_own_origin(config, foreign) == \
+        "https://api.fabric.microsoft.com/v1/operations/9c29300a?x=1"
+    # the family's own and trusted origins are kept; an unreadable one is left to be refused
+    for kept in ("https://api.fabric.microsoft.com/v1/operations/1",
+                 "https://private.example/v1/operations/1", "https://a@b.example/v1/x",
+                 "ftp://x/y"):
+        assert at_own_origin(config, kept) == kept
+    assert at_own_origin(config, "http://evil.example/v1/operations/1") == \
+        "https://api.fabric.microsoft.com/v1/operations/1"

@@ -241,9 +241,139 @@ def test_every_cloud_names_every_family() -> None:
         assert set(cloud.hosts) == {"arm", "maps", "graph", "fabric"}
         for fam, host in cloud.hosts.items():
             assert (cloud.scope(fam) is None) == (host is None)
-            if host:
+            if host and not (cloud.name == "usgov" and fam == "maps"):
                 assert host.startswith("https://") and cloud.scope(fam) == f"{host}/.default"
     assert get_cloud(" Public ") is PUBLIC
+
+
+# ------------------------------------------------ the vendors' own sources, cloud by cloud
+def test_the_maps_resource_is_the_same_in_every_cloud() -> None:
+    # the Azure Maps authentication docs give https://atlas.microsoft.com/ in Azure Government
+    # too, only the REST host changing
+    usgov = get_cloud("usgov")
+    assert usgov.host("maps") == "https://atlas.azure.us"
+    assert usgov.scope("maps") == PUBLIC.scope("maps") == "https://atlas.microsoft.com/.default"
+    conn = toolkit.connect(cloud="usgov", token="t" * 20, progress=False)
+    assert conn.url_for("maps") == "https://atlas.azure.us"
+    assert conn.scope_for("maps") == "https://atlas.microsoft.com/.default"
+    conn.close()
+
+
+def test_the_vendors_maps_clients_ask_for_the_same_scope_whatever_their_endpoint() -> None:
+    # azure-maps-route's credential_scopes default (the conformance extra installs it)
+    route = pytest.importorskip("azure.maps.route._configuration")
+    vendor = route.MapsRouteClientConfiguration(credential=RecordingCredential())
+    assert vendor.credential_scopes == [get_cloud("usgov").scope("maps")]
+
+
+def test_a_usgov_sandbox_accepts_tokens_for_the_maps_resource() -> None:
+    with Sandbox(cloud="usgov") as sb:
+        cred = RecordingCredential(sb)
+        conn = toolkit.connect(base_url=sb.url, cloud="usgov", credential=cred,
+                               maps_client_id=sb.authority.maps_client_id, progress=False)
+        try:
+            df = toolkit.autocomplete("Can", coordinates=(1.5218, 42.5075), connection=conn)
+        finally:
+            conn.close()
+    assert len(df) and cred.asked == [("https://atlas.microsoft.com/.default",)]
+
+
+@pytest.mark.parametrize("urls, name, scopes", [
+    ({"maps_url": "https://us.atlas.microsoft.com"}, "public",
+     {"maps": "https://atlas.microsoft.com/.default",
+      "arm": "https://management.azure.com/.default"}),
+    ({"maps_url": "https://eu.atlas.microsoft.com/"}, "public",
+     {"maps": "https://atlas.microsoft.com/.default"}),
+    ({"graph_url": "https://dod-graph.microsoft.us"}, "usgov",
+     {"graph": "https://dod-graph.microsoft.us/.default",
+      "arm": "https://management.usgovcloudapi.net/.default"}),
+    ({"fabric_url": "https://0cfd9c663bf04e438257.z0c.w.api.fabric.microsoft.com"}, "public",
+     {"fabric": "https://api.fabric.microsoft.com/.default"}),
+    ({"arm_url": "https://management.chinacloudapi.cn"}, "china",
+     {"graph": "https://microsoftgraph.chinacloudapi.cn/.default"}),
+])
+def test_the_cloud_is_recognised_from_any_of_its_real_hosts(urls, name, scopes) -> None:
+    conn = toolkit.connect(credential=RecordingCredential(), progress=False, **urls)
+    assert conn.cloud.name == name and conn.header_prefix == "x-ms-"
+    assert {f: conn.scope_for(f) for f in scopes} == scopes
+    [(key, given)] = urls.items()
+    assert conn.url_for(key.removesuffix("_url")) == given.rstrip("/")  # the URL given is kept
+    conn.close()
+
+
+def test_dod_graph_takes_its_own_scope_when_the_cloud_is_named() -> None:
+    conn = toolkit.connect(cloud="usgov", graph_url="https://dod-graph.microsoft.us",
+                           token="t" * 20, progress=False)
+    assert conn.scope_for("graph") == "https://dod-graph.microsoft.us/.default"
+    assert conn.scope_for("arm") == "https://management.usgovcloudapi.net/.default"
+    conn.close()
+
+
+@pytest.mark.parametrize("urls", [
+    {"arm_url": "https://westus.management.azure.com"},
+    {"maps_url": "https://jp.atlas.microsoft.com"},
+    {"graph_url": "https://graph.microsoft.us", "maps_url": "https://us.atlas.microsoft.com"},
+    {"base_url": "https://gateway.usgovcloudapi.net"},
+])
+def test_an_unlisted_host_of_a_real_cloud_is_refused_naming_cloud(urls) -> None:
+    with pytest.raises(ValidationError) as info:
+        toolkit.connect(credential=RecordingCredential(), progress=False, **urls)
+    assert info.value.parameter == "cloud" and "cloud=" in info.value.rule
+
+
+def test_other_hosts_keep_the_neutral_words() -> None:
+    conn = toolkit.connect(base_url="https://gateway.contoso.example", token="t" * 20,
+                           progress=False)
+    assert conn.cloud is NEUTRAL
+    conn.close()
+
+
+def _authority_of(host: str) -> Any:
+    from azure.identity import ClientSecretCredential
+
+    return ClientSecretCredential("00000000-0000-0000-0000-000000000001", "client", "secret",
+                                  authority=host)
+
+
+@pytest.mark.parametrize("name", ["usgov", "china"])
+def test_a_credential_object_of_the_public_sign_in_host_is_refused_in_a_sovereign_cloud(
+        name, monkeypatch) -> None:
+    # a service principal built for the public cloud would sign in at login.microsoftonline.com
+    from azure.identity import AzureAuthorityHosts, DefaultAzureCredential
+
+    monkeypatch.delenv("AZURE_AUTHORITY_HOST", raising=False)
+    for credential in (DefaultAzureCredential(), _authority_of(AzureAuthorityHosts.
+                                                                 AZURE_PUBLIC_CLOUD)):
+        with pytest.raises(ValidationError) as info:
+            toolkit.connect(cloud=name, credential=credential, progress=False)
+        assert info.value.parameter == "credential"
+        assert "login.microsoftonline.com" in info.value.rule
+        assert get_cloud(name).authority_host in info.value.rule
+        assert "credential='default'" in info.value.rule
+
+
+def test_a_credential_object_of_the_clouds_sign_in_host_is_taken() -> None:
+    from azure.identity import AzureAuthorityHosts, ChainedTokenCredential
+
+    for name, host in (("usgov", AzureAuthorityHosts.AZURE_GOVERNMENT),
+                       ("china", AzureAuthorityHosts.AZURE_CHINA),
+                       ("public", AzureAuthorityHosts.AZURE_PUBLIC_CLOUD)):
+        cred = ChainedTokenCredential(_authority_of(host))
+        conn = toolkit.connect(cloud=name, credential=cred, progress=False)
+        assert conn.credential is cred
+        conn.close()
+    # a credential that names no sign-in host (a token source of one's own) is not judged
+    conn = toolkit.connect(cloud="usgov", credential=RecordingCredential(), progress=False)
+    conn.close()
+
+
+def test_a_shortcut_word_gets_the_clouds_sign_in_host() -> None:
+    from toolkit._core.credentials import authority_hosts
+
+    for name in ("usgov", "china", "public"):
+        conn = toolkit.connect(cloud=name, credential="default", progress=False)
+        assert authority_hosts(conn.credential) == {get_cloud(name).authority_host}
+        conn.close()
 
 
 def test_the_module_imports_nothing_of_the_package_beyond_the_spec() -> None:

@@ -479,6 +479,11 @@ def test_many_accepts_service_field_names_and_a_timeout(conn, sales) -> None:
     row = df.iloc[0]
     assert row["status"] == "Running" and row["error_code"] == "OperationTimeout"
     assert row["operation_id"] and "/operations/" in row["error"]
+    # the row's token finishes the creation it started, which is never sent again
+    done = toolkit.resume_operation(row["continuation_token"], connection=conn)
+    assert done["displayName"].tolist() == [row["displayName"]]
+    assert done["operation_id"].tolist() == [row["operation_id"]]
+    assert sum(i.display_name == row["displayName"] for i in _eventstreams(sales)) == 1
 
 
 @pytest.mark.parametrize("items, parameter", [

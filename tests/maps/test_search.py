@@ -311,6 +311,7 @@ def test_a_low_confidence_best_match_is_not_taken(waits) -> None:
         rp.add("GET", "/weather/airQuality/current/json",
                Answer(200, aq["responses"]["200"]["body"]))
         conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789",
+                               maps_client_id="00000000-0000-0000-0000-0000000000aa",
                                progress=False)
         conn.sleep = waits
         try:

@@ -60,7 +60,8 @@ def _check_schema(df, schema) -> None:
 @pytest.fixture
 def replay(waits):
     with replay_server() as rp:
-        conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789", progress=False)
+        conn = toolkit.connect(base_url=rp.url, token="example-token-0123456789", progress=False,
+                               maps_client_id="00000000-0000-0000-0000-0000000000aa")
         conn.sleep = waits
         rp.conn = conn
         yield rp
@@ -78,7 +79,8 @@ def test_current_air_quality_example(replay) -> None:
     df = toolkit.air_quality((lon, lat), connection=replay.conn)
     _check_schema(df, AIR_QUALITY)
     (method, target), = replay.seen
-    assert method == "GET" and _query_of(target) == "47.63235,-122.1389"  # latitude first
+    # latitude first, each to the example's own precision (6 decimals keep its 6)
+    assert method == "GET" and _query_of(target) == f"{lat},{lon}" == "47.632346,-122.13887"
     assert parse_qs(urlsplit(target).query)["pollutants"] == ["true"]
     rec = body["results"][0]
     row = df.iloc[0]

@@ -4,7 +4,8 @@ A credential object (azure-core's ``TokenCredential``: anything with ``get_token
 azure-identity's credentials) or a static bearer token go through azure-core's bearer-token
 policy; the tokens a credential hands out are registered as secrets while they are valid, so they
 are masked in every error text and log record. Maps takes a shared key or a SAS token instead
-when one is given, and names its account with bearer tokens.
+when one is given, and names its account with bearer tokens (which the service requires: a maps
+pipeline with a bearer token and no account id is refused before any request).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from azure.core.pipeline.policies import BearerTokenCredentialPolicy, SansIOHTTP
 from azure.core.rest import HttpRequest, HttpResponse
 
 from toolkit._core.config import FamilyConfig
+from toolkit._core.errors import ValidationError
 from toolkit._core.secrets import Secret
 
-__all__ = ["auth_policies"]
+__all__ = ["auth_policies", "sas_token_text"]
 
 _Request = PipelineRequest[HttpRequest]
 _Policy = SansIOHTTPPolicy[HttpRequest, HttpResponse]
@@ -144,6 +146,32 @@ class RegisteredTokens:
         return repr(self._credential)
 
 
+#: The scheme of a maps SAS token in ``Authorization`` (learn.microsoft.com/azure/azure-maps/
+#: azure-maps-authentication: ``Authorization: jwt-sas {SAS token}``).
+_SAS_SCHEME = "jwt-sas"
+
+
+def sas_token_text(secret: Secret) -> str:
+    """Give a maps SAS token as header text, without a ``jwt-sas`` pasted before it.
+
+    The portal and the docs show the token with its scheme (``jwt-sas eyJ...``); a value pasted
+    so is sent once with the scheme, not as ``jwt-sas jwt-sas eyJ...``.
+
+    Parameters
+    ----------
+    secret : Secret
+        The SAS token, with or without the scheme (any case, any spaces after it).
+
+    Returns
+    -------
+    str
+        The token alone.
+    """
+    value = header_text(secret).strip()
+    scheme, _, rest = value.partition(" ")
+    return rest.strip() if scheme.lower() == _SAS_SCHEME and rest.strip() else value
+
+
 class MapsKeyPolicy(_Policy):
     """Authenticate with the maps shared key or SAS token.
 
@@ -171,7 +199,7 @@ class MapsKeyPolicy(_Policy):
         if self._key:
             headers["subscription-key"] = header_text(self._key)
         elif self._sas:
-            headers["Authorization"] = f"jwt-sas {header_text(self._sas)}"
+            headers["Authorization"] = f"{_SAS_SCHEME} {sas_token_text(self._sas)}"
 
 
 class ClientIdPolicy(_Policy):
@@ -224,10 +252,19 @@ def auth_policies(config: FamilyConfig) -> list[Any]:
         if creds.maps_key or creds.maps_sas_token:
             return [MapsKeyPolicy(creds.maps_key, creds.maps_sas_token)]
         if credential is not None and config.scope:
+            if not creds.maps_client_id:
+                # the service requires the account's id with a bearer token: without it every
+                # call is a 401 that says nothing of why (learn.microsoft.com/azure/azure-maps/
+                # azure-maps-authentication; the vendor's maps clients send it as x-ms-client-id)
+                raise ValidationError(
+                    "maps_client_id", None,
+                    f"maps needs the account's client id ({config.header_prefix}client-id) "
+                    "with a bearer token: pass connect(maps_client_id=...) or "
+                    "TOOLKIT_MAPS_CLIENT_ID (the Maps account's uniqueId: az maps account "
+                    "show --query properties.uniqueId), or a maps_key or maps_sas_token")
             policies.append(BearerTokenCredentialPolicy(credential, config.scope))
-            if creds.maps_client_id:
-                policies.append(ClientIdPolicy(f"{config.header_prefix}client-id",
-                                               creds.maps_client_id))
+            policies.append(ClientIdPolicy(f"{config.header_prefix}client-id",
+                                           creds.maps_client_id))
         return policies
     if credential is not None and config.scope:
         policies.append(BearerTokenCredentialPolicy(credential, config.scope))

@@ -61,6 +61,8 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._tickets = 0  # requests let through so far, in order
+        #: seconds callers waited here for a token, in all
+        self.waited = 0.0
         self._followed = 0  # the ticket of the request whose count the bucket follows
         #: whether the service's own count (:meth:`finished`) may also raise the bucket above
         #: what it holds here (until :meth:`configure` sets limits of the caller's own)
@@ -166,6 +168,7 @@ class RateLimiter:
                         self._in_flight += 1
                     return self._tickets
                 wait = (1 - self._tokens) / self.rate
+                self.waited += wait
             self._sleep(wait)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from toolkit._core.config import Settings, check_plain_http
 from toolkit._core.credentials import credential_word
 from toolkit._core.errors import ValidationError
-from toolkit._spec.clouds import CLOUDS, NEUTRAL, Cloud, get_cloud
+from toolkit._spec.clouds import CLOUDS, NEUTRAL, Cloud, cloud_of_urls, get_cloud
 
 __all__ = ["Asked", "check_proxies", "cloud_named", "cloud_of", "settings_from_env",
            "settings_of"]
@@ -165,13 +165,21 @@ def cloud_named(name: str, parameter: str) -> Cloud:
         raise ValidationError(parameter, name, f"clouds are {', '.join(CLOUDS)}") from None
 
 
-def cloud_of(urls: list[str]) -> Cloud:
-    """Return the real cloud whose hosts the URLs name (``neutral`` when none does)."""
-    from urllib.parse import urlsplit
+def cloud_of(urls: Mapping[str, str]) -> Cloud:
+    """Return the real cloud whose hosts the URLs name (``neutral`` when none does).
 
-    hosts = {(urlsplit(u).hostname or "").lower() for u in urls}
-    for cloud in CLOUDS.values():
-        own = {(urlsplit(h).hostname or "").lower() for h in cloud.hosts.values() if h}
-        if hosts & own:
-            return cloud
-    return NEUTRAL
+    Parameters
+    ----------
+    urls : mapping of str to str
+        Family (or ``base``, for all of them) -> the URL given.
+
+    Raises
+    ------
+    ValidationError
+        Naming ``cloud``: a URL on a real cloud's domain the toolkit does not list, or URLs of
+        two clouds.
+    """
+    try:
+        return cloud_of_urls(urls) or NEUTRAL
+    except ValueError as err:
+        raise ValidationError("cloud", None, str(err)) from None

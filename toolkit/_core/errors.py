@@ -61,10 +61,17 @@ class ToolkitError(Exception):
         When a collection failed part-way: the records read before the failure.
     next_link : str or None
         When a next page failed: where the remaining pages start.
+    accepted : Operation or None
+        When following a long-running operation the service had accepted failed: its handle
+        (``err.accepted.result()`` resumes it). Nothing was sent again.
+    continuation_token : str or None
+        The same operation as a string, for ``toolkit.resume_operation`` in another process.
     """
 
     partial: Any = None
     next_link: str | None = None
+    accepted: Any = None
+    continuation_token: str | None = None
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
@@ -78,6 +85,17 @@ class ToolkitError(Exception):
         ``note``, which says so, is added to the message.
         """
         self.partial = frame
+        self.args = (f"{self.args[0] if self.args else ''}{note}", *self.args[1:])
+
+    def keep_operation(self, operation: Any, note: str) -> None:
+        """Attach the long-running operation this failure interrupted (:attr:`accepted`).
+
+        The service accepted the operation, which goes on there: :attr:`accepted` resumes it
+        (``err.accepted.result()``) and :attr:`continuation_token` in another process
+        (``toolkit.resume_operation``). ``note``, which says so, is added to the message.
+        """
+        self.accepted = operation
+        self.continuation_token = operation.continuation_token
         self.args = (f"{self.args[0] if self.args else ''}{note}", *self.args[1:])
 
 
@@ -327,7 +345,9 @@ class ApiError(ToolkitError, HttpResponseError):
         self.exc_msg = str(self)
 
     def __reduce__(self) -> Any:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("response", "__traceback__")}
+        # the handle of an interrupted operation holds a live pipeline: its token travels instead
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("response", "__traceback__", "accepted")}
         return (_restore, (type(self), self.args, state))
 
     def _lead(self) -> str:
@@ -433,6 +453,8 @@ class OperationTimeoutError(ToolkitError, TimeoutError):
                  message: str | None = None) -> None:
         self.operation_url = operation_url
         self.operation = operation
+        self.accepted = operation
+        self.continuation_token = getattr(operation, "continuation_token", None)
         self.timeout = timeout
         super().__init__(message or (
             f"{name}: still running after {timeout:g} s. It goes on on the service; resume with "

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from shapely.geometry.base import BaseGeometry
 
 __all__ = [
+    "COORDINATE_DECIMALS",
     "EARTH_RADIUS_M",
     "BBoxLike",
     "HasBounds",
@@ -43,6 +44,7 @@ __all__ = [
     "bbox_param",
     "bbox_size_m",
     "check_bbox_size",
+    "coordinate_text",
     "geojson_geometry",
     "haversine_m",
     "latlon_param",
@@ -314,14 +316,37 @@ def to_point(value: object, parameter: str, *, places: PlaceResolver | None = No
     return float(arr[0, 0]), float(arr[0, 1])
 
 
+#: Decimals of a coordinate in a query string: 6 is 0.11 m of latitude (and at most that of
+#: longitude) anywhere on Earth. Significant digits would lose precision with the integer part:
+#: 7 of them are 4 decimals (11 m) past 100 degrees of longitude.
+COORDINATE_DECIMALS = 6
+
+
+def coordinate_text(value: float) -> str:
+    """Write one coordinate for a query string: 6 decimals, trailing zeros dropped.
+
+    Parameters
+    ----------
+    value : float
+        Degrees of longitude or latitude.
+
+    Returns
+    -------
+    str
+        ``-122.123457`` for -122.1234567, ``1.5`` for 1.5, ``0`` for -0.0000001.
+    """
+    text = f"{value:.{COORDINATE_DECIMALS}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
 def lonlat_param(lon: float, lat: float) -> str:
-    """``lon,lat`` as search, route and traffic want it."""
-    return f"{lon:.7g},{lat:.7g}" if abs(lon) < 1000 else f"{lon},{lat}"
+    """``lon,lat`` as search, route and traffic want it (6 decimals each)."""
+    return f"{coordinate_text(lon)},{coordinate_text(lat)}"
 
 
 def latlon_param(lon: float, lat: float) -> str:
-    """``lat,lon`` as weather wants it."""
-    return f"{lat:.7g},{lon:.7g}"
+    """``lat,lon`` as weather wants it (6 decimals each)."""
+    return f"{coordinate_text(lat)},{coordinate_text(lon)}"
 
 
 def to_bbox(value: object, parameter: str = "bbox") -> tuple[float, float, float, float]:
@@ -362,8 +387,8 @@ def to_bbox(value: object, parameter: str = "bbox") -> tuple[float, float, float
 
 
 def bbox_param(bbox: Sequence[float]) -> str:
-    """``min_lon,min_lat,max_lon,max_lat``."""
-    return ",".join(f"{v:.7g}" for v in bbox)
+    """``min_lon,min_lat,max_lon,max_lat`` (6 decimals each)."""
+    return ",".join(coordinate_text(v) for v in bbox)
 
 
 @overload

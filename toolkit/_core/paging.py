@@ -25,16 +25,17 @@ from toolkit._core.cancel import Cancellation, cancellable, check_cancelled, cur
 from toolkit._core.errors import ProtocolError, ToolkitError, TruncatedResultWarning
 from toolkit._core.messages import Request, Response
 from toolkit._core.pipeline import Pipeline
-from toolkit._core.progress import progress_bar
+from toolkit._core.progress import ProgressBar, progress_bar
 from toolkit._core.protocols import Reporting
 from toolkit._core.provenance import provenance
+from toolkit._core.ratelimits import quotas_left
 from toolkit._core.transport import PAGES_IN_FLIGHT
 from toolkit._spec.arm import MANAGEMENT_GROUP_NEXT_KEY, NEXT_KEY, ODATA_NEXT_KEY
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ARM", "EMPTY_PAGE_LIMIT", "MANAGEMENT_GROUPS", "MAPS", "ODATA", "Page", "PagingStyle",
-           "collect_frame", "envelope_next_link", "iter_pages"]
+           "collect_frame", "envelope_next_link", "iter_pages", "note_quotas"]
 
 
 @dataclass(frozen=True)
@@ -546,6 +547,7 @@ def collect_frame(
     request_ids: list[str] = []
     truncated = False
     endpoint = None
+    left: dict[str, int] = {}
     bar = progress_bar(connection, desc=operation, unit="page")
     try:
         yield_pages = _resumable(pages, builder, operation, api_version, request_ids)
@@ -553,6 +555,7 @@ def collect_frame(
             endpoint = endpoint or page.response.url
             if page.response.request_id:
                 request_ids.append(page.response.request_id)
+            note_quotas(page.response, left, bar)
             items = transform(page.items) if transform else page.items
             if max_items is not None and builder.rows + len(items) >= max_items:
                 more = (builder.rows + len(items) > max_items
@@ -578,4 +581,28 @@ def collect_frame(
             TruncatedResultWarning, stacklevel=3)
     df = builder.build(provenance(operation, api_version, endpoint, request_ids))
     df.attrs["truncated"] = truncated
+    if left:
+        df.attrs["quota_left"] = left
     return df
+
+
+def note_quotas(response: Response, left: dict[str, int], bar: ProgressBar | None = None) -> None:
+    """Keep the fewest requests each provider quota had left in a read, and show it.
+
+    Parameters
+    ----------
+    response : Response
+        A page's answer (its provider counts, :func:`~toolkit._core.ratelimits.quotas_left`).
+    left : dict
+        Quota name -> the fewest requests left seen so far in the read; updated.
+    bar : ProgressBar, optional
+        The read's bar, which shows them.
+    """
+    headers = getattr(response, "headers", None)  # (a page made by hand may have none)
+    counts = quotas_left(headers, response.header_prefix) if headers is not None else {}
+    if not counts:
+        return
+    for name, count in counts.items():
+        left[name] = min(count, left.get(name, count))
+    if bar is not None:
+        bar.note(", ".join(f"{name} quota: {count} left" for name, count in sorted(left.items())))

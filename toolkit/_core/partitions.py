@@ -15,6 +15,7 @@ and joins what they read.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol
@@ -23,7 +24,7 @@ import pandas as pd
 
 from toolkit._core.cancel import Cancellation, cancellable, current
 from toolkit._core.errors import ToolkitError
-from toolkit._core.paging import FrameSink, Page
+from toolkit._core.paging import FrameSink, Page, note_quotas
 from toolkit._core.progress import progress_bar
 from toolkit._core.protocols import Reporting
 from toolkit._core.provenance import provenance
@@ -86,6 +87,8 @@ def read_chains(
     results: list[tuple[list[str], str | None] | None] = [None] * len(chains)
     builders: list[Builder | None] = [None] * len(chains)
     seen: list[list[str]] = [[] for _ in chains]  # request ids of every page read, per chain
+    left: dict[str, int] = {}  # the fewest requests each provider quota had left
+    noting = threading.Lock()
 
     def run(i: int) -> None:
         with cancellable(stop):
@@ -103,6 +106,8 @@ def read_chains(
                 endpoint = endpoint or page.response.url
                 if page.response.request_id:
                     ids.append(page.response.request_id)
+                with noting:
+                    note_quotas(page.response, left, bar)
                 builder.add(page.items)
                 page.release()
                 bar.update(1)
@@ -139,7 +144,10 @@ def read_chains(
     request_ids = [i for r in done for i in r[0]]
     endpoint = next((r[1] for r in done if r[1]), None)
     whole = _joined(builders) or new_builder()
-    return whole.build(provenance(operation, api_version, endpoint, request_ids))
+    df = whole.build(provenance(operation, api_version, endpoint, request_ids))
+    if left:
+        df.attrs["quota_left"] = left
+    return df
 
 
 def _joined(builders: Sequence[Builder | None]) -> Builder | None:

@@ -74,6 +74,15 @@ class Stats:
                                               "server_errors", "transport_errors")}
 
 
+def _body(response: _Response) -> bytes:
+    """Give an answer's body when it has been read, else nothing."""
+    try:
+        content = response.http_response.content
+    except Exception:  # a body not read (streamed) says nothing here
+        return b""
+    return content if isinstance(content, bytes) else b""
+
+
 class ToolkitRetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
     """azure-core's retry policy, narrowed to the toolkit's rules.
 
@@ -173,8 +182,13 @@ class ToolkitRetryPolicy(RetryPolicy[HttpRequest, HttpResponse]):
             return False
         if status == 429:
             self.stats.add(throttled=1)
-            if settings["bucket"] is not None:
-                settings["bucket"].throttled(self.get_retry_after(response))
+            bucket = settings["bucket"]
+            if bucket is not None:
+                # a provider's request takes from two buckets: the one the answer says refused
+                refusing = getattr(bucket, "refusing", None)
+                if refusing is not None:
+                    bucket = refusing(response.http_response.headers, _body(response))
+                bucket.throttled(self.get_retry_after(response))
         elif status >= 500:
             self.stats.add(server_errors=1)
         idempotent = response.http_request.method.upper() in settings["methods"]

@@ -11,9 +11,14 @@ own, and driven by the one waiter of :mod:`toolkit._core.polling`:
   with the result, 204 without); an empty final body for a PUT or PATCH means "read the
   resource"; an error answer is the operation's failure.
 * :class:`ItemStatusPolling` (item operations: eventstream creation): the operation state at
-  ``Location`` answers 200 with ``status`` ``NotStarted``/``Running`` (its ``Location`` followed
-  exactly as given) until ``Succeeded``, when ``Location`` points at the result, or ``Failed``
-  with the operation's error.
+  ``Location`` answers 200 with ``status`` ``NotStarted``/``Running`` (its ``Location`` followed)
+  until ``Succeeded``, when ``Location`` points at the result, or ``Failed`` with the operation's
+  error. The real service names a cluster host in ``Location``
+  (``wabi-<region>-redirect.analysis.windows.net``): a URL on a host the family does not trust
+  is asked at the family's own endpoint, path and query kept
+  (:func:`~toolkit._core.urls.at_own_origin`), and a 202 without ``Location`` is followed at
+  :data:`~toolkit._spec.fabric.OPERATION_STATE_PATH` from its operation id; the credential never
+  leaves the configured endpoint.
 
 A strategy sends one request per :meth:`PollingStrategy.poll`, records the wait the service asks
 for before the next (:attr:`PollingStrategy.next_wait`) and returns a :class:`Poll`; it neither
@@ -29,6 +34,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from toolkit._core.error_bodies import parse_error_body
 from toolkit._core.errors import (
@@ -42,6 +48,8 @@ from toolkit._core.errors import (
 )
 from toolkit._core.messages import Request, Response
 from toolkit._core.pipeline import Pipeline
+from toolkit._core.urls import at_own_origin, segment
+from toolkit._spec.fabric import OPERATION_STATE_PATH
 
 logger = logging.getLogger(__name__)
 
@@ -292,16 +300,24 @@ class ItemStatusPolling(PollingStrategy):
 
     @classmethod
     def can_poll(cls, initial: Response, pipeline: Pipeline) -> bool:
-        """Tell whether the answer carries ``Location`` (the operation state URL)."""
-        return bool(initial.headers.get("location"))
+        """Tell whether the answer names the operation: ``Location`` or the operation id."""
+        return bool(initial.headers.get("location") or _operation_id(initial, pipeline))
 
     @classmethod
     def from_initial(cls, initial: Response, pipeline: Pipeline,
                      default_wait: float) -> ItemStatusPolling:
-        """Follow the operation state at the answer's ``Location``."""
+        """Follow the operation state at the answer's ``Location`` (or its operation id)."""
+        location = initial.headers.get("location")
+        if location:
+            url = _followed(pipeline, location, initial.operation)
+        else:
+            version = urlsplit(initial.url).path.strip("/").split("/")[0]
+            op_id = _operation_id(initial, pipeline) or ""
+            url = pipeline.url(OPERATION_STATE_PATH.format(
+                version=segment(version, "api_version"),
+                operation_id=segment(op_id, "operation id")))
         strategy = cls(method=initial.method.upper(), resource_url=initial.url,
-                       url=initial.headers["location"], default_wait=default_wait,
-                       state_word="NotStarted")
+                       url=url, default_wait=default_wait, state_word="NotStarted")
         strategy.next_wait = retry_after(initial, default_wait)
         return strategy
 
@@ -318,6 +334,8 @@ class ItemStatusPolling(PollingStrategy):
         self.percent_complete = percent if isinstance(percent, int | float) \
             and not isinstance(percent, bool) else None
         location = response.headers.get("location")
+        if location:
+            location = _followed(pipeline, location, name)
         self.history.append({"status": state, "percentComplete": self.percent_complete,
                              "retry_after": response.headers.get("retry-after")})
         low = state.lower()
@@ -343,6 +361,21 @@ class ItemStatusPolling(PollingStrategy):
     def state(self) -> dict[str, Any]:
         """Give the method, the resource URL and the operation state URL."""
         return {"method": self.method, "resource_url": self.resource_url, "url": self.url}
+
+
+def _operation_id(response: Response, pipeline: Pipeline) -> str | None:
+    """Read the answer's operation id (``x-ms-operation-id`` in the cloud's words)."""
+    return response.headers.get(f"{pipeline.header_prefix}operation-id") or None
+
+
+def _followed(pipeline: Pipeline, url: str, name: str | None) -> str:
+    """Give the URL an item operation is followed at: on the family's endpoint."""
+    here = at_own_origin(pipeline.config, url)
+    if here != url:
+        logger.info("%s: the service named %s for the operation; following it at %s, as "
+                    "Microsoft's Fabric clients do", name or "operation",
+                    urlsplit(url).hostname, pipeline.config.origin)
+    return here
 
 
 def restore_strategy(state: Mapping[str, Any], default_wait: float) -> PollingStrategy:

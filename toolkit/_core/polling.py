@@ -32,6 +32,7 @@ from toolkit._core.errors import (
     OperationTimeoutError,
     OperationWaitError,
     ProtocolError,
+    ToolkitError,
 )
 from toolkit._core.messages import Request, Response
 from toolkit._core.pipeline import Pipeline
@@ -74,6 +75,9 @@ class Operation(Generic[T]):
     #: The strategies that can follow an accepted operation, the first that can poll chosen.
     strategies: ClassVar[tuple[type[PollingStrategy], ...]] = (AsyncHeaderPolling,
                                                                 LocationPolling)
+    #: Said of an accepted operation the toolkit cannot follow to its end.
+    accepted_note: ClassVar[str] = (" The operation goes on on the service; the toolkit did not "
+                                    "send the request again.")
 
     def __init__(self, pipeline: Pipeline, *, name: str, parse: Callable[[Response], T],
                  strategy: PollingStrategy | None, final: Response | None, url: str,
@@ -139,9 +143,10 @@ class Operation(Generic[T]):
                        url=initial.url, resume=resume)._started(initial)
         kind = next((s for s in cls.strategies if s.can_poll(initial, pipeline)), None)
         if kind is None:
-            raise ProtocolError(f"{name}: the service answered 202 without a Location header, "
-                                "so the operation cannot be followed", url=initial.url,
-                                status=initial.status)
+            raise ProtocolError(f"{name}: the service accepted the operation (HTTP 202) without "
+                                "naming where to follow it (no Location header), so the "
+                                f"toolkit cannot follow it.{cls.accepted_note}",
+                                url=initial.url, status=initial.status)
         logger.info("%s: accepted (202), polling", name)
         strategy = kind.from_initial(initial, pipeline, pipeline.config.settings.poll_interval)
         return cls(pipeline, name=name, parse=parse, strategy=strategy, final=None,
@@ -263,7 +268,18 @@ class Operation(Generic[T]):
     def _poll(self) -> None:
         assert self._strategy is not None
         self.polls += 1
-        outcome = self._strategy.poll(self.pipeline, self.name)
+        try:
+            outcome = self._strategy.poll(self.pipeline, self.name)
+        except ToolkitError as err:
+            # the operation was accepted and goes on: the failure carries what resumes it, and
+            # nothing invites sending the request that started it again
+            if err.accepted is None:
+                err.keep_operation(self, (
+                    f"\n{self.name}: the service accepted the operation, which goes on there; "
+                    f"following it failed at poll {self.polls}.{self.accepted_note} Resume it "
+                    "with err.accepted.result(), or toolkit.resume_operation("
+                    "err.continuation_token) from a connection that trusts its address."))
+            raise
         if outcome.failure is not None:
             self.status = outcome.status
             self._error = outcome.failure
@@ -313,6 +329,9 @@ class ItemOperation(Operation[T]):
     """
 
     strategies = (ItemStatusPolling,)
+    accepted_note = (" The service accepted the creation: the item exists or is being made. "
+                     "Do not create it again (a second creation fails with "
+                     "ItemDisplayNameAlreadyInUse, or makes a second item).")
     operation_id: str | None = None
 
     def _started(self, initial: Response) -> Self:

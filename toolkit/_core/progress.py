@@ -25,6 +25,8 @@ class ProgressBar(Protocol):
 
     def update(self, n: int = 1) -> None: ...
 
+    def note(self, text: str) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -73,12 +75,18 @@ class _Lines:
         of = f" ({total} {unit}s)" if total is not None else ""
         sys.stderr.write(f"{desc}: started{of}\n")
 
+        self.text = ""
+
     def update(self, n: int = 1) -> None:
         self.n += n
 
+    def note(self, text: str) -> None:
+        self.text = text
+
     def close(self) -> None:
+        said = f" ({self.text})" if self.text else ""
         sys.stderr.write(f"{self.desc}: {self.n} {self.unit}s done in "
-                         f"{time.monotonic() - self._started:.1f} s\n")
+                         f"{time.monotonic() - self._started:.1f} s{said}\n")
         sys.stderr.flush()
 
 
@@ -91,6 +99,7 @@ class _Bar:
         self._unit = unit
         self._minimum = minimum
         self._count = 0
+        self._text = ""
         self._bar: tqdm[Any] | _Lines | None = None
 
     def update(self, n: int = 1) -> None:
@@ -103,8 +112,22 @@ class _Bar:
                 self._bar = _tqdm_class(kind)(
                     initial=self._count - n, desc=self._desc, total=self._total,
                     unit=self._unit, leave=False, dynamic_ncols=True)
+            if self._text:
+                self._show()
         if self._bar is not None:
             self._bar.update(n)
+
+    def note(self, text: str) -> None:
+        """Show a short text beside the bar (what a quota has left), replacing the last."""
+        if text != self._text:
+            self._text = text
+            self._show()
+
+    def _show(self) -> None:
+        if isinstance(self._bar, _Lines):
+            self._bar.note(self._text)
+        elif self._bar is not None:
+            self._bar.set_postfix_str(self._text, refresh=False)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -113,6 +136,9 @@ class _Bar:
 
 class _NoBar:
     def update(self, n: int = 1) -> None:
+        pass
+
+    def note(self, text: str) -> None:
         pass
 
     def close(self) -> None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from toolkit._core.config import PLAIN_HTTP_RULE, FamilyConfig, Origin
 from toolkit._core.errors import UntrustedOriginError, ValidationError
 
-__all__ = ["build_url", "check_origin", "segment", "short"]
+__all__ = ["at_own_origin", "build_url", "check_origin", "segment", "short"]
 
 #: Characters left as they are in a path segment (RFC 3986 ``pchar`` less ``%``): everything
 #: else, ``/``, ``?``, ``#`` and ``%`` included, is percent-encoded.
@@ -134,3 +134,33 @@ def check_origin(config: FamilyConfig, url: str, operation: str | None) -> None:
     raise UntrustedOriginError(
         f"{what}the service pointed the next request at {origin.host} ({origin}); it was "
         f"refused and nothing was sent there: {why}.", host=origin.host)
+
+
+def at_own_origin(config: FamilyConfig, url: str) -> str:
+    """Give the URL to ask instead of one whose host is not the family's: its path, at home.
+
+    A URL on an origin the family trusts is kept as it is. Any other one keeps its path and
+    query and takes the scheme, host and port of the family's endpoint, as Microsoft's Fabric
+    clients follow the operation URLs the service names on its cluster hosts (see
+    :data:`toolkit._spec.fabric.OPERATION_STATE_PATH`): the credential still goes to the
+    family's own origin only. A URL without a readable origin is kept, for
+    :func:`check_origin` to refuse.
+
+    Parameters
+    ----------
+    config : FamilyConfig
+        The family's endpoint and trusted hosts.
+    url : str
+        An absolute URL the service named.
+
+    Returns
+    -------
+    str
+        The URL to ask.
+    """
+    origin = Origin.of(url)
+    if origin is None or config.trusts(origin):
+        return url
+    parts = urlsplit(url)
+    own = urlsplit(config.base_url)
+    return urlunsplit((own.scheme, own.netloc, parts.path or "/", parts.query, ""))

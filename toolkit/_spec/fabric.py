@@ -16,6 +16,7 @@ __all__ = [
     "DISPLAY_NAME_MAX",
     "ITEM_TYPES",
     "LABEL_STRATEGIES",
+    "OPERATION_STATE_PATH",
     "PRINCIPAL_TYPES",
 ]
 
@@ -23,6 +24,16 @@ __all__ = [
 API_VERSIONS = ("v1",)
 #: The shape of an interface version in the path.
 API_VERSION_PATTERN = r"^v\d+(\.\d+)?$"
+#: Where a long-running operation's state is read on the configured endpoint, from the
+#: ``x-ms-operation-id`` of the answer that accepted it (its result at ``.../result``): the
+#: "Get Operation State" and "Get Operation Result" operations of the Fabric REST API
+#: (learn.microsoft.com/rest/api/fabric/core/long-running-operations), and the rule of
+#: Microsoft's semantic-link-labs (microsoft/semantic-link-labs,
+#: src/sempy_labs/_helper_functions.py, ``lro``). The real service's ``Location`` names a
+#: cluster host (``wabi-<region>-redirect.analysis.windows.net``) instead: Microsoft's Go SDK
+#: keeps that URL's path and puts back the host of the request that started the operation
+#: (microsoft/fabric-sdk-go, internal/pollers/locasync/locasync.go, commit 539c683).
+OPERATION_STATE_PATH = "/{version}/operations/{operation_id}"
 #: Item display names: at most this many characters...
 DISPLAY_NAME_MAX = 256
 #: ...none of these, no control characters, and no leading or trailing space or ``.``.

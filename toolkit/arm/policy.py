@@ -26,7 +26,12 @@ import pandas as pd
 from toolkit._core.columns import InterningBuilder, page_decoder
 from toolkit._core.errors import ValidationError
 from toolkit._core.messages import Request
-from toolkit._core.paging import ODATA, collect_frame, envelope_next_link, iter_pages
+from toolkit._core.paging import (
+    ODATA,
+    collect_frame,
+    envelope_next_link,
+    iter_pages,
+)
 from toolkit._core.partitions import read_chains
 from toolkit._core.registry import OperationRecord, register
 from toolkit._core.schemas import Col
@@ -243,7 +248,9 @@ def policy_states(
         DataFrame with the same columns and dtypes, one partition per slice.
         ``attrs["window"]`` holds the window asked, ``[start, end]`` as ISO 8601 strings
         (``None`` for an end the service chose), which :func:`compliance_trend` reads to tell
-        the periods only partly inside it.
+        the periods only partly inside it. ``attrs["quota_left"]`` holds the fewest requests
+        the policy-insights provider's own quota said it had left during the read
+        (``{"policy-insights": 37}``), when its answers counted it.
 
     Raises
     ------

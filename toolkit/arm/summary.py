@@ -18,6 +18,7 @@ from toolkit._core.errors import ProtocolError, ValidationError
 from toolkit._core.frames import build_frame
 from toolkit._core.messages import Request
 from toolkit._core.provenance import provenance
+from toolkit._core.ratelimits import quotas_left
 from toolkit._core.registry import OperationRecord, register
 from toolkit._core.validate import (
     check_api_version,
@@ -141,6 +142,8 @@ def policy_summary(
         that are not compliant). An empty ``policySetDefinitionId``,
         ``policyDefinitionReferenceId`` or ``policyGroupName`` (the service's ``""`` for an
         assignment of a single definition, and for the group of policies in no group) is null.
+        ``attrs["quota_left"]``: what the policy-insights provider's own quota had left, when
+        the answer counted it.
 
     Raises
     ------
@@ -174,6 +177,9 @@ def policy_summary(
     attrs = provenance(OPERATION, api_version, response.url,
                        [response.request_id] if response.request_id else [])
     attrs["scope"] = where.path(conn.namespace)
+    left = quotas_left(response.headers, response.header_prefix)
+    if left:
+        attrs["quota_left"] = left
     return build_frame(rows, POLICY_SUMMARY, attrs, flat=True)
 
 

@@ -24,6 +24,7 @@ from toolkit._core.errors import (
     ConflictError,
     OperationFailedError,
     OperationTimeoutError,
+    ToolkitError,
     ValidationError,
 )
 from toolkit._core.frames import build_frame
@@ -92,6 +93,7 @@ EVENTSTREAMS = Schema(
         Col("status", "category", categories=("Succeeded", "Running", "Failed", "Invalid")),
         Col("error_code", "string"),
         Col("error", "string"),
+        Col("continuation_token", "string"),
     ),
 )
 
@@ -250,7 +252,10 @@ def _start(conn: Connection, workspace_id: str, body: dict[str, Any], api_versio
     except ConflictError as err:
         if err.code == "ItemDisplayNameAlreadyInUse":
             err.hint = ("An item of this name exists in the workspace (names are unique per "
-                        "workspace, whatever the case); choose another display name.")
+                        "workspace, whatever the case); choose another display name. If it is "
+                        "the item of an earlier creation that was accepted but not followed to "
+                        "its end, finish that one instead: toolkit.resume_operation("
+                        "err.continuation_token) with the earlier error's token.")
             err.args = (err._text(),)
         raise
     handle.append(op)
@@ -311,8 +316,12 @@ def create_eventstream(workspace_id: str, display_name: str, *, description: str
                        ) -> pd.DataFrame | ItemOperation[pd.DataFrame]:
     r"""Create an eventstream in a workspace.
 
-    Without a definition the service usually creates the item at once (201); with one it
-    provisions it (202) and the toolkit follows the operation to its end.
+    Without a definition the service may create the item at once (201); otherwise it
+    provisions it (202) and the toolkit follows the operation to its end, at the configured
+    Fabric endpoint even when the service names one of its cluster hosts
+    (``wabi-<region>-redirect.analysis.windows.net``), as Microsoft's Fabric clients do. The
+    creation is never sent twice: when following an accepted creation fails, the error carries
+    ``accepted`` and ``continuation_token``, which finish it (``toolkit.resume_operation``).
 
     Parameters
     ----------
@@ -366,6 +375,10 @@ def create_eventstream(workspace_id: str, display_name: str, *, description: str
         The provisioning ended Failed (code and message are the operation's).
     RateLimitError
         Throttled longer than ``max_retry_wait``.
+    ToolkitError
+        Any failure while following an accepted creation (a transport error, a refused
+        address...) carries ``accepted`` (the handle) and ``continuation_token``: the item
+        exists or is being made; do not create it again.
     """
     check_uuid(workspace_id, "workspace_id")
     body = eventstream_request(display_name, description=description, definition=definition,
@@ -444,7 +457,7 @@ def create_eventstreams(items: pd.DataFrame | Iterable[Mapping[str, Any]], *,
         :func:`create_eventstream`.
     timeout : float, optional
         Seconds to wait for each long-running creation; items still provisioning then get
-        status ``Running`` with their ``operation_id``.
+        status ``Running`` with their ``operation_id`` and ``continuation_token``.
     api_version : str
         The version path (``v1``).
     connection : Connection, optional
@@ -456,8 +469,10 @@ def create_eventstreams(items: pd.DataFrame | Iterable[Mapping[str, Any]], *,
         One row per item, in input order: ``input_index`` (Int64), the columns of
         :func:`create_eventstream` (``displayName`` and ``workspaceId`` as requested when the
         creation failed), ``status`` (category ``Succeeded``/``Running``/``Failed``/
-        ``Invalid``), ``error_code`` (string: the service's ``errorCode``, or
-        ``ValidationError``), ``error`` (string).
+        ``Invalid``), ``error_code`` (string: the service's ``errorCode``, ``ValidationError``,
+        or for ``Running`` rows ``OperationTimeout`` or ``OperationNotFollowed``), ``error``
+        (string), ``continuation_token`` (string: for a ``Running`` row, the accepted creation
+        that :func:`toolkit.resume_operation` finishes; never create such an item again).
     """
     requests = _requests_of(items)
     check_timeout(timeout)
@@ -503,8 +518,19 @@ def create_eventstreams(items: pd.DataFrame | Iterable[Mapping[str, Any]], *,
             op = failure.operation
             rows[i].update(status="Running", operation_id=getattr(op, "operation_id", None),
                            error_code="OperationTimeout",
-                           error=f"still provisioning after {failure.timeout:g} s; poll "
-                                 f"{failure.operation_url}")
+                           error=f"still provisioning after {failure.timeout:g} s (operation "
+                                 f"{failure.operation_url}); resume with "
+                                 "toolkit.resume_operation(continuation_token)",
+                           continuation_token=failure.continuation_token)
+        elif isinstance(failure, ToolkitError) and failure.accepted is not None:
+            # accepted by the service, then lost sight of: the item exists or is being made
+            rows[i].update(status="Running",
+                           operation_id=getattr(failure.accepted, "operation_id", None),
+                           error_code="OperationNotFollowed",
+                           error=f"accepted, then following it failed ({type(failure).__name__}"
+                                 "); do not create it again: resume with "
+                                 "toolkit.resume_operation(continuation_token)",
+                           continuation_token=failure.continuation_token)
         elif isinstance(failure, ApiError | OperationFailedError):
             rows[i].update(status="Failed", error_code=failure.code,
                            error=str(failure).split("\nWhat to do:")[0].removeprefix(

@@ -78,6 +78,10 @@ class SandboxView(Protocol):
         """Whether the resource manager's throttling is enforced."""
 
     @property
+    def provider_limits(self) -> bool:
+        """Whether the resource providers' own quotas (policy insights) are enforced."""
+
+    @property
     def arm_read_methods(self) -> frozenset[str]:
         """The methods the resource manager counts as reads."""
 

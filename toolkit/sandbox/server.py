@@ -162,6 +162,13 @@ class Sandbox:
         past it (see
         :func:`toolkit.sandbox.arm.common.limits`). Off by default, so that a test suite's
         thousands of requests a minute from one caller are not throttled.
+    provider_limits : bool
+        Throttle the resource providers' own quotas too: policy insights keeps one per caller
+        and subscription (or tenant), 150 requests refilled 1 a second
+        (:data:`toolkit._spec.arm.POLICY_INSIGHTS_BUCKET`: the provider publishes no numbers),
+        checked before the resource manager's, 429 with ``Retry-After`` past it. Its answers
+        always say what is left (``x-ms-ratelimit-remaining-policy-insights-requests``). Off by
+        default.
 
     Examples
     --------
@@ -177,7 +184,7 @@ class Sandbox:
                  epoch: datetime | None = None, frozen_clock: bool = False,
                  secret: str | None = None, network: NetworkModel | None = None,
                  compress: bool = True, compress_level: int = 5,
-                 arm_limits: bool = False) -> None:
+                 arm_limits: bool = False, provider_limits: bool = False) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the sandbox listens on loopback only")
         self.seed = seed
@@ -210,6 +217,7 @@ class Sandbox:
         self.compress = compress
         self.compress_level = compress_level
         self.arm_limits = arm_limits
+        self.provider_limits = provider_limits
         #: the methods the resource manager counts as reads: every other one (a POST query or
         #: action too) is a write, in the buckets and in the rate-limit header of its answer
         self.arm_read_methods: frozenset[str] = frozenset({"GET", "HEAD"})

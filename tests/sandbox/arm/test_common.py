@@ -287,3 +287,44 @@ def test_limits_are_off_unless_asked_for(arm, sandbox) -> None:
     assert all(arm("GET", _protector_path(sandbox, server)).status_code == 200
                for _ in range(5))
     assert sandbox.arm_limits is False
+
+
+# ------------------------------------------------------------------------- provider quotas
+def _states_path(sb: Sandbox, sub_id: str) -> str:
+    return (f"/subscriptions/{sub_id}/providers/{sb.namespace}.PolicyInsights/policyStates/"
+            "latest/queryResults?api-version=2024-10-01&$top=1")
+
+
+def test_policy_insights_answers_say_what_its_own_quota_has_left(arm, sandbox) -> None:
+    # not enforced: a full bucket less this request, as the recorded answers' first count
+    from toolkit._spec.arm import POLICY_INSIGHTS_BUCKET
+
+    header = f"{sandbox.header_prefix}ratelimit-remaining-policy-insights-requests"
+    answer = arm("POST", _states_path(sandbox, sandbox.world.subscriptions[0].id))
+    assert answer.status_code == 200 and int(answer.headers[header]) == POLICY_INSIGHTS_BUCKET - 1
+    server = sandbox.world.section("sql").servers[0]
+    assert header not in arm("GET", _protector_path(sandbox, server)).headers
+
+
+def test_past_the_providers_quota_a_caller_gets_429_while_the_managers_bucket_has_room(
+        ) -> None:
+    from toolkit.sandbox.arm.common import limits
+
+    with Sandbox(seed=7, arm_limits=True, provider_limits=True) as sb:
+        limits(sb)["policy-insights"].configure(rate=0.0, burst=2)
+        call = arm_caller(sb)
+        sub = sb.world.subscriptions[0]
+        header = f"{sb.header_prefix}ratelimit-remaining-policy-insights-requests"
+        writes = f"{sb.header_prefix}ratelimit-remaining-subscription-writes"
+        answers = [call("POST", _states_path(sb, sub.id)) for _ in range(3)]
+        assert [r.status_code for r in answers] == [200, 200, 429]
+        assert [int(r.headers[header]) for r in answers] == [1, 0, 0]
+        assert int(answers[1].headers[writes]) > 100  # the resource manager's room is left
+        status, code, message = _error(answers[2])
+        assert (status, code) == (429, "TooManyRequests") and "policy-insights" in message
+        assert int(answers[2].headers["Retry-After"]) >= 1
+        # another subscription is another bucket, and other providers are not held
+        other = next(s for s in sb.world.subscriptions if s.id != sub.id)
+        assert call("POST", _states_path(sb, other.id)).status_code == 200
+        server = sb.world.section("sql").servers[0]
+        assert call("GET", _protector_path(sb, server)).status_code == 200

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolkit._spec.arm import (
+    POLICY_INSIGHTS_BUCKET,
+    POLICY_INSIGHTS_REFILL_PER_SECOND,
+    PROVIDER_QUOTAS,
     READ_BUCKET,
     READ_REFILL_PER_SECOND,
     RESOURCE_GROUP_MAX,
@@ -27,8 +30,8 @@ if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
     from toolkit.sandbox.world import ResourceGroup, Subscription
 
-__all__ = ["arm_reply", "find_group", "find_subscription", "limits", "register",
-           "start_operation", "throttle"]
+__all__ = ["arm_reply", "find_group", "find_subscription", "limits", "provider_quota",
+           "register", "start_operation", "throttle"]
 
 _RESOURCE_GROUP_RE = re.compile(RESOURCE_GROUP_PATTERN)
 _RESOURCE_GROUP_RULE = (f"resource group names are 1 to {RESOURCE_GROUP_MAX} characters of "
@@ -100,23 +103,37 @@ def find_group(request: Request) -> tuple[Subscription, ResourceGroup]:
 
 
 def limits(sandbox: SandboxView) -> dict[str, Buckets]:
-    """Give the resource manager's buckets of reads and of writes.
+    """Give the resource manager's buckets of reads and of writes, and the providers' quotas.
 
     One bucket per caller and subscription (or tenant), at the documented sizes
-    (``configure``/``refill`` them in tests).
+    (``configure``/``refill`` them in tests); each provider quota of
+    :data:`~toolkit._spec.arm.PROVIDER_QUOTAS` the same, at the sizes the sandbox chose for it
+    (the provider publishes none: :data:`~toolkit._spec.arm.POLICY_INSIGHTS_BUCKET`).
 
     Returns
     -------
     dict
-        ``reads`` and ``writes`` to their :class:`~toolkit.sandbox.buckets.Buckets`.
+        ``reads``, ``writes`` and each quota's name to its
+        :class:`~toolkit.sandbox.buckets.Buckets`.
     """
     with sandbox.state_lock:
         found: dict[str, Buckets] | None = sandbox.state.get("arm_limits")
         if found is None:
             found = sandbox.state["arm_limits"] = {
                 "reads": Buckets(READ_REFILL_PER_SECOND, READ_BUCKET),
-                "writes": Buckets(WRITE_REFILL_PER_SECOND, WRITE_BUCKET)}
+                "writes": Buckets(WRITE_REFILL_PER_SECOND, WRITE_BUCKET),
+                **{name: Buckets(POLICY_INSIGHTS_REFILL_PER_SECOND, POLICY_INSIGHTS_BUCKET)
+                   for name in PROVIDER_QUOTAS}}
         return found
+
+
+def provider_quota(request: Request) -> str | None:
+    """Tell which provider quota a request draws on (its path is under that provider), if any."""
+    path = request.path.lower()
+    for name, word in PROVIDER_QUOTAS.items():
+        if f"/providers/{request.sandbox.namespace}.{word}/".lower() in path:
+            return name
+    return None
 
 
 def _bucket_of(request: Request) -> tuple[str, str, str]:
@@ -139,13 +156,27 @@ def throttle(request: Request) -> None:
     """Refuse a request its caller's bucket has no room for, as the resource manager does.
 
     The resource manager's middleware (registered by :func:`register`): it counts only when the
-    sandbox enforces the limits (``Sandbox(arm_limits=True)``).
+    sandbox enforces the limits (``Sandbox(arm_limits=True)``), and a provider's own quota
+    first, when it enforces those (``Sandbox(provider_limits=True)``).
 
     Raises
     ------
     SandboxHTTPError
-        429 ``SubscriptionRequestsThrottled``/``TenantRequestsThrottled`` with ``Retry-After``.
+        429 ``SubscriptionRequestsThrottled``/``TenantRequestsThrottled`` with ``Retry-After``;
+        for a provider quota 429 ``TooManyRequests`` with ``Retry-After`` and the quota's count
+        at 0 (the shape of the provider's refusal is not published: this one is the sandbox's).
     """
+    quota = provider_quota(request)
+    if quota is not None and request.sandbox.provider_limits:
+        _, scope, key = _bucket_of(request)
+        wait = limits(request.sandbox)[quota].take(key)
+        if wait is not None:
+            raise SandboxHTTPError(
+                429, "TooManyRequests", f"Number of '{quota}' requests for {scope} actor "
+                                        f"'{key.split('/')[0]}' exceeded. Please try again "
+                                        f"after '{wait}' seconds.",
+                headers={"Retry-After": str(wait),
+                         _quota_header(request, quota): "0"})
     if not request.sandbox.arm_limits:
         return
     kind, scope, key = _bucket_of(request)
@@ -178,7 +209,18 @@ def arm_reply(request: Request, body: Any, status: int = 200) -> Reply:
         remaining = limits(request.sandbox)[kind].left(key)
     else:
         remaining = (WRITE_BUCKET if kind == "writes" else READ_BUCKET) - 1
-    return Reply(status, body, {f"{prefix}ratelimit-remaining-{scope}-{kind}": str(remaining)})
+    headers = {f"{prefix}ratelimit-remaining-{scope}-{kind}": str(remaining)}
+    quota = provider_quota(request)
+    if quota is not None:
+        left = limits(request.sandbox)[quota].left(key) if request.sandbox.provider_limits \
+            else POLICY_INSIGHTS_BUCKET - 1
+        headers[_quota_header(request, quota)] = str(left)
+    return Reply(status, body, headers)
+
+
+def _quota_header(request: Request, quota: str) -> str:
+    """Name the header of what a provider quota has left, as the recorded answers name it."""
+    return f"{request.sandbox.header_prefix}ratelimit-remaining-{quota}-requests"
 
 
 def start_operation(request: Request, provider: str, location: str,
