@@ -21,6 +21,12 @@ def _real(value: Any) -> Any:
     return in_words(value, PUBLIC)
 
 
+def _at_home(rows: list[tuple[Any, ...]], url: str) -> list[tuple[Any, ...]]:
+    # a link the service answered with names its own origin: the two sandboxes' ports differ
+    return [tuple(v.replace(url, "<origin>") if isinstance(v, str) else v for v in row)
+            for row in rows]
+
+
 def _strings(rows: list[tuple[Any, ...]]) -> list[str]:
     out: list[str] = []
     for row in rows:
@@ -56,8 +62,9 @@ def test_same_rows_with_the_real_words(pair, name) -> None:
     assert list(public.columns) == list(neutral.columns)
     assert public.dtypes.astype(str).tolist() == neutral.dtypes.astype(str).tolist()
     assert len(public) == len(neutral) > 0
-    want = [_real(row) for row in canonical(neutral, case)]
-    got = canonical(public, case)
+    want = _at_home([_real(row) for row in canonical(neutral, case)],
+                    conns["neutral"].sandbox.url)
+    got = _at_home(canonical(public, case), conns["public"].sandbox.url)
     assert got == want
     leftovers = [s for s in _strings(got) if any(w in s for w in NEUTRAL_ONLY)]
     assert leftovers == []
