@@ -27,6 +27,9 @@ class ProgressBar(Protocol):
 
     def close(self) -> None: ...
 
+    def note(self, text: str) -> None:
+        """Show ``text`` beside the count (a quota left, say)."""
+
 
 def _in_notebook() -> bool:
     """Whether this runs in a Jupyter kernel (without importing IPython)."""
@@ -76,6 +79,9 @@ class _Lines:
     def update(self, n: int = 1) -> None:
         self.n += n
 
+    def note(self, text: str) -> None:
+        pass  # two lines only: a start and an end
+
     def close(self) -> None:
         sys.stderr.write(f"{self.desc}: {self.n} {self.unit}s done in "
                          f"{time.monotonic() - self._started:.1f} s\n")
@@ -92,6 +98,7 @@ class _Bar:
         self._minimum = minimum
         self._count = 0
         self._bar: tqdm[Any] | _Lines | None = None
+        self._note = ""
 
     def update(self, n: int = 1) -> None:
         self._count += n
@@ -100,11 +107,19 @@ class _Bar:
             if kind == "plain":
                 self._bar = _Lines(self._desc, self._total, self._unit, self._count - n)
             else:
-                self._bar = _tqdm_class(kind)(
+                bar = _tqdm_class(kind)(
                     initial=self._count - n, desc=self._desc, total=self._total,
                     unit=self._unit, leave=False, dynamic_ncols=True)
+                if self._note:
+                    bar.set_postfix_str(self._note, refresh=False)
+                self._bar = bar
         if self._bar is not None:
             self._bar.update(n)
+
+    def note(self, text: str) -> None:
+        self._note = text
+        if self._bar is not None and not isinstance(self._bar, _Lines):
+            self._bar.set_postfix_str(text)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -113,6 +128,9 @@ class _Bar:
 
 class _NoBar:
     def update(self, n: int = 1) -> None:
+        pass
+
+    def note(self, text: str) -> None:
         pass
 
     def close(self) -> None:
