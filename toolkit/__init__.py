@@ -99,6 +99,9 @@ if TYPE_CHECKING:  # pragma: no cover
         compliance_trend as compliance_trend,
         evaluated_expressions as evaluated_expressions,
     )
+    from toolkit.arm.graphpolicy import (
+        resource_graph_policy_states as resource_graph_policy_states,
+    )
     from toolkit.arm.history import (
         read_policy_history as read_policy_history,
         snapshot_policy_states as snapshot_policy_states,

@@ -174,7 +174,7 @@ class Engine:
                   f"stateWeight := CASE s.complianceState {weights} ELSE 0 END"]
         con.execute(f"""
             CREATE VIEW world.policyresources AS
-            SELECT s.id, s.name, s.type, s.tenantId, '' AS kind, '' AS location,
+            SELECT s.ts, s.id, s.name, s.type, s.tenantId, '' AS kind, '' AS location,
                    s.resourceGroup, s.subscriptionId, '' AS managedBy,
                    CAST(NULL AS JSON) AS sku, CAST(NULL AS JSON) AS plan,
                    struct_pack({', '.join(fields)}) AS properties,
@@ -187,7 +187,7 @@ class Engine:
         self._con: duckdb.DuckDBPyConnection = con
 
     def run(self, query: str, subscriptions: list[str] | None,
-            groups: list[str] | None) -> Result:
+            groups: list[str] | None, window: tuple[float, float]) -> Result:
         """Run ``query`` over the rows of a scope.
 
         Parameters
@@ -199,6 +199,8 @@ class Engine:
         groups : list of str, optional
             The management groups (and their subscriptions) the query sees, when the scope is
             one or more groups; ``None`` otherwise.
+        window : tuple of (float, float)
+            The first and last second (POSIX) of the policy states the query sees.
 
         Returns
         -------
@@ -217,9 +219,13 @@ class Engine:
             cursor = self._con.cursor()
         try:
             for table in RESOURCE_GRAPH_TABLES:
-                where = self._where(table, subscriptions, groups)
-                cursor.execute(f"CREATE TEMP VIEW {table} AS SELECT * FROM world.{table}"
-                               + (f" WHERE {where}" if where else ""))
+                where = self._where(table, subscriptions, groups) or "TRUE"
+                chosen = "*"
+                if table == "policyresources":
+                    where = f"({where}) AND ts BETWEEN {int(window[0])} AND {int(window[1])}"
+                    chosen = "* EXCLUDE (ts)"
+                cursor.execute(f"CREATE TEMP VIEW {table} AS SELECT {chosen} FROM world.{table} "
+                               f"WHERE {where}")
             text = f"resources | {query}" if _OPERATOR_FIRST.match(query) else query
             try:
                 relation = duckdb_kql.kql(cursor, text, allow_write=False)

@@ -19,6 +19,7 @@ import hashlib
 import threading
 import uuid
 from collections import OrderedDict
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -33,6 +34,7 @@ from toolkit._spec.arm import (
     RESOURCE_GRAPH_SKIP_TOKEN_KEY,
 )
 from toolkit.sandbox.arm.common import arm_reply
+from toolkit.sandbox.arm.policy.options import held_window
 from toolkit.sandbox.arm.resourcegraph.engine import Engine, KqlFailure, Result, available
 from toolkit.sandbox.arm.resourcegraph.quota import spend
 from toolkit.sandbox.arm.resourcegraph.tables import build_tables
@@ -71,7 +73,7 @@ def engine_of(sandbox: Any) -> Engine:
         with sandbox.state_lock:
             found = sandbox.state.get("resourcegraph_engine")
         if found is None:
-            found = Engine(build_tables(sandbox.world, sandbox.now()))
+            found = Engine(build_tables(sandbox.world))
             with sandbox.state_lock:
                 sandbox.state["resourcegraph_engine"] = found
     return found
@@ -130,26 +132,31 @@ def _int_option(request: Request, options: dict[str, Any], key: str, low: int,
     return value
 
 
-def _token(key: str, offset: int, size: int) -> str:
-    raw = orjson.dumps({"k": key, "o": offset, "n": size})
+def _token(key: str, offset: int, size: int, window: tuple[float, float]) -> str:
+    raw = orjson.dumps({"k": key, "o": offset, "n": size, "w": list(window)})
     return base64.b64encode(raw).decode()
 
 
-def _read_token(request: Request, token: str) -> tuple[str, int, int]:
+def _read_token(request: Request, token: str) -> tuple[str, int, int, tuple[float, float]]:
     try:
         data = orjson.loads(base64.b64decode(token, validate=True))
-        return str(data["k"]), int(data["o"]), int(data["n"])
+        lo, hi = data["w"]
+        return str(data["k"]), int(data["o"]), int(data["n"]), (float(lo), float(hi))
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
         raise _bad(request, "InvalidSkipToken",
                    f"The $skipToken '{token[:40]}' is not valid.") from None
 
 
-def _result(request: Request, engine: Engine, query: str, subs: list[str] | None,
-            groups: list[str] | None) -> tuple[str, Result]:
-    """Run a query over a scope, or give the result kept from running it before."""
+def _key(query: str, subs: list[str] | None, groups: list[str] | None) -> str:
     scope = ("g:" + ",".join(sorted(g.lower() for g in groups)) if groups is not None else
              "s:" + ",".join(sorted(s.lower() for s in subs)) if subs is not None else "t")
-    key = hashlib.sha256(f"{scope}\n{query}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{scope}\n{query}".encode()).hexdigest()[:32]
+
+
+def _result(request: Request, engine: Engine, query: str, subs: list[str] | None,
+            groups: list[str] | None, window: tuple[float, float]) -> Result:
+    """Run a query over a scope, or give the result kept from running it before."""
+    key = f"{_key(query, subs, groups)}|{window[0]:.0f}|{window[1]:.0f}"
     sandbox = request.sandbox
     with sandbox.state_lock:
         cache: OrderedDict[str, Result] = sandbox.state.setdefault("resourcegraph_results",
@@ -157,9 +164,9 @@ def _result(request: Request, engine: Engine, query: str, subs: list[str] | None
         hit = cache.get(key)
         if hit is not None:
             cache.move_to_end(key)
-            return key, hit
+            return hit
     try:
-        result = engine.run(query, subs, groups)
+        result = engine.run(query, subs, groups, window)
     except KqlFailure as err:
         raise SandboxHTTPError(
             400, "BadRequest",
@@ -175,7 +182,7 @@ def _result(request: Request, engine: Engine, query: str, subs: list[str] | None
         while len(cache) > 1 and (len(cache) > _RESULTS_MAX or
                                   sum(len(r.rows) for r in cache.values()) > _RESULTS_MAX_ROWS):
             cache.popitem(last=False)
-    return key, result
+    return result
 
 
 def _data(result: Result, rows: list[list[Any]], fmt: str) -> Any:
@@ -186,7 +193,8 @@ def _data(result: Result, rows: list[list[Any]], fmt: str) -> Any:
 
 
 def _facets(request: Request, engine: Engine, query: str, subs: list[str] | None,
-            groups: list[str] | None, facets: Any, fmt: str) -> list[dict[str, Any]]:
+            groups: list[str] | None, window: tuple[float, float], facets: Any,
+            fmt: str) -> list[dict[str, Any]]:
     """Compute the facets asked (a count of rows per value of an expression)."""
     if facets is None:
         return []
@@ -211,7 +219,7 @@ def _facets(request: Request, engine: Engine, query: str, subs: list[str] | None
                 + f" | summarize count = count() by {expression}"
                 + f" | order by {sort_by or 'count'} {order}")
         try:
-            result = engine.run(text, subs, groups)
+            result = engine.run(text, subs, groups, window)
         except KqlFailure as err:
             out.append({"expression": expression, "resultType": "FacetError",
                         "errors": [{"code": "InvalidFacetExpression",
@@ -255,16 +263,19 @@ def _resources(request: Request) -> Reply:
                    "The sandbox runs Resource Graph queries with duckdb-kql, which is not "
                    "installed: pip install \"cloudops-frames[kql]\".")
     engine = engine_of(request.sandbox)
-    key, result = _result(request, engine, query, subs, groups)
+    key = _key(query, subs, groups)
+    now = request.sandbox.now()
+    window = held_window(request, now - timedelta(days=1), now)
     size = top or RESOURCE_GRAPH_PAGE_MAX
     offset = skip or 0
     if token is not None:
-        token_key, offset, size = _read_token(request, token)
+        token_key, offset, size, window = _read_token(request, token)
         if token_key != key:
             raise _bad(request, "InvalidSkipToken", "The $skipToken belongs to another query or "
                                                     "scope.")
         size = top or size  # $top overrides the page size when a token is given
         offset = offset if skip is None else skip
+    result = _result(request, engine, query, subs, groups, window)
     total = len(result.rows)
     rows = result.rows[offset:offset + size]
     pageable = any(c["name"] == "id" for c in result.columns)
@@ -272,9 +283,10 @@ def _resources(request: Request) -> Reply:
     out: dict[str, Any] = {"totalRecords": total, "count": len(rows),
                            "resultTruncated": "true" if more and not pageable else "false"}
     if more and pageable:
-        out[RESOURCE_GRAPH_SKIP_TOKEN_KEY] = _token(key, offset + len(rows), size)
+        out[RESOURCE_GRAPH_SKIP_TOKEN_KEY] = _token(key, offset + len(rows), size, window)
     out["data"] = _data(result, rows, fmt)
-    out["facets"] = _facets(request, engine, query, subs, groups, body.get("facets"), fmt)
+    out["facets"] = _facets(request, engine, query, subs, groups, window, body.get("facets"),
+                            fmt)
     reply = arm_reply(request, out)
     reply.headers.update(quota_headers)
     return reply

@@ -6,7 +6,8 @@ They are ``resources``, ``resourcecontainers`` and ``policyresources``.
 with properties of its type (drawn from its id, so the same world gives the same ones);
 ``resourcecontainers`` the tenant's management groups, subscriptions and resource groups;
 ``policyresources`` the latest policy state of each (resource, assignment, definition, reference
-id) evaluated in the day before the sandbox clock, the states ``policyStates/latest`` answers.
+id) evaluated in the day before the sandbox clock, the states ``policyStates/latest`` answers
+(each query sees the window of its own time).
 Types are lower case, as the service writes them; ``subscriptionId`` and ``resourceGroup``
 (lower case) are columns of every row, so that a query's scope selects rows by them.
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -210,12 +210,15 @@ def _containers(world: World) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     return frame, ancestors
 
 
-def _states(world: World, pw: PolicyWorld, now: Any) -> pd.DataFrame:
-    """Give the latest state of every policy of every resource, evaluated the day before now."""
+def _states(world: World, pw: PolicyWorld) -> pd.DataFrame:
+    """Give the newest state of every policy of every resource, with its time (``ts``).
+
+    A query sees those evaluated in the day before the sandbox clock (the window
+    ``policyStates/latest`` answers by default): the newest state of a pair is the newest in that
+    window whenever it lies in it.
+    """
     tenant = Scope("/", list(pw.by_group), kind="managementGroup")
-    hi = float(int(now.timestamp()))
-    lo = float(int((now - timedelta(days=1)).timestamp()))
-    rec, rows = scope_rows(pw, tenant, "latest", lo, hi)
+    rec, rows = scope_rows(pw, tenant, "latest", 0.0, float(int(world.epoch.timestamp())))
     pairs = rec.pair[rows]
     res = rec.pair_resource[pairs]
     pol = rec.pair_policy[pairs]
@@ -232,7 +235,8 @@ def _states(world: World, pw: PolicyWorld, now: Any) -> pd.DataFrame:
         "res": res.astype(np.int64), "pol": pol.astype(np.int64),
         "complianceState": np.array(STATES, dtype=object)[rec.state[rows]],
         "timestamp": pd.to_datetime(rec.ts[rows], unit="s", utc=True).strftime(
-            "%Y-%m-%dT%H:%M:%SZ")})
+            "%Y-%m-%dT%H:%M:%SZ"),
+        "ts": rec.ts[rows].astype(np.int64)})
 
 
 def _policy_fields(pw: PolicyWorld) -> pd.DataFrame:
@@ -243,10 +247,10 @@ def _policy_fields(pw: PolicyWorld) -> pd.DataFrame:
     return frame
 
 
-def build_tables(world: World, now: Any) -> Tables:
-    """Build the world's tables as of ``now`` (the sandbox clock)."""
+def build_tables(world: World) -> Tables:
+    """Build the world's tables."""
     pw = world.section("policy")
     resources, fields = _resources(world, pw)
     containers, ancestors = _containers(world)
-    return Tables(resources, containers, _states(world, pw, now), fields, _policy_fields(pw),
+    return Tables(resources, containers, _states(world, pw), fields, _policy_fields(pw),
                   ancestors)
