@@ -262,13 +262,16 @@ class Engine:
         listed = ", ".join("'" + s.lower().replace("'", "''") + "'" for s in subs) or "NULL"
         condition = f"lower(subscriptionId) IN ({listed})"
         if table == "resourcecontainers" and groups is not None:
-            # the groups asked and the groups below them
-            below = {g.lower() for g in groups}
-            for above in self.tables.ancestors.values():
-                chain = [a.lower() for a in above]
-                for i, name in enumerate(chain):
-                    if name in {g.lower() for g in groups}:
-                        below.update(chain[:i])
+            # the groups asked and every group below them
+            asked = {g.lower() for g in groups}
+            below = set()
+            for name in self.tables.parents:
+                step: str | None = name
+                while step is not None:
+                    if step in asked:
+                        below.add(name)
+                        break
+                    step = self.tables.parents.get(step)
             names = ", ".join("'" + n.replace("'", "''") + "'" for n in sorted(below))
             condition += f" OR (subscriptionId = '' AND lower(name) IN ({names}))"
         return condition

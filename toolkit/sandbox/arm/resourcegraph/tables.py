@@ -64,6 +64,7 @@ class Tables:
     resource_fields: pd.DataFrame  # per resource of the policy world: its state fields
     policy_fields: pd.DataFrame  # per policy: its state fields
     ancestors: dict[str, list[str]]  # subscription id (lower) -> management groups above
+    parents: dict[str, str | None]  # management group (lower) -> the group above it (lower)
 
 
 def _digest(text: str) -> int:
@@ -206,7 +207,7 @@ def _containers(world: World) -> tuple[pd.DataFrame, dict[str, list[str]]]:
                 "tags": {"purpose": g.purpose}})
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     for col in ("kind", "location", "resourceGroup", "subscriptionId", "managedBy"):
-        frame[col] = frame[col].fillna("")
+        frame[col] = [v if isinstance(v, str) else "" for v in frame[col]]
     return frame, ancestors
 
 
@@ -252,5 +253,7 @@ def build_tables(world: World) -> Tables:
     pw = world.section("policy")
     resources, fields = _resources(world, pw)
     containers, ancestors = _containers(world)
+    parents = {mg.name.lower(): mg.parent.lower() if mg.parent else None
+               for mg in world.management_groups}
     return Tables(resources, containers, _states(world, pw), fields, _policy_fields(pw),
-                  ancestors)
+                  ancestors, parents)
