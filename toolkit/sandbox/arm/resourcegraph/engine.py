@@ -1,7 +1,8 @@
 """Run Resource Graph's KQL over the sandbox world: duckdb-kql on an embedded DuckDB.
 
 The world's tables (:mod:`~toolkit.sandbox.arm.resourcegraph.tables`) are loaded once into a
-DuckDB database of the sandbox's own, in the schema ``world``; ``policyresources`` is a view
+DuckDB database of the sandbox's own, in the schema ``world`` (as ``all_<table>``, names no
+query sees); ``all_policyresources`` is a view
 that builds each policy state's ``properties`` from columns of codes joined to the fields of its
 resource and policy. A query runs on a cursor of its own, where temporary views named after the
 tables hold only the rows of the query's scope (its subscriptions, or those below its management
@@ -38,6 +39,13 @@ __all__ = ["Engine", "KqlFailure", "Result", "available"]
 _OPERATOR_FIRST = re.compile(
     r"^\s*(where|project|project-away|extend|summarize|order|sort|take|limit|top|count|"
     r"distinct|mv-expand|mvexpand|join|union|parse)\b", re.IGNORECASE)
+
+
+#: The tables' names outside quoted text, in any case (the service's are case-insensitive;
+#: duckdb-kql's schema lookup for ``join`` is not).
+_TABLE_NAME = re.compile(
+    r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")|\b(?:" + "|".join(RESOURCE_GRAPH_TABLES)
+    + r")\b", re.IGNORECASE)
 
 
 class KqlFailure(Exception):
@@ -149,8 +157,8 @@ class Engine:
         for name, frame in (("resources", tables.resources),
                             ("resourcecontainers", tables.containers)):
             con.register("incoming", _json_frame(frame))
-            con.execute(f"CREATE TABLE world.{name} AS SELECT * EXCLUDE ({', '.join(DYNAMIC)}), "
-                        f"{dynamic} FROM incoming")
+            con.execute(f"CREATE TABLE world.all_{name} AS SELECT * EXCLUDE "
+                        f"({', '.join(DYNAMIC)}), {dynamic} FROM incoming")
             con.unregister("incoming")
         states = tables.states
         con.register("incoming", states)
@@ -173,7 +181,7 @@ class Engine:
                   "complianceState := s.complianceState",
                   f"stateWeight := CASE s.complianceState {weights} ELSE 0 END"]
         con.execute(f"""
-            CREATE VIEW world.policyresources AS
+            CREATE VIEW world.all_policyresources AS
             SELECT s.ts, s.id, s.name, s.type, s.tenantId, '' AS kind, '' AS location,
                    s.resourceGroup, s.subscriptionId, '' AS managedBy,
                    CAST(NULL AS JSON) AS sku, CAST(NULL AS JSON) AS plan,
@@ -182,6 +190,13 @@ class Engine:
                    CAST(NULL AS JSON) AS zones, CAST(NULL AS JSON) AS extendedLocation
             FROM world.states s JOIN world.res r ON r.idx = s.res
                  JOIN world.pol p ON p.idx = s.pol""")
+        # the columns of each table, as the queries see them (``join`` and ``union`` need them)
+        self._schema: dict[str, list[str]] = {}
+        for table in RESOURCE_GRAPH_TABLES:
+            names = [r[0] for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'world' "
+                "AND table_name = ? ORDER BY ordinal_position", [f"all_{table}"]).fetchall()]
+            self._schema[table] = [n for n in names if n != "ts"]
         # KQL that reads files or URLs (externaldata) stays inside the sandbox's own world
         con.execute("SET enable_external_access = false")
         self._con: duckdb.DuckDBPyConnection = con
@@ -224,11 +239,15 @@ class Engine:
                 if table == "policyresources":
                     where = f"({where}) AND ts BETWEEN {int(window[0])} AND {int(window[1])}"
                     chosen = "* EXCLUDE (ts)"
-                cursor.execute(f"CREATE TEMP VIEW {table} AS SELECT {chosen} FROM world.{table} "
-                               f"WHERE {where}")
+                cursor.execute(f"CREATE TEMP VIEW {table} AS SELECT {chosen} FROM "
+                               f"world.all_{table} WHERE {where}")
             text = f"resources | {query}" if _OPERATOR_FIRST.match(query) else query
+            text = _TABLE_NAME.sub(lambda m: m.group(0) if m.group(1) else m.group(0).lower(),
+                                   text)
             try:
-                relation = duckdb_kql.kql(cursor, text, allow_write=False)
+                sql = duckdb_kql.to_sql(text, schema=self._schema, allow_write=False)
+                cursor.execute("SET TimeZone='UTC'")
+                relation = cursor.sql(str(sql))
                 if relation is None:
                     return Result([], [])
                 kinds = [_column_type(str(t)) for t in relation.types]

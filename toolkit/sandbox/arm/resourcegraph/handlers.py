@@ -51,6 +51,8 @@ _OBJECT_ARRAY, _TABLE = RESOURCE_GRAPH_RESULT_FORMATS
 _RESULTS_MAX = 16
 _RESULTS_MAX_ROWS = 2_000_000
 _ENGINE_LOCK = threading.Lock()
+#: A facet's count column (``count`` is a word of KQL: quoted as an identifier).
+_COUNT = "['count']"
 _SUPPORT = ("Please provide below info when asking for support: timestamp = {when}, "
             "correlationId = {request}.")
 
@@ -216,8 +218,8 @@ def _facets(request: Request, engine: Engine, query: str, subs: list[str] | None
             raise _bad(request, "InvalidRequestContent", "A facet's '$top' is 1 to 1000 and "
                                                          "its 'sortOrder' asc or desc.")
         text = (f"{query}" + (f" | where {where}" if where else "")
-                + f" | summarize count = count() by {expression}"
-                + f" | order by {sort_by or 'count'} {order}")
+                + f" | summarize ['count'] = count() by {expression}"
+                + f" | order by {sort_by or _COUNT} {order}")
         try:
             result = engine.run(text, subs, groups, window)
         except KqlFailure as err:
