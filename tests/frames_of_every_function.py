@@ -45,6 +45,11 @@ def every_frame(sandbox: Any, conn: Any) -> dict[str, pd.DataFrame]:
     out["subscriptions"] = toolkit.subscriptions(**kw)
     out["resource_groups"] = toolkit.resource_groups(sub, **kw)
     out["policy_summary"] = toolkit.policy_summary(sub, "rg-web-weu", **kw)
+    out["resource_graph"] = toolkit.resource_graph(
+        "resources | project id, name, type, location, tags, properties, created = now(), "
+        "n = toint(1), ratio = todouble(0.5), on = true", sub, **kw)
+    out["resource_graph_policy_states"] = toolkit.resource_graph_policy_states(
+        sub, "rg-web-weu", **kw)
     out["policy_states"] = states
     out["compliance_summary"] = toolkit.compliance_summary(states)
     out["compliance_trend"] = toolkit.compliance_trend(states)

@@ -164,7 +164,7 @@ def resource_graph_policy_states(
                                               f"resource group (not a {where.kind})")
     check_bool(reconcile, "reconcile")
     if max_items is not None:
-        check_int(max_items, "max_items", minimum=0)
+        max_items = check_int(max_items, "max_items", minimum=0)
     conn = get_connection(connection)
     path = where.path(conn.namespace)
     if where.kind == "managementGroup":

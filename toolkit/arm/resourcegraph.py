@@ -208,7 +208,7 @@ def _table(response: Response, body: dict[str, Any]) -> tuple[list[dict[str, str
         kind = c.get("type") if isinstance(c, dict) else None
         if not isinstance(name, str) or not name:
             raise response.refuse(f"{OPERATION}: a column has no name")
-        if kind not in _KINDS:
+        if not isinstance(kind, str) or kind not in _KINDS:
             logger.debug("%s: column %s of undocumented type %r kept as objects", OPERATION,
                          name[:100], kind)
             kind = "object"
@@ -462,8 +462,8 @@ def resource_graph(
     flatten = _expand_columns(expand)
     mode = check_choice(incomplete, "incomplete", ("raise", "warn"))
     if max_items is not None:
-        check_int(max_items, "max_items", minimum=0)
-    check_int(page_size, "page_size", minimum=1, maximum=RESOURCE_GRAPH_PAGE_MAX)
+        max_items = check_int(max_items, "max_items", minimum=0)
+    page_size = check_int(page_size, "page_size", minimum=1, maximum=RESOURCE_GRAPH_PAGE_MAX)
     check_api_version(api_version)
     if isinstance(subs, list):
         _refuse_split(text, len(subs))
@@ -558,7 +558,17 @@ def _frame(result: _Result, subs: list[str] | str | None, groups: list[str] | No
     attrs.update(query=text, scope=_describe(subs, groups), total_records=result.total,
                  columns=[dict(c) for c in columns], batches=batches, complete=complete,
                  truncated=result.truncated or not complete)
-    return builder.build(attrs)
+    df = builder.build(attrs)
+    for c in columns:  # dynamic columns stay Python objects, even when they all hold text
+        if c["type"] == "object" and df[c["name"]].dtype != object:
+            df[c["name"]] = pd.Series(_values(result, columns, c["name"]),
+                                      index=df.index, dtype=object)
+    return df
+
+
+def _values(result: _Result, columns: list[dict[str, str]], name: str) -> list[Any]:
+    """Give the values of one column as they came."""
+    return result.data[[c["name"] for c in columns].index(name)]
 
 
 RECORD = register(OperationRecord(OPERATION))
