@@ -17,8 +17,8 @@ from toolkit.sandbox.server import Sandbox
 NEUTRAL_ONLY = ("Vendor", "vendor.graph", "vault.vendor.net", "vendork8s.io", "x-vendor-")
 
 
-def _real(value: Any) -> Any:
-    return in_words(value, PUBLIC)
+def _real(value: Any, lower: bool = False) -> Any:
+    return in_words(value, PUBLIC, lower=lower)
 
 
 def _strings(rows: list[tuple[Any, ...]]) -> list[str]:
@@ -56,7 +56,8 @@ def test_same_rows_with_the_real_words(pair, name) -> None:
     assert list(public.columns) == list(neutral.columns)
     assert public.dtypes.astype(str).tolist() == neutral.dtypes.astype(str).tolist()
     assert len(public) == len(neutral) > 0
-    want = [_real(row) for row in canonical(neutral, case)]
+    # Resource Graph writes types in lower case: its words are mapped in lower case too
+    want = [_real(row, lower=name == "resource_graph") for row in canonical(neutral, case)]
     got = canonical(public, case)
     assert got == want
     leftovers = [s for s in _strings(got) if any(w in s for w in NEUTRAL_ONLY)]
