@@ -12,8 +12,9 @@ matrix; the documentation's sample queries of inventory and compliance among the
 does not cover is refused with its reason, as the service refuses what it cannot run. External
 access (files, URLs) is off for the database.
 
-duckdb-kql is an optional dependency (``pip install "cloudops-frames[kql]"``); without it the
-route answers that it is missing.
+duckdb-kql (with DuckDB and pyarrow) is an optional dependency (``pip install
+"cloudops-frames[kql]"``); without it the route answers that it is missing. A result is kept as
+the Arrow table DuckDB gives, and only the page asked for becomes Python values.
 """
 
 from __future__ import annotations
@@ -59,10 +60,33 @@ class KqlFailure(Exception):
 
 @dataclass
 class Result:
-    """A query's result: the service's column descriptors and the rows, JSON-ready."""
+    """A query's result: the service's column descriptors, and its rows.
+
+    The rows are kept as DuckDB gave them (an Arrow table), made JSON-ready a page at a time.
+    """
 
     columns: list[dict[str, str]]
-    rows: list[list[Any]]
+    table: Any  # pyarrow.Table, or None for a result of no columns
+
+    @property
+    def total(self) -> int:
+        """Count the result's rows."""
+        return 0 if self.table is None else int(self.table.num_rows)
+
+    def page(self, offset: int, size: int) -> list[list[Any]]:
+        """Give the rows ``offset`` to ``offset + size``, as the service writes them."""
+        if self.table is None or offset >= self.total:
+            return []
+        part = self.table.slice(offset, size)
+        kinds = [c["type"] for c in self.columns]
+        values = [[_plain(v, k) for v in part.column(i).to_pylist()]
+                  for i, k in enumerate(kinds)]
+        return [list(row) for row in zip(*values, strict=True)]
+
+    @property
+    def rows(self) -> list[list[Any]]:
+        """Give every row (for small results: facets, tests)."""
+        return self.page(0, self.total)
 
 
 def available() -> bool:
@@ -70,6 +94,7 @@ def available() -> bool:
     try:
         import duckdb  # noqa: F401
         import duckdb_kql  # noqa: F401
+        import pyarrow  # noqa: F401
     except ImportError:
         return False
     return True
@@ -249,9 +274,10 @@ class Engine:
                 cursor.execute("SET TimeZone='UTC'")
                 relation = cursor.sql(str(sql))
                 if relation is None:
-                    return Result([], [])
+                    return Result([], None)
                 kinds = [_column_type(str(t)) for t in relation.types]
-                rows = relation.fetchall()
+                table = relation.arrow()
+                table = table.read_all() if hasattr(table, "read_all") else table
             except duckdb_kql.KqlSyntaxError as err:
                 raise KqlFailure("ParserFailure", str(err)) from None
             except duckdb_kql.KqlUnsupportedError as err:
@@ -263,8 +289,7 @@ class Engine:
                 raise KqlFailure("InvalidQuery", message) from None
             columns = [{"name": n, "type": k} for n, k in zip(relation.columns, kinds,
                                                                 strict=True)]
-            return Result(columns, [[_plain(v, k) for v, k in zip(row, kinds, strict=True)]
-                                    for row in rows])
+            return Result(columns, table)
         finally:
             cursor.close()
 

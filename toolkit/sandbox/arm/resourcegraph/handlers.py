@@ -182,7 +182,7 @@ def _result(request: Request, engine: Engine, query: str, subs: list[str] | None
     with sandbox.state_lock:
         cache[key] = result
         while len(cache) > 1 and (len(cache) > _RESULTS_MAX or
-                                  sum(len(r.rows) for r in cache.values()) > _RESULTS_MAX_ROWS):
+                                  sum(r.total for r in cache.values()) > _RESULTS_MAX_ROWS):
             cache.popitem(last=False)
     return result
 
@@ -227,9 +227,9 @@ def _facets(request: Request, engine: Engine, query: str, subs: list[str] | None
                         "errors": [{"code": "InvalidFacetExpression",
                                     "message": err.message[:500]}]})
             continue
-        rows = result.rows[:top]
+        rows = result.page(0, top)
         out.append({"expression": expression, "resultType": "FacetResult",
-                    "totalRecords": len(result.rows), "count": len(rows),
+                    "totalRecords": result.total, "count": len(rows),
                     "data": _data(result, rows, fmt)})
     return out
 
@@ -278,8 +278,8 @@ def _resources(request: Request) -> Reply:
         size = top or size  # $top overrides the page size when a token is given
         offset = offset if skip is None else skip
     result = _result(request, engine, query, subs, groups, window)
-    total = len(result.rows)
-    rows = result.rows[offset:offset + size]
+    total = result.total
+    rows = result.page(offset, size)
     pageable = any(c["name"] == "id" for c in result.columns)
     more = offset + len(rows) < total
     out: dict[str, Any] = {"totalRecords": total, "count": len(rows),
