@@ -285,3 +285,42 @@ def test_what_the_engine_cannot_run_is_refused_with_its_reason(
 ])
 def test_duckdb_types_are_the_services_column_types(duck: str, service: str) -> None:
     assert _column_type(duck) == service
+
+
+def test_the_operators_the_documentation_names(public: Sandbox, engine: Engine,
+                                               window: tuple[float, float]) -> None:
+    """Each operator and function docs/resource-management.md lists, checked against the
+    world's own rows."""
+    live = existing(public)
+    vms = [r for r in live if r.kind == "VM"]
+    types = Counter(f"microsoft.{r.fields['resourceId'].split('/providers/Microsoft.')[1]}"
+                    .rsplit("/", 1)[0].lower() for r in live)
+
+    def one(query: str) -> list[dict[str, Any]]:
+        return run(engine, window, query)
+
+    assert one("resources | summarize n = countif(type =~ 'microsoft.compute/virtualmachines'),"
+               " d = dcount(location), m = min(name)")[0] == {
+        "n": len(vms), "d": len({r.location for r in live}),
+        "m": min(r.fields["resourceId"].rsplit("/", 1)[-1] for r in live)}
+    assert one("resources | where type !~ 'MICROSOFT.COMPUTE/VIRTUALMACHINES' | count") == [
+        {"Count": len(live) - len(vms)}]
+    assert one("resources | where name startswith 'vm-' | project-away properties, tags, sku "
+               "| take 1")[0].keys() >= {"id", "name", "type"}
+    kinds = one("resources | extend k = case(type =~ 'microsoft.compute/virtualmachines', 'vm',"
+                " type =~ 'microsoft.compute/disks', 'disk', 'other') | summarize n = count() "
+                "by k")
+    assert {r["k"]: r["n"] for r in kinds}["vm"] == len(vms)
+    assert one("resources | where properties['storageProfile']['osDisk']['osType'] == 'Linux' "
+               "| summarize s = sum(toint(1))")[0]["s"] == sum(
+        1 for r in vms if run(engine, window, "resources | where id == '" + r.fields["resourceId"]
+                              + "' | project os = tostring(properties.storageProfile.osDisk."
+                                "osType)")[0]["os"] == "Linux")
+    assert one("resources | where isnull(properties.nothingHere) | count") == [
+        {"Count": len(live)}]
+    both = one("union (resources | project id), (resourcecontainers | project id) | count")
+    assert both == [{"Count": len(live) + len(public.world.management_groups)
+                     + len(public.world.subscriptions) + len(public.world.resource_groups())}]
+    assert one("resources | extend t = tobool(properties.supportsHttpsTrafficOnly) "
+               "| where isnotnull(t) | count")[0]["Count"] == types["microsoft.storage/"
+                                                                    "storageaccounts"]

@@ -39,7 +39,7 @@ __all__ = ["Engine", "KqlFailure", "Result", "available"]
 #: A query that names no table reads ``resources`` (as the service's first versions did).
 _OPERATOR_FIRST = re.compile(
     r"^\s*(where|project|project-away|extend|summarize|order|sort|take|limit|top|count|"
-    r"distinct|mv-expand|mvexpand|join|union|parse)\b", re.IGNORECASE)
+    r"distinct|mv-expand|mvexpand|join|parse)\b", re.IGNORECASE)
 
 
 #: The tables' names outside quoted text, in any case (the service's are case-insensitive;
