@@ -15,6 +15,8 @@ fresh process and reads the whole tenant from the tenant root group:
 (q) ``policy_states(scope=<root group>)``: ``policyStates/latest/queryResults``, 1,000 records a
     page, each page a request of the bucket of writes.
 
+The sandbox evaluates (g)'s query once before the contenders run (as a warm service would have
+its data indexed; the time it took is printed), so that (g) measures its pages under the quota.
 Each is set against its floor, the least time its quota allows for its pages: for (g), one
 window of 5 s for each 15 pages after the first 15; for (q), a tenth of a second for each page
 after the first 200. Printed: records, pages, seconds, the floor, the ratio, records a second,
@@ -71,9 +73,25 @@ def serve(records: int, subscriptions: int) -> None:
     pw = sandbox.world.section("policy")
     latest = len(pw.scope_records(list(pw.by_group)).ts)
     engine_of(sandbox)  # Resource Graph's tables, loaded once, as a warm service holds them
-    print(json.dumps({"url": sandbox.url, "root": sandbox.world.tenant_id, "scale": scale,
+    built = time.perf_counter() - t0
+    # the contenders' Resource Graph query evaluated once (its first page asked), so that (g)
+    # measures its pages under the quota, not the sandbox's engine evaluating it on one core
+    t1 = time.perf_counter()
+    import requests
+
+    from toolkit.arm.graphpolicy import _query
+
+    root = sandbox.world.tenant_id
+    answer = requests.post(f"{sandbox.url}/providers/Vendor.ResourceGraph/resources",
+                           params={"api-version": "2024-04-01"}, timeout=3600,
+                           headers={"Authorization": "Bearer " + sandbox.token("arm")},
+                           json={"query": _query("Vendor", None), "managementGroups": [root],
+                                 "options": {"resultFormat": "table", "$top": 1000}})
+    answer.raise_for_status()
+    print(json.dumps({"url": sandbox.url, "root": root, "scale": scale,
                       "states": latest, "subscriptions": len(sandbox.world.subscriptions),
-                      "build_seconds": round(time.perf_counter() - t0, 1),
+                      "build_seconds": round(built, 1),
+                      "query_seconds": round(time.perf_counter() - t1, 1),
                       "peak_mb": round(_peak_mb())}), flush=True)
     try:
         while True:
@@ -140,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = json.loads(server.stdout.readline())
         print(f"sandbox (own process): {cfg['subscriptions']} subscriptions, {cfg['states']:,} "
               f"latest states (policy scale {cfg['scale']:.2f}), built in "
-              f"{cfg['build_seconds']} s, peak {cfg['peak_mb']:,} MB; both limits enforced; "
+              f"{cfg['build_seconds']} s, the Resource Graph query evaluated once in "
+              f"{cfg['query_seconds']} s, peak {cfg['peak_mb']:,} MB; both limits enforced; "
               f"load average {os.getloadavg()[0]:.1f}", flush=True)
         results = {}
         for mode in args.modes.split(","):
