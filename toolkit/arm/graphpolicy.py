@@ -120,8 +120,9 @@ def resource_graph_policy_states(
         group, or ``scope=`` a management group (the tenant root group's id is the tenant id:
         the whole tenant), a subscription or a resource group in either vocabulary.
     reconcile : bool
-        Compare with the summary (one more request); ``attrs["reconciliation"]`` holds both
-        counts, and a ReconciliationWarning names those that differ.
+        Compare with the summary (one more request) of the window the states were evaluated in
+        (their first ``timestamp`` to their last); ``attrs["reconciliation"]`` holds both counts
+        and that window, and a ReconciliationWarning names the counts that differ.
     incomplete : {"raise", "warn"}
         As :func:`~toolkit.arm.resource_graph` (the query projects ``id``: the service pages it
         whole unless it truncates it).
@@ -185,8 +186,14 @@ def resource_graph_policy_states(
     df.attrs.update(raw.attrs)
     df.attrs.update(operation=OPERATION, scope=path)
     if reconcile and not raw.attrs.get("truncated"):
-        summary = policy_summary(scope=path, connection=conn)
+        # the summary of the window the states were evaluated in, from the first to the last
+        start = end = None
+        if df["timestamp"].notna().any():
+            start = df["timestamp"].min()
+            end = df["timestamp"].max() + pd.Timedelta(seconds=1)
+        summary = policy_summary(scope=path, start=start, end=end, connection=conn)
         result = _reconcile(df, summary, path)
+        result["window"] = [None if t is None else t.isoformat() for t in (start, end)]
         df.attrs["reconciliation"] = result
         if not result["matches"]:
             detail = ", ".join(f"{name} {result['counts'][name]['resource_graph']} against "

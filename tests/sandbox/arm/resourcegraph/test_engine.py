@@ -156,14 +156,8 @@ def engine(public: Sandbox) -> Engine:
     return engine_of(public)
 
 
-@pytest.fixture(scope="module")
-def window(public: Sandbox) -> tuple[float, float]:
-    now = public.now().timestamp()
-    return float(int(now - 86400) + 1), float(int(now))
-
-
-def run(engine: Engine, window: tuple[float, float], query: str) -> list[dict[str, Any]]:
-    result = engine.run(query, None, None, window)
+def run(engine: Engine, query: str) -> list[dict[str, Any]]:
+    result = engine.run(query, None, None)
     names = [c["name"] for c in result.columns]
     return [dict(zip(names, row, strict=True)) for row in result.rows]
 
@@ -173,54 +167,52 @@ def existing(sb: Sandbox) -> list[Any]:
 
 
 @pytest.mark.parametrize("name", sorted(STARTER))
-def test_every_starter_sample_runs(name: str, engine: Engine,
-                                   window: tuple[float, float]) -> None:
-    rows = run(engine, window, STARTER[name])
+def test_every_starter_sample_runs(name: str, engine: Engine) -> None:
+    rows = run(engine, STARTER[name])
     assert rows, name
 
 
 @pytest.mark.parametrize("name", sorted(POLICY))
-def test_every_policy_sample_runs(name: str, engine: Engine,
-                                  window: tuple[float, float]) -> None:
-    assert run(engine, window, POLICY[name]), name
+def test_every_policy_sample_runs(name: str, engine: Engine) -> None:
+    assert run(engine, POLICY[name]), name
 
 
 def test_the_inventory_samples_count_what_the_world_holds(
-        public: Sandbox, engine: Engine, window: tuple[float, float]) -> None:
+        public: Sandbox, engine: Engine) -> None:
     live = existing(public)
-    assert run(engine, window, STARTER["count resources"]) == [{"count_": len(live)}]
+    assert run(engine, STARTER["count resources"]) == [{"count_": len(live)}]
     vaults = sum(1 for r in live if r.kind == "KV")
-    assert run(engine, window, STARTER["count key vaults"]) == [{"Count": vaults}]
-    names = [r["name"] for r in run(engine, window, STARTER["sorted by name"])]
+    assert run(engine, STARTER["count key vaults"]) == [{"Count": vaults}]
+    names = [r["name"] for r in run(engine, STARTER["sorted by name"])]
     assert names == sorted(names) and len(names) == len(live)
     vms = [r for r in live if r.kind == "VM"]
     by_os = {r["properties_storageProfile_osDisk_osType"]: r["count_"]
-             for r in run(engine, window, STARTER["vms by os"])}
+             for r in run(engine, STARTER["vms by os"])}
     assert sum(by_os.values()) == len(vms) and set(by_os) <= {"Linux", "Windows"}
-    assert {r["os"]: r["count_"] for r in run(engine, window, STARTER["vms by os, extend"])} \
+    assert {r["os"]: r["count_"] for r in run(engine, STARTER["vms by os, extend"])} \
         == by_os
-    top = run(engine, window, STARTER["first five vms"])
+    top = run(engine, STARTER["first five vms"])
     assert [r["name"] for r in top] == sorted((r.name for r in vms), reverse=True)[:5]
     # a table's name in quotes is text, not the table
-    assert run(engine, window, "Resources | where name == 'Resources' | count") == [{"Count": 0}]
+    assert run(engine, "Resources | where name == 'Resources' | count") == [{"Count": 0}]
     assert all(r["properties_storageProfile_osDisk_osType"] in by_os for r in top)
     dev = {r.fields["resourceId"].rsplit("/", 1)[-1] for r in live if r.tags.get("env") == "dev"}
-    assert {r["name"] for r in run(engine, window, STARTER["tag value"])} == dev
+    assert {r["name"] for r in run(engine, STARTER["tag value"])} == dev
     by_location = Counter(r.location for r in live if r.location in ("westeurope",
                                                                      "northeurope"))
-    assert {r["location"]: r["count_"] for r in run(engine, window, STARTER["locations in~"])} \
+    assert {r["location"]: r["count_"] for r in run(engine, STARTER["locations in~"])} \
         == dict(by_location)
     subs = {s.id: s.name for s in public.world.subscriptions}
-    vaults_named = run(engine, window, STARTER["key vaults with subscription name"])
+    vaults_named = run(engine, STARTER["key vaults with subscription name"])
     assert len(vaults_named) == vaults
     assert all(r["SubName"] in subs.values() for r in vaults_named)
-    nics = run(engine, window, STARTER["vm nics"])
+    nics = run(engine, STARTER["vm nics"])
     assert {r["vmId"] for r in nics} == {r.fields["resourceId"] for r in vms}
     assert all(r["nicId"] for r in nics)
 
 
 def test_the_compliance_samples_agree_with_the_policy_states(
-        public: Sandbox, engine: Engine, window: tuple[float, float]) -> None:
+        public: Sandbox, engine: Engine) -> None:
     conn = toolkit.connect(sandbox=public, progress=False)
     try:
         root = public.world.tenant_id
@@ -231,34 +223,30 @@ def test_the_compliance_samples_agree_with_the_policy_states(
     worst = latest.groupby("resourceId", observed=True)["complianceState"].max()
     expected = {str(s).lower(): int(n) for s, n in worst.value_counts().items() if n}
     by_state = {r["overAllComplianceState"]: r["counts"]
-                for r in run(engine, window, POLICY["compliance by state"])}
+                for r in run(engine, POLICY["compliance by state"])}
     assert by_state == expected
-    per_assignment = run(engine, window, POLICY["compliance by assignment"])
+    per_assignment = run(engine, POLICY["compliance by assignment"])
     for row in per_assignment:
         mine = latest[latest["policyAssignmentName"] == row["policyAssignmentName"]]
         w = mine.groupby("resourceId", observed=True)["complianceState"].max()
         assert row["nonCompliantCount"] == int((w == "NonCompliant").sum())
         assert row["compliantCount"] == int((w == "Compliant").sum())
     assert len(per_assignment) == latest["policyAssignmentName"].nunique()
-    noncompliant = run(engine, window, POLICY["non-compliant resources"])
+    noncompliant = run(engine, POLICY["non-compliant resources"])
     assert len(noncompliant) == int((latest["complianceState"] == "NonCompliant").sum())
 
 
-def test_the_scope_of_a_query_is_its_subscriptions(public: Sandbox, engine: Engine,
-                                                   window: tuple[float, float]) -> None:
+def test_the_scope_of_a_query_is_its_subscriptions(public: Sandbox, engine: Engine) -> None:
     sub = public.world.subscriptions[0].id
-    result = engine.run("resources | project subscriptionId", [sub], None, window)
+    result = engine.run("resources | project subscriptionId", [sub], None)
     assert {r[0] for r in result.rows} == {sub}
-    none = engine.run("resources | project id", ["00000000-0000-0000-0000-000000000000"], None,
-                      window)
+    none = engine.run("resources | project id", ["00000000-0000-0000-0000-000000000000"], None)
     assert none.rows == [] and none.columns == [{"name": "id", "type": "string"}]
 
 
-def test_a_query_naming_no_table_reads_resources(engine: Engine,
-                                                 window: tuple[float, float]) -> None:
-    assert engine.run("where type contains 'storage' | count", None, None, window).rows == \
-        engine.run("resources | where type contains 'storage' | count", None, None,
-                   window).rows
+def test_a_query_naming_no_table_reads_resources(engine: Engine) -> None:
+    assert engine.run("where type contains 'storage' | count", None, None).rows == \
+        engine.run("resources | where type contains 'storage' | count", None, None).rows
 
 
 @pytest.mark.parametrize(("query", "kind"), [
@@ -268,9 +256,9 @@ def test_a_query_naming_no_table_reads_resources(engine: Engine,
     ("externaldata (x: string) [@'file:///etc/passwd'] with (format='csv')", None),
 ])
 def test_what_the_engine_cannot_run_is_refused_with_its_reason(
-        query: str, kind: str | None, engine: Engine, window: tuple[float, float]) -> None:
+        query: str, kind: str | None, engine: Engine) -> None:
     with pytest.raises(KqlFailure) as info:
-        engine.run(query, None, None, window)
+        engine.run(query, None, None)
     assert info.value.message
     if kind is not None:
         assert info.value.kind == kind
@@ -287,8 +275,7 @@ def test_duckdb_types_are_the_services_column_types(duck: str, service: str) -> 
     assert _column_type(duck) == service
 
 
-def test_the_operators_the_documentation_names(public: Sandbox, engine: Engine,
-                                               window: tuple[float, float]) -> None:
+def test_the_operators_the_documentation_names(public: Sandbox, engine: Engine) -> None:
     """Each operator and function docs/resource-management.md lists, checked against the
     world's own rows."""
     live = existing(public)
@@ -297,7 +284,7 @@ def test_the_operators_the_documentation_names(public: Sandbox, engine: Engine,
                     .rsplit("/", 1)[0].lower() for r in live)
 
     def one(query: str) -> list[dict[str, Any]]:
-        return run(engine, window, query)
+        return run(engine, query)
 
     assert one("resources | summarize n = countif(type =~ 'microsoft.compute/virtualmachines'),"
                " d = dcount(location), m = min(name)")[0] == {
@@ -313,7 +300,7 @@ def test_the_operators_the_documentation_names(public: Sandbox, engine: Engine,
     assert {r["k"]: r["n"] for r in kinds}["vm"] == len(vms)
     assert one("resources | where properties['storageProfile']['osDisk']['osType'] == 'Linux' "
                "| summarize s = sum(toint(1))")[0]["s"] == sum(
-        1 for r in vms if run(engine, window, "resources | where id == '" + r.fields["resourceId"]
+        1 for r in vms if run(engine, "resources | where id == '" + r.fields["resourceId"]
                               + "' | project os = tostring(properties.storageProfile.osDisk."
                                 "osType)")[0]["os"] == "Linux")
     assert one("resources | where isnull(properties.nothingHere) | count") == [

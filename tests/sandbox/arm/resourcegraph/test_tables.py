@@ -49,11 +49,14 @@ def test_containers_are_groups_subscriptions_and_resource_groups(tables: Any,
     assert tables.parents["stores"] == "retail"
 
 
-def test_policy_states_are_one_per_pair_newest_first(tables: Any, sandbox: Any) -> None:
+def test_policy_states_are_the_newest_of_each_pair_of_what_exists(tables: Any,
+                                                                    sandbox: Any) -> None:
     states = tables.states
+    pw = sandbox.world.section("policy")
     assert not states.duplicated(["res", "pol"]).any()
     assert states["id"].is_unique
     assert set(states["complianceState"]) <= set(STATE_WEIGHTS)
-    assert (states["ts"].diff().dropna() <= 0).all()
+    assert not any(pw.resources[r].deleted for r in states["res"])
+    assert (states["timestamp"] == sorted(states["timestamp"], reverse=True)).all()
     assert states["timestamp"].str.endswith("Z").all()
     assert set(tables.policy_fields.columns) >= {"policyAssignmentId", "policyDefinitionGroupNames"}

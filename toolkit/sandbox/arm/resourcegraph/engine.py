@@ -207,7 +207,7 @@ class Engine:
                   f"stateWeight := CASE s.complianceState {weights} ELSE 0 END"]
         con.execute(f"""
             CREATE VIEW world.all_policyresources AS
-            SELECT s.ts, s.id, s.name, s.type, s.tenantId, '' AS kind, '' AS location,
+            SELECT s.id, s.name, s.type, s.tenantId, '' AS kind, '' AS location,
                    s.resourceGroup, s.subscriptionId, '' AS managedBy,
                    CAST(NULL AS JSON) AS sku, CAST(NULL AS JSON) AS plan,
                    struct_pack({', '.join(fields)}) AS properties,
@@ -221,13 +221,13 @@ class Engine:
             names = [r[0] for r in con.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_schema = 'world' "
                 "AND table_name = ? ORDER BY ordinal_position", [f"all_{table}"]).fetchall()]
-            self._schema[table] = [n for n in names if n != "ts"]
+            self._schema[table] = names
         # KQL that reads files or URLs (externaldata) stays inside the sandbox's own world
         con.execute("SET enable_external_access = false")
         self._con: duckdb.DuckDBPyConnection = con
 
     def run(self, query: str, subscriptions: list[str] | None,
-            groups: list[str] | None, window: tuple[float, float]) -> Result:
+            groups: list[str] | None) -> Result:
         """Run ``query`` over the rows of a scope.
 
         Parameters
@@ -239,8 +239,6 @@ class Engine:
         groups : list of str, optional
             The management groups (and their subscriptions) the query sees, when the scope is
             one or more groups; ``None`` otherwise.
-        window : tuple of (float, float)
-            The first and last second (POSIX) of the policy states the query sees.
 
         Returns
         -------
@@ -260,12 +258,8 @@ class Engine:
         try:
             for table in RESOURCE_GRAPH_TABLES:
                 where = self._where(table, subscriptions, groups) or "TRUE"
-                chosen = "*"
-                if table == "policyresources":
-                    where = f"({where}) AND ts BETWEEN {int(window[0])} AND {int(window[1])}"
-                    chosen = "* EXCLUDE (ts)"
-                cursor.execute(f"CREATE TEMP VIEW {table} AS SELECT {chosen} FROM "
-                               f"world.all_{table} WHERE {where}")
+                cursor.execute(f"CREATE TEMP VIEW {table} AS SELECT * FROM world.all_{table} "
+                               f"WHERE {where}")
             text = f"resources | {query}" if _OPERATOR_FIRST.match(query) else query
             text = _TABLE_NAME.sub(lambda m: m.group(0) if m.group(1) else m.group(0).lower(),
                                    text)

@@ -19,7 +19,6 @@ import hashlib
 import threading
 import uuid
 from collections import OrderedDict
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -34,7 +33,6 @@ from toolkit._spec.arm import (
     RESOURCE_GRAPH_SKIP_TOKEN_KEY,
 )
 from toolkit.sandbox.arm.common import arm_reply
-from toolkit.sandbox.arm.policy.options import held_window
 from toolkit.sandbox.arm.resourcegraph.engine import Engine, KqlFailure, Result, available
 from toolkit.sandbox.arm.resourcegraph.quota import spend
 from toolkit.sandbox.arm.resourcegraph.tables import build_tables
@@ -134,16 +132,15 @@ def _int_option(request: Request, options: dict[str, Any], key: str, low: int,
     return value
 
 
-def _token(key: str, offset: int, size: int, window: tuple[float, float]) -> str:
-    raw = orjson.dumps({"k": key, "o": offset, "n": size, "w": list(window)})
+def _token(key: str, offset: int, size: int) -> str:
+    raw = orjson.dumps({"k": key, "o": offset, "n": size})
     return base64.b64encode(raw).decode()
 
 
-def _read_token(request: Request, token: str) -> tuple[str, int, int, tuple[float, float]]:
+def _read_token(request: Request, token: str) -> tuple[str, int, int]:
     try:
         data = orjson.loads(base64.b64decode(token, validate=True))
-        lo, hi = data["w"]
-        return str(data["k"]), int(data["o"]), int(data["n"]), (float(lo), float(hi))
+        return str(data["k"]), int(data["o"]), int(data["n"])
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
         raise _bad(request, "InvalidSkipToken",
                    f"The $skipToken '{token[:40]}' is not valid.") from None
@@ -156,9 +153,9 @@ def _key(query: str, subs: list[str] | None, groups: list[str] | None) -> str:
 
 
 def _result(request: Request, engine: Engine, query: str, subs: list[str] | None,
-            groups: list[str] | None, window: tuple[float, float]) -> Result:
+            groups: list[str] | None) -> Result:
     """Run a query over a scope, or give the result kept from running it before."""
-    key = f"{_key(query, subs, groups)}|{window[0]:.0f}|{window[1]:.0f}"
+    key = _key(query, subs, groups)
     sandbox = request.sandbox
     with sandbox.state_lock:
         cache: OrderedDict[str, Result] = sandbox.state.setdefault("resourcegraph_results",
@@ -168,7 +165,7 @@ def _result(request: Request, engine: Engine, query: str, subs: list[str] | None
             cache.move_to_end(key)
             return hit
     try:
-        result = engine.run(query, subs, groups, window)
+        result = engine.run(query, subs, groups)
     except KqlFailure as err:
         raise SandboxHTTPError(
             400, "BadRequest",
@@ -195,8 +192,7 @@ def _data(result: Result, rows: list[list[Any]], fmt: str) -> Any:
 
 
 def _facets(request: Request, engine: Engine, query: str, subs: list[str] | None,
-            groups: list[str] | None, window: tuple[float, float], facets: Any,
-            fmt: str) -> list[dict[str, Any]]:
+            groups: list[str] | None, facets: Any, fmt: str) -> list[dict[str, Any]]:
     """Compute the facets asked (a count of rows per value of an expression)."""
     if facets is None:
         return []
@@ -221,7 +217,7 @@ def _facets(request: Request, engine: Engine, query: str, subs: list[str] | None
                 + f" | summarize ['count'] = count() by {expression}"
                 + f" | order by {sort_by or _COUNT} {order}")
         try:
-            result = engine.run(text, subs, groups, window)
+            result = engine.run(text, subs, groups)
         except KqlFailure as err:
             out.append({"expression": expression, "resultType": "FacetError",
                         "errors": [{"code": "InvalidFacetExpression",
@@ -266,18 +262,16 @@ def _resources(request: Request) -> Reply:
                    "installed: pip install \"cloudops-frames[kql]\".")
     engine = engine_of(request.sandbox)
     key = _key(query, subs, groups)
-    now = request.sandbox.now()
-    window = held_window(request, now - timedelta(days=1), now)
     size = top or RESOURCE_GRAPH_PAGE_MAX
     offset = skip or 0
     if token is not None:
-        token_key, offset, size, window = _read_token(request, token)
+        token_key, offset, size = _read_token(request, token)
         if token_key != key:
             raise _bad(request, "InvalidSkipToken", "The $skipToken belongs to another query or "
                                                     "scope.")
         size = top or size  # $top overrides the page size when a token is given
         offset = offset if skip is None else skip
-    result = _result(request, engine, query, subs, groups, window)
+    result = _result(request, engine, query, subs, groups)
     total = result.total
     rows = result.page(offset, size)
     pageable = any(c["name"] == "id" for c in result.columns)
@@ -285,10 +279,9 @@ def _resources(request: Request) -> Reply:
     out: dict[str, Any] = {"totalRecords": total, "count": len(rows),
                            "resultTruncated": "true" if more and not pageable else "false"}
     if more and pageable:
-        out[RESOURCE_GRAPH_SKIP_TOKEN_KEY] = _token(key, offset + len(rows), size, window)
+        out[RESOURCE_GRAPH_SKIP_TOKEN_KEY] = _token(key, offset + len(rows), size)
     out["data"] = _data(result, rows, fmt)
-    out["facets"] = _facets(request, engine, query, subs, groups, window, body.get("facets"),
-                            fmt)
+    out["facets"] = _facets(request, engine, query, subs, groups, body.get("facets"), fmt)
     reply = arm_reply(request, out)
     reply.headers.update(quota_headers)
     return reply

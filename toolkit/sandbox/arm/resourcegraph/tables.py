@@ -5,9 +5,8 @@ They are ``resources``, ``resourcecontainers`` and ``policyresources``.
 ``resources`` holds every resource of the policy world that exists now (created, not deleted),
 with properties of its type (drawn from its id, so the same world gives the same ones);
 ``resourcecontainers`` the tenant's management groups, subscriptions and resource groups;
-``policyresources`` the latest policy state of each (resource, assignment, definition, reference
-id) evaluated in the day before the sandbox clock, the states ``policyStates/latest`` answers
-(each query sees the window of its own time).
+``policyresources`` the newest policy state of each (resource, assignment, definition, reference
+id) of the resources that exist.
 Types are lower case, as the service writes them; ``subscriptionId`` and ``resourceGroup``
 (lower case) are columns of every row, so that a query's scope selects rows by them.
 
@@ -212,14 +211,15 @@ def _containers(world: World) -> tuple[pd.DataFrame, dict[str, list[str]]]:
 
 
 def _states(world: World, pw: PolicyWorld) -> pd.DataFrame:
-    """Give the newest state of every policy of every resource, with its time (``ts``).
+    """Give the newest state of every policy of every resource that exists.
 
-    A query sees those evaluated in the day before the sandbox clock (the window
-    ``policyStates/latest`` answers by default): the newest state of a pair is the newest in that
-    window whenever it lies in it.
+    The states of a deleted resource are gone, as the service removes them; every resource that
+    exists was evaluated in the day before the world's epoch.
     """
     tenant = Scope("/", list(pw.by_group), kind="managementGroup")
     rec, rows = scope_rows(pw, tenant, "latest", 0.0, float(int(world.epoch.timestamp())))
+    alive = np.array([not r.deleted for r in pw.resources], dtype=bool)
+    rows = rows[alive[rec.pair_resource[rec.pair[rows]]]]
     pairs = rec.pair[rows]
     res = rec.pair_resource[pairs]
     pol = rec.pair_policy[pairs]
@@ -236,8 +236,7 @@ def _states(world: World, pw: PolicyWorld) -> pd.DataFrame:
         "res": res.astype(np.int64), "pol": pol.astype(np.int64),
         "complianceState": np.array(STATES, dtype=object)[rec.state[rows]],
         "timestamp": pd.to_datetime(rec.ts[rows], unit="s", utc=True).strftime(
-            "%Y-%m-%dT%H:%M:%SZ"),
-        "ts": rec.ts[rows].astype(np.int64)})
+            "%Y-%m-%dT%H:%M:%SZ")})
 
 
 def _policy_fields(pw: PolicyWorld) -> pd.DataFrame:
