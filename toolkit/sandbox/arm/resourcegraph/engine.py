@@ -12,9 +12,10 @@ matrix; the documentation's sample queries of inventory and compliance among the
 does not cover is refused with its reason, as the service refuses what it cannot run. External
 access (files, URLs) is off for the database.
 
-duckdb-kql (with DuckDB and pyarrow) is an optional dependency (``pip install
-"cloudops-frames[kql]"``); without it the route answers that it is missing. A result is kept as
-the Arrow table DuckDB gives, and only the page asked for becomes Python values.
+duckdb-kql (with DuckDB) is an optional dependency (``pip install "cloudops-frames[kql]"``);
+without it the route answers that it is missing. A result is kept as the Arrow table DuckDB
+gives (DuckDB's rows where pyarrow is missing), and only the page asked for becomes Python
+values.
 """
 
 from __future__ import annotations
@@ -66,19 +67,24 @@ class Result:
     """
 
     columns: list[dict[str, str]]
-    table: Any  # pyarrow.Table, or None for a result of no columns
+    table: Any  # pyarrow.Table; or a list of tuples where pyarrow is missing; None: no columns
 
     @property
     def total(self) -> int:
         """Count the result's rows."""
-        return 0 if self.table is None else int(self.table.num_rows)
+        if self.table is None:
+            return 0
+        return len(self.table) if isinstance(self.table, list) else int(self.table.num_rows)
 
     def page(self, offset: int, size: int) -> list[list[Any]]:
         """Give the rows ``offset`` to ``offset + size``, as the service writes them."""
         if self.table is None or offset >= self.total:
             return []
-        part = self.table.slice(offset, size)
         kinds = [c["type"] for c in self.columns]
+        if isinstance(self.table, list):
+            return [[_plain(v, k) for v, k in zip(row, kinds, strict=True)]
+                    for row in self.table[offset:offset + size]]
+        part = self.table.slice(offset, size)
         values = [[_plain(v, k) for v in part.column(i).to_pylist()]
                   for i, k in enumerate(kinds)]
         return [list(row) for row in zip(*values, strict=True)]
@@ -94,7 +100,6 @@ def available() -> bool:
     try:
         import duckdb  # noqa: F401
         import duckdb_kql  # noqa: F401
-        import pyarrow  # noqa: F401
     except ImportError:
         return False
     return True
@@ -140,6 +145,16 @@ def _plain(value: Any, kind: str) -> Any:
     if isinstance(value, dt.timedelta):
         return str(value)
     return value
+
+
+def _fetch(relation: Any) -> Any:
+    """Run a relation into an Arrow table (a list of tuples where pyarrow is missing)."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return relation.fetchall()
+    table = relation.arrow()
+    return table.read_all() if hasattr(table, "read_all") else table
 
 
 def _nested(value: Any) -> Any:
@@ -270,8 +285,7 @@ class Engine:
                 if relation is None:
                     return Result([], None)
                 kinds = [_column_type(str(t)) for t in relation.types]
-                table = relation.arrow()
-                table = table.read_all() if hasattr(table, "read_all") else table
+                table = _fetch(relation)
             except duckdb_kql.KqlSyntaxError as err:
                 raise KqlFailure("ParserFailure", str(err)) from None
             except duckdb_kql.KqlUnsupportedError as err:
