@@ -82,6 +82,11 @@ CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
     "subscriptions": lambda w: toolkit.subscriptions(**w.kw),
     "resource_groups": lambda w: toolkit.resource_groups(w.sub, **w.kw),
     "policy_summary": lambda w: toolkit.policy_summary(w.sub, "rg-web-weu", **w.kw),
+    "resource_graph": lambda w: toolkit.resource_graph(
+        "resources | project id, name, type, location, tags, properties, created = now(), "
+        "n = toint(1), ratio = todouble(0.5), on = true", w.sub, **w.kw),
+    "resource_graph_policy_states": lambda w: toolkit.resource_graph_policy_states(
+        w.sub, "rg-web-weu", **w.kw),
     "policy_states": _policy_states,
     "compliance_summary": lambda w: toolkit.compliance_summary(w.frame("policy_states")),
     "compliance_trend": lambda w: toolkit.compliance_trend(w.frame("policy_states")),

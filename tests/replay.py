@@ -99,15 +99,19 @@ def word_pairs(cloud: Any) -> list[tuple[str, str]]:
     return sorted((p for p in pairs if p[0] != p[1]), key=lambda p: -len(p[0]))
 
 
-def in_words(value: Any, cloud: Any) -> Any:
+def in_words(value: Any, cloud: Any, *, lower: bool = False) -> Any:
     """A neutral example (or frame value) in a cloud's words: strings, and the strings inside
-    lists, tuples and dicts (keys too)."""
+    lists, tuples and dicts (keys too); with ``lower``, the words in lower case too (Resource
+    Graph writes types so)."""
     if isinstance(value, str):
         for neutral, real in word_pairs(cloud):
             value = value.replace(neutral, real).replace(neutral.upper(), real.upper())
+            if lower:
+                value = value.replace(neutral.lower(), real.lower())
         return value
     if isinstance(value, dict):
-        return {in_words(k, cloud): in_words(v, cloud) for k, v in value.items()}
+        return {in_words(k, cloud, lower=lower): in_words(v, cloud, lower=lower)
+                for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(in_words(v, cloud) for v in value)
+        return type(value)(in_words(v, cloud, lower=lower) for v in value)
     return value

@@ -35,6 +35,7 @@ NO_LOGIC = {
     "widgets/__init__.py": "lazy re-exports of the widgets",
     "sandbox/arm/__init__.py": "empty",
     "sandbox/arm/policy/__init__.py": "docstring of the policy family",
+    "sandbox/arm/resourcegraph/__init__.py": "docstring of the Resource Graph family",
     "sandbox/fabric/__init__.py": "docstring",
     "sandbox/graph/__init__.py": "docstring",
     "sandbox/maps/roads/__init__.py": "docstring of the road engine",

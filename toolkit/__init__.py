@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
         AuthenticationError as AuthenticationError,
         ConflictError as ConflictError,
         EmptySnapshotWarning as EmptySnapshotWarning,
+        IncompleteResultError as IncompleteResultError,
         NotFoundError as NotFoundError,
         OperationFailedError as OperationFailedError,
         OperationTimeoutError as OperationTimeoutError,
@@ -66,6 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
         PlaceNotFoundError as PlaceNotFoundError,
         ProtocolError as ProtocolError,
         RateLimitError as RateLimitError,
+        ReconciliationWarning as ReconciliationWarning,
         ResponseLimitError as ResponseLimitError,
         RetryWaitWarning as RetryWaitWarning,
         RevealedSecretsWarning as RevealedSecretsWarning,
@@ -97,12 +99,16 @@ if TYPE_CHECKING:  # pragma: no cover
         compliance_trend as compliance_trend,
         evaluated_expressions as evaluated_expressions,
     )
+    from toolkit.arm.graphpolicy import (
+        resource_graph_policy_states as resource_graph_policy_states,
+    )
     from toolkit.arm.history import (
         read_policy_history as read_policy_history,
         snapshot_policy_states as snapshot_policy_states,
     )
     from toolkit.arm.network import backend_health as backend_health
     from toolkit.arm.policy import policy_states as policy_states
+    from toolkit.arm.resourcegraph import resource_graph as resource_graph
     from toolkit.arm.resources import (
         management_group_tree as management_group_tree,
         management_groups as management_groups,

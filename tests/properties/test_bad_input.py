@@ -218,6 +218,8 @@ VALID: dict[str, dict[str, Any]] = {
     "policy_summary": {"subscription_id": SUB, "resource_group": "rg-web-weu"},
     "management_groups": {},
     "management_group_tree": {"group_id": "retail"},
+    "resource_graph": {"query": "resources | project id, name | take 3"},
+    "resource_graph_policy_states": {"subscription_id": SUB, "resource_group": "rg-web-weu"},
     "subscriptions": {},
     "resource_groups": {"subscription_id": SUB},
     "support_services": {},
@@ -327,6 +329,36 @@ RULES: list[Rule] = [
     Rule("management_group_tree", "api_version", BAD_API_VERSION),
     *[Rule(f, "max_items", BAD_INT(0)) for f in ("management_groups", "subscriptions",
                                                   "resource_groups")],
+    # resource graph
+    Rule("resource_graph", "query", st.one_of(
+        NOT_TEXT, st.sampled_from(["", " ", "\t\n", "resources\x00"]))),
+    Rule("resource_graph", "subscriptions", st.one_of(
+        NOT_TEXT_NOR_NONE.filter(lambda v: not isinstance(v, str)),
+        st.just([]), st.text(max_size=40).filter(
+            lambda s: not _is_uuid(s) and s.lower() != "all"),
+        st.lists(st.text(max_size=8), min_size=1, max_size=2))),
+    Rule("resource_graph", "management_groups", st.one_of(
+        NOT_TEXT_NOR_NONE, st.just([]), st.just(""), st.text("abc-_", min_size=91, max_size=95),
+        st.text("abc", min_size=1, max_size=8).map(lambda s: s + "."),
+        _with([c for c in NASTY if c not in "()._-"]),
+        st.lists(st.just("bad name"), min_size=1, max_size=2))),
+    Rule("resource_graph", "management_groups", st.just("retail"),
+         extra=(("subscriptions", SUB),)),
+    Rule("resource_graph", "page_size", BAD_INT(1, 1000, optional=False)),
+    Rule("resource_graph", "max_items", BAD_INT(0)),
+    Rule("resource_graph", "incomplete", st.one_of(
+        NOT_TEXT, st.sampled_from(["", "Raise", "ignore", "warn "]))),
+    Rule("resource_graph", "expand", st.one_of(
+        st.integers(), st.floats(), st.just([]), st.sampled_from(["", " ", ["properties", ""]]),
+        st.lists(st.integers(), min_size=1, max_size=2))),
+    Rule("resource_graph", "api_version", BAD_API_VERSION),
+    Rule("resource_graph_policy_states", "subscription_id", BAD_UUID),
+    Rule("resource_graph_policy_states", "reconcile", NOT_BOOL),
+    Rule("resource_graph_policy_states", "max_items", BAD_INT(0)),
+    Rule("resource_graph_policy_states", "scope", st.sampled_from([
+        f"/subscriptions/{SUB}/providers/Vendor.Authorization/policyAssignments/a",
+        f"/subscriptions/{SUB}/resourceGroups/rg/providers/Vendor.Compute/disks/d"]),
+        extra=(("subscription_id", None), ("resource_group", None))),
     Rule("policy_states", "expand", st.one_of(
         st.integers(), st.just([]), st.sampled_from(["everything", "components,nothing", "",
                                                      "details"]),

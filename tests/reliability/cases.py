@@ -90,6 +90,12 @@ def _protector(conn, catalog, **kw):
         connection=conn, **kw)
 
 
+def _resource_graph(conn, catalog, **kw):
+    # every resource of the tenant: several pages of 500 rows, each a query of its own
+    return toolkit.resource_graph("resources | project id, name, type, location | order by id asc",
+                                  page_size=500, connection=conn)
+
+
 def _policy_states(conn, catalog, **kw):
     # three days of every evaluation in one resource group: several pages of 1000 records
     end = pd.Timestamp("2026-11-20T09:00:00Z")
@@ -229,6 +235,9 @@ CASES: dict[str, Case] = {c.name: c for c in (
          lro=True, volatile=("systemData.lastModifiedAt", "systemData.createdAt"),
          start_method="PUT"),
     Case("policy_states", r"policyStates", _policy_states, paged=r"policyStates.*skiptoken"),
+    # (every page is a POST to the same URL, the continuation token in its body: no page to
+    # single out by its path)
+    Case("resource_graph", r"ResourceGraph/resources", _resource_graph),
     Case("problem_classifications", r"problemClassifications", _classifications,
          paged=r"problemClassifications.*skiptoken"),
     Case("cluster_monitoring_credentials", r"listClusterMonitoringUserCredential", _monitoring),

@@ -27,6 +27,7 @@ __all__ = [
     "ConflictError",
     "EmptySnapshotWarning",
     "ErrorInfo",
+    "IncompleteResultError",
     "NotFoundError",
     "OperationFailedError",
     "OperationTimeoutError",
@@ -34,6 +35,7 @@ __all__ = [
     "PlaceNotFoundError",
     "ProtocolError",
     "RateLimitError",
+    "ReconciliationWarning",
     "ResponseLimitError",
     "RetryWaitWarning",
     "RevealedSecretsWarning",
@@ -111,6 +113,22 @@ class ToolkitWarning(UserWarning):
 
 class TruncatedResultWarning(ToolkitWarning):
     """A collection was cut short by ``max_items``: the frame does not hold every record."""
+
+
+class IncompleteResultError(ToolkitError):
+    """The service answered part of a result and gave no way to read the rest.
+
+    A Resource Graph query whose result has more rows than a page but that the service cannot
+    page (it projects no ``id``), or whose result the service truncated. The message says what
+    to change; :attr:`partial` holds the rows that did come.
+    """
+
+
+class ReconciliationWarning(ToolkitWarning):
+    """Two services' counts of the same thing at the same scope differ.
+
+    The frame's ``attrs["reconciliation"]`` holds both counts.
+    """
 
 
 class EmptySnapshotWarning(ToolkitWarning):

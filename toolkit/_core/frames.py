@@ -218,6 +218,14 @@ class FrameBuilder:
             store.extend(map(get, records))
         self.rows += len(records)
 
+    def add_columns(self, columns: Mapping[str, Sequence[Any]]) -> None:
+        """Append already columnar data (name -> values); absent columns get nulls."""
+        n = len(next(iter(columns.values()))) if columns else 0
+        for col, store in zip(self.columns, self._data, strict=True):
+            values = columns.get(col.name)
+            store.extend(values if values is not None else [None] * n)
+        self.rows += n
+
     def build(self, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
         """Build the typed frame of everything added."""
         data = {c.name: convert_column(v, c) for c, v in zip(self.columns, self._data,

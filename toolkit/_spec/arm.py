@@ -33,6 +33,19 @@ __all__ = [
     "READ_BUCKET",
     "READ_REFILL_PER_SECOND",
     "RESOURCE_FIELDS",
+    "RESOURCE_GRAPH_API_VERSIONS",
+    "RESOURCE_GRAPH_COLUMN_TYPES",
+    "RESOURCE_GRAPH_PAGE_MAX",
+    "RESOURCE_GRAPH_PATH",
+    "RESOURCE_GRAPH_POLICY_STATES_TYPE",
+    "RESOURCE_GRAPH_QUOTA",
+    "RESOURCE_GRAPH_QUOTA_HEADERS",
+    "RESOURCE_GRAPH_QUOTA_WINDOW_SECONDS",
+    "RESOURCE_GRAPH_RESULT_FORMATS",
+    "RESOURCE_GRAPH_SCOPE_FILTERS",
+    "RESOURCE_GRAPH_SKIP_TOKEN_KEY",
+    "RESOURCE_GRAPH_SUBSCRIPTION_BATCH",
+    "RESOURCE_GRAPH_TABLES",
     "RESOURCE_GROUP_MAX",
     "RESOURCE_GROUP_PATTERN",
     "SERVER_NAME_PATTERN",
@@ -61,6 +74,9 @@ MANAGEMENT_GROUP_API_VERSIONS = ("2023-04-01", "2021-04-01", "2020-05-01")
 #: Subscriptions list: 2022-12-01 is the newest version (azure-mgmt-resource-subscriptions 1.0).
 SUBSCRIPTION_API_VERSIONS = ("2022-12-01", "2021-01-01", "2020-01-01")
 #: Resource groups list (Microsoft.Resources): 2025-04-01 is azure-mgmt-resource 26's default.
+#: Resource Graph (``Microsoft.ResourceGraph/resources``): 2024-04-01 is the newest stable version
+#: of the REST specification; azure-mgmt-resourcegraph 8.0.1 sends 2021-03-01.
+RESOURCE_GRAPH_API_VERSIONS = ("2024-04-01", "2022-10-01", "2021-03-01")
 GROUP_API_VERSIONS = ("2025-04-01", "2024-11-01", "2024-07-01", "2024-03-01", "2022-09-01",
                       "2021-04-01")
 
@@ -158,3 +174,40 @@ POLICY_INSIGHTS_BUCKET = 150
 #: manager's writes (10 a second), as users of other tools meet its 429s first. The client
 #: starts from these numbers and follows the count each answer reports.
 POLICY_INSIGHTS_REFILL_PER_SECOND = 1.0
+
+# ------------------------------------------------------------------------------ Resource Graph
+# The REST specification of ``POST /providers/{ns}.ResourceGraph/resources`` (2024-04-01:
+# ``QueryRequest``, ``QueryRequestOptions``, ``QueryResponse``, ``Table``, ``ColumnDataType``)
+# and the service's documentation of its limits and quota.
+
+#: The query's path below the resource manager, after the provider namespace word.
+RESOURCE_GRAPH_PATH = "ResourceGraph/resources"
+#: ``options.$top``: 1 to this many rows a page (``minimum``/``maximum`` of the schema); a
+#: page holds this many by default.
+RESOURCE_GRAPH_PAGE_MAX = 1000
+#: Where an answer names the next page (``QueryResponse.$skipToken``), and the request takes it
+#: back (``QueryRequestOptions.$skipToken``): only when the query projects ``id``.
+RESOURCE_GRAPH_SKIP_TOKEN_KEY = "$skipToken"
+#: ``options.resultFormat`` (``ResultFormat``): ``objectArray`` is the default; ``table`` gives
+#: ``data.columns`` (name and type) with ``data.rows``.
+RESOURCE_GRAPH_RESULT_FORMATS = ("objectArray", "table")
+#: ``ColumnDataType``: the types of ``data.columns`` in the ``table`` format.
+RESOURCE_GRAPH_COLUMN_TYPES = ("string", "integer", "number", "boolean", "object", "datetime")
+#: ``options.authorizationScopeFilter`` (``AuthorizationScopeFilter``), the default first.
+RESOURCE_GRAPH_SCOPE_FILTERS = ("AtScopeAndBelow", "AtScopeAndAbove", "AtScopeExact",
+                                "AtScopeAboveAndBelow")
+#: The most subscriptions the vendor's command-line tools send in one request; the toolkit sends
+#: no more in one batch.
+RESOURCE_GRAPH_SUBSCRIPTION_BATCH = 1000
+#: The tables the toolkit's documentation and the sandbox cover (the service has more).
+RESOURCE_GRAPH_TABLES = ("resources", "resourcecontainers", "policyresources")
+#: The ``type`` of a policy state in ``policyresources``, after the namespace word (lower case,
+#: as the table writes types).
+RESOURCE_GRAPH_POLICY_STATES_TYPE = "policyinsights/policystates"
+#: The user quota: this many queries in each window of
+#: :data:`RESOURCE_GRAPH_QUOTA_WINDOW_SECONDS` seconds, per user.
+RESOURCE_GRAPH_QUOTA = 15
+RESOURCE_GRAPH_QUOTA_WINDOW_SECONDS = 5.0
+#: The quota's headers, after the cloud's header prefix: what is left of the window, and when
+#: it starts again (``hh:mm:ss``).
+RESOURCE_GRAPH_QUOTA_HEADERS = ("user-quota-remaining", "user-quota-resets-after")

@@ -86,6 +86,8 @@ _SOURCES: dict[str, _Source] = {
         "08-hosted-cluster-credentials",
         "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/"
         "Vendor.HostedClusterProvider/hostedClusters/{resourceName}/listCredentials", "post"),
+    "resource_graph": _Source("22-resource-graph", "/providers/Vendor.ResourceGraph/resources",
+                              "post"),
     "autocomplete": _Source("09-maps-geocode-autocomplete", "/geocode:autocomplete", "get"),
     "geocode": _Source("21-maps-geocode", "/geocode", "get"),
     "route_directions_batch": _Source("10-maps-route-directions-batch",
@@ -343,6 +345,8 @@ def _body_examples(sandbox: Sandbox) -> dict[str, Any]:
                           "includeSpeedLimit": True},
         "create_eventstream": {"displayName": "described-stream",
                                "description": "Made from the sandbox's description."},
+        "resource_graph": {"query": "resources | project id, name, type, location",
+                           "options": {"$top": 10}},
     }
 
 

@@ -62,6 +62,7 @@ SERVICE_MODULES = (
     "toolkit.sandbox.arm.tenant",
     "toolkit.sandbox.arm.support",
     "toolkit.sandbox.arm.clusters",
+    "toolkit.sandbox.arm.resourcegraph.handlers",
     "toolkit.sandbox.graph.identity",
     "toolkit.sandbox.fabric.eventstream",
     "toolkit.sandbox.maps.search",
