@@ -11,6 +11,14 @@ import pytest
 import toolkit
 from toolkit.arm import graphpolicy
 from toolkit.arm._schemas import POLICY_STATES
+from toolkit.sandbox.server import Sandbox
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Any:
+    # a clock that stands still: both reads see the same last day, however long the first takes
+    with Sandbox(seed=7, frozen_clock=True) as sb:
+        yield sb
 
 
 def test_the_states_are_those_of_policy_states_latest(conn: Any, sandbox: Any) -> None:

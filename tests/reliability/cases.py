@@ -96,6 +96,12 @@ def _resource_graph(conn, catalog, **kw):
                                   page_size=500, connection=conn)
 
 
+def _graph_policy_states(conn, catalog, **kw):
+    # the latest states of a subscription through policyresources: pages of 1000 rows
+    sub = _row(catalog, "subscription", "retail-prod").subscription_id
+    return toolkit.resource_graph_policy_states(sub, reconcile=False, connection=conn)
+
+
 def _policy_states(conn, catalog, **kw):
     # three days of every evaluation in one resource group: several pages of 1000 records
     end = pd.Timestamp("2026-11-20T09:00:00Z")
@@ -238,6 +244,7 @@ CASES: dict[str, Case] = {c.name: c for c in (
     # (every page is a POST to the same URL, the continuation token in its body: no page to
     # single out by its path)
     Case("resource_graph", r"ResourceGraph/resources", _resource_graph),
+    Case("resource_graph_policy_states", r"ResourceGraph/resources", _graph_policy_states),
     Case("problem_classifications", r"problemClassifications", _classifications,
          paged=r"problemClassifications.*skiptoken"),
     Case("cluster_monitoring_credentials", r"listClusterMonitoringUserCredential", _monitoring),
