@@ -72,10 +72,11 @@ def describe(obj: Any) -> str:
 
     Parameters
     ----------
-    obj : matplotlib Axes, Figure or SubFigure
+    obj : matplotlib Axes, Figure or SubFigure, or folium.Map
         An Axes gives its own description; a figure the descriptions of its Axes in the order
-        they were added (those without one left out), followed by "sandbox data (invented)."
-        when the figure carries that mark.
+        they were added (those without one left out), followed by "Sandbox data (invented)."
+        when the figure carries that mark; an interactive map of :mod:`toolkit.explore` its
+        summary (the text its page holds for screen readers).
 
     Returns
     -------
@@ -85,7 +86,7 @@ def describe(obj: Any) -> str:
     Raises
     ------
     ValidationError
-        When ``obj`` is neither an Axes nor a figure.
+        When ``obj`` is neither an Axes, a figure nor a map.
 
     Examples
     --------
@@ -95,6 +96,8 @@ def describe(obj: Any) -> str:
     """
     if hasattr(obj, "get_xlim") and hasattr(obj, "figure"):
         return str(getattr(obj, ATTRIBUTE, "") or "")
+    if hasattr(obj, "get_root"):  # an interactive map (toolkit.explore): its summary
+        return str(getattr(obj, "toolkit_description", "") or "")
     if not hasattr(obj, "get_axes") or not hasattr(obj, "texts"):
         raise ValidationError("obj", obj, "a matplotlib Axes or Figure (the chart to describe)")
     parts = [str(getattr(ax, ATTRIBUTE, "") or "") for ax in obj.get_axes()]

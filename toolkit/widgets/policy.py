@@ -298,11 +298,14 @@ class ComplianceExplorer:
         import matplotlib.pyplot as plt
 
         from toolkit.plot._common import root_figure
+        from toolkit.plot.description import describe
         from toolkit.plot.policy import compliance_by
 
         self._table.value = view.summary.to_html(index=False, na_rep="")
         if not len(view.summary):
             self._chart.value = b""
+            self._chart.tooltip = None
+            self._chart.layout.display = "none"  # no picture without a chart (nor its alt)
             return
         ax = compliance_by(view.summary, by=view.by, limit=15)
         buffer = io.BytesIO()
@@ -310,6 +313,9 @@ class ComplianceExplorer:
         figure.savefig(buffer, format="png", dpi=80)
         plt.close(figure)
         self._chart.value = buffer.getvalue()
+        # the picture's text alternative (the title of its <img>): the chart's description
+        self._chart.tooltip = describe(figure)
+        self._chart.layout.display = None
 
     def labels(self) -> dict[str, str]:
         """Give the label each dropdown shows now (what a reader sees in the controls)."""
@@ -329,7 +335,8 @@ class ComplianceExplorer:
         choices = ", ".join(f"{k}: {html.escape(v)}" for k, v in self.labels().items())
         return "".join([f"<p><b>compliance explorer</b> ({choices})</p>",
                         f"<p>{self._status.value}</p>", self._table.value,
-                        png_tag(self._chart.value, "compliance by " + self._by.value)])
+                        png_tag(self._chart.value,
+                                self._chart.tooltip or "compliance by " + self._by.value)])
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         from toolkit.widgets._static import bundle

@@ -288,7 +288,8 @@ class AirQualityExplorer:
         self.title = w.HTML("")
         self.message = w.HTML("")
         self.table = w.HTML("")
-        self.picture = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        # shown with a place (and its description as the text alternative of its <img>)
+        self.picture = w.Image(format="png", layout=w.Layout(max_width="100%", display="none"))
         self.map_view = w.HTML("", layout=w.Layout(width="100%", height=f"{MAP_HEIGHT + 10}px"))
         self.find_button.on_click(lambda _b: self._safely(self.find, self.name_box.value))
         self.name_box.continuous_update = False  # searched on Enter, not on every key
@@ -425,6 +426,8 @@ class AirQualityExplorer:
 
         import matplotlib.pyplot as plt
 
+        from toolkit.plot.description import describe
+
         self.title.value = (f"<h4 style='margin:4px 0'>{html.escape(result.label)} "
                             f"<small>({result.lon:.4f}, {result.lat:.4f})</small></h4>")
         self.message.value = "<br>".join(html.escape(n) for n in result.notes)
@@ -434,6 +437,8 @@ class AirQualityExplorer:
         fig.savefig(buffer, format="png", dpi=80)
         plt.close(fig)
         self.picture.value = buffer.getvalue()
+        self.picture.tooltip = describe(fig) or f"{result.label}: air quality"
+        self.picture.layout.display = None
         if self.interactive:
             from toolkit.explore import air_quality as explore_air_quality
             from toolkit.widgets._static import map_iframe
@@ -453,7 +458,8 @@ class AirQualityExplorer:
         if self.result is None:
             return "<p>air-quality explorer: no place chosen yet</p>"
         return "".join([self.title.value, self.message.value, self.table.value,
-                        png_tag(self.picture.value, f"{self.result.label}: air quality"),
+                        png_tag(self.picture.value,
+                                self.picture.tooltip or f"{self.result.label}: air quality"),
                         self.map_view.value if self.interactive else ""])
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
