@@ -5,6 +5,7 @@ title, and reads what is inside it. So a map gets
 
 - a **name** ("interactive map: 4 main routes and 3 alternatives"): the ``title`` of the
   ``<iframe>`` a notebook, a report or a widget shows it in, and the ``<title>`` of its page;
+- a language (English, the toolkit's words) for its page;
 - a **summary** (what is drawn and the key numbers, like the charts' descriptions of
   :mod:`toolkit.plot.description`): the first paragraph of its page, visually hidden (the map
   and its legend show the same to a sighted reader).
@@ -66,6 +67,9 @@ def describe_map(m: _Map, what: str, *details: str, frames: Iterable[Any] = ()) 
     root = m.get_root()  # type: ignore[attr-defined]
     root.toolkit_name = name
     root.header.add_child(Element(f"<title>{html.escape(name)}</title>"), name="toolkit_title")
+    # the page's language, which branca's template does not write on <html>
+    root.header.add_child(Element('<script>document.documentElement.lang = "en";</script>'),
+                          name="toolkit_lang")
     root.html.add_child(Element(f'<p class="toolkit-map-summary" style="{VISUALLY_HIDDEN}">'
                                 f"{html.escape(summary)}</p>"), name="toolkit_summary", index=0)
     shown = type(root)._repr_html_
