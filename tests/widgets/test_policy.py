@@ -35,7 +35,8 @@ def test_explorer_is_driven_programmatically(conn, sandbox, scope) -> None:
     want = toolkit.compliance_summary(records, by="resourceLocation")
     pd.testing.assert_frame_equal(view.summary, want)
     assert explorer.frame is view.summary and "<table" in explorer._table.value
-    assert explorer._chart.value[:4] == b"\x89PNG"
+    assert explorer.chart_png[:4] == b"\x89PNG"
+    assert '<img src="data:image/png;base64,' in explorer._chart.value
     again = explorer.select(state=None, by="assignment")
     assert again.state is None and again.by == "policyAssignmentName"
     assert again.summary["resources"].sum() >= view.summary["resources"].sum()
@@ -99,11 +100,12 @@ def test_the_explorers_controls_are_named_and_its_picture_described(conn, sandbo
                                     explorer._by)] == ["scope", "window", "state", "group by"]
     # the picture's text alternative: the chart's description, numbers of the summary shown
     summary = explorer.frame
-    alt = explorer._chart.tooltip
+    alt = explorer.chart_description
     assert alt.startswith("Compliance by policy assignment: ")
     worst = summary.iloc[0]
     assert f"{worst['policyAssignmentName']}: {worst['compliance_pct']:.0f}% compliant" in alt
+    assert f'alt="{html.escape(alt)}"' in explorer._chart.value
     assert f'alt="{html.escape(alt)}"' in explorer.static_html()
     explorer.select(state="Exempt")  # nothing exempt here: no picture, and no empty image
     if not len(explorer.frame):
-        assert explorer._chart.layout.display == "none" and explorer._chart.tooltip is None
+        assert explorer._chart.value == "" and explorer.chart_png == b""

@@ -226,7 +226,10 @@ class ComplianceExplorer:
         self._by = w.Dropdown(options=list(GROUPINGS), value="assignment",
                               description="group by")
         self._table = w.HTML()
-        self._chart = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        # the chart as an <img> with its description as alt text (an Image widget has no alt)
+        self._chart = w.HTML()
+        #: The chart shown, as PNG bytes, and its description.
+        self.chart_png, self.chart_description = b"", ""
         self._status = w.HTML()
         for control in (self._scope, self._window, self._state, self._by):
             control.observe(lambda _change: self._refresh(), names="value")
@@ -300,22 +303,20 @@ class ComplianceExplorer:
         from toolkit.plot._common import root_figure
         from toolkit.plot.description import describe
         from toolkit.plot.policy import compliance_by
+        from toolkit.widgets._static import png_tag
 
         self._table.value = view.summary.to_html(index=False, na_rep="")
         if not len(view.summary):
-            self._chart.value = b""
-            self._chart.tooltip = None
-            self._chart.layout.display = "none"  # no picture without a chart (nor its alt)
+            self.chart_png, self.chart_description = b"", ""
+            self._chart.value = ""  # no picture without a chart
             return
         ax = compliance_by(view.summary, by=view.by, limit=15)
         buffer = io.BytesIO()
         figure = root_figure(ax)
         figure.savefig(buffer, format="png", dpi=80)
         plt.close(figure)
-        self._chart.value = buffer.getvalue()
-        # the picture's text alternative (the title of its <img>): the chart's description
-        self._chart.tooltip = describe(figure)
-        self._chart.layout.display = None
+        self.chart_png, self.chart_description = buffer.getvalue(), describe(figure)
+        self._chart.value = png_tag(self.chart_png, self.chart_description)
 
     def labels(self) -> dict[str, str]:
         """Give the label each dropdown shows now (what a reader sees in the controls)."""
@@ -330,13 +331,11 @@ class ComplianceExplorer:
         """
         import html
 
-        from toolkit.widgets._static import png_tag
 
         choices = ", ".join(f"{k}: {html.escape(v)}" for k, v in self.labels().items())
         return "".join([f"<p><b>compliance explorer</b> ({choices})</p>",
                         f"<p>{self._status.value}</p>", self._table.value,
-                        png_tag(self._chart.value,
-                                self._chart.tooltip or "compliance by " + self._by.value)])
+                        self._chart.value])
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         from toolkit.widgets._static import bundle
