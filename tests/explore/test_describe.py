@@ -148,3 +148,30 @@ def test_a_map_not_made_by_the_toolkit_has_no_summary() -> None:
     import folium
 
     assert toolkit.plot.describe(folium.Map()) == ""
+
+
+@pytest.mark.slow
+def test_a_maps_own_page_has_no_serious_accessibility_violation(frames, tmp_path) -> None:
+    # the page of a map saved on its own (Leaflet written in): its title, its language, its
+    # summary; axe-core in the system Chromium
+    from tests import axe
+
+    if axe.missing():
+        pytest.skip(axe.missing())
+    from playwright.sync_api import sync_playwright
+
+    m = toolkit.explore.routes(frames["routes"], incidents=frames["incidents"], tiles="roads")
+    (tmp_path / "map.html").write_text(m.get_root().render(), encoding="utf-8")
+    with axe.served(tmp_path) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=axe.chromium(), args=axe.CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(base + "map.html")
+            page.wait_for_function("() => window.L && document.querySelector('path, canvas')")
+            assert page.title() == m.toolkit_name
+            assert page.evaluate("() => document.documentElement.lang") == "en"
+            assert page.locator("p.toolkit-map-summary").inner_text() == toolkit.plot.describe(m)
+            found = axe.violations(page, "map")
+        finally:
+            browser.close()
+    assert found == [], "\n".join(found)
