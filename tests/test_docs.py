@@ -187,6 +187,34 @@ def test_the_accessibility_hook_names_cells_tables_frames_and_search() -> None:
     assert hook.on_post_page(out) == out  # once
 
 
+def test_a_notebooks_pictures_get_the_alt_text_of_their_outputs(tmp_path: Path) -> None:
+    import importlib.util
+    from types import SimpleNamespace
+
+    import nbformat
+
+    spec = importlib.util.spec_from_file_location(
+        "accessibility", DOCS / "extensions" / "accessibility.py")
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x", outputs=[
+        nbformat.v4.new_output("display_data", data={"image/png": "AAAA\nBBBB"},
+                               metadata={"image/png": {"alt": 'Health: 2 up, 1 "down" <b>'}}),
+        nbformat.v4.new_output("display_data", data={"image/png": "CCCC"})])]
+    source = tmp_path / "n.ipynb"
+    nbformat.write(nb, source)
+    page = SimpleNamespace(file=SimpleNamespace(abs_src_path=str(source)))
+    none = "No description has been provided for this image"
+    html = (f'<img alt="{none}" class="" src="data:image/png;base64,AAAABBBB"/>'
+            f'<img alt="{none}" class="" src="data:image/png;base64,CCCC"/>')
+    out = hook.on_post_page(html, page)
+    assert ('<img alt="Health: 2 up, 1 &quot;down&quot; &lt;b&gt;" class="" '
+            'src="data:image/png;base64,AAAABBBB"/>') in out
+    assert f'<img alt="{none}" class="" src="data:image/png;base64,CCCC"/>' in out  # none given
+
+
 def _documented_signatures() -> list[tuple[str, str]]:
     """``name(parameters)`` as the operations page writes each function in its table."""
     text = (DOCS / "operations.md").read_text("utf-8")

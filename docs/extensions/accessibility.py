@@ -10,20 +10,29 @@ it and the theme's templates leave out, so that no page needs a script for it:
 - a frame without a title (a map in a notebook's committed output) is named "interactive map";
   the maps of ``toolkit.explore`` carry names of their own ("interactive map: 12 traffic
   incidents"), which are kept;
-- the theme's search box (``role="dialog"``) is named "Search".
+- the theme's search box (``role="dialog"``) is named "Search";
+- a notebook's picture gets the alt text its output carries (``toolkit.plot.output_alt``: the
+  description of the chart, written there when the notebook ran) instead of the renderer's
+  "No description has been provided for this image"; matched by the picture's data.
 
-The names are the site's own words, never text from a page, so nothing here needs escaping.
+The names are the site's own words; a picture's alt text is the notebook's, written escaped.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 _CELL = re.compile(r'<div class="highlight-ipynb(?P<rest>[^"]*)"(?![^>]*\btabindex=)')
 _FRAME = re.compile(r"<iframe(?![^>]*\stitle=)")
 _TABLE = re.compile(r"<table\b[^>]*>|</table>")
 _WRAPPED = re.compile(r'class="toolkit-table"[^<>]*>\Z')
+_NO_ALT = re.compile(r'<img alt="No description has been provided for this image"'
+                     r'(?P<between>[^>]*?) '
+                     r'src="data:image/(?P<kind>png|jpeg);base64,(?P<data>[^"]+)"')
 _SEARCH = re.compile(r'(<div class="md-search"[^>]*role="dialog")(?![^>]*aria-label)')
 
 
@@ -40,6 +49,9 @@ def on_post_page(output: str, page: Any = None, config: Any = None) -> str:
     output = _CELL.sub(cell, output)
     output = _tables(output)
     output = _FRAME.sub('<iframe title="interactive map"', output)
+    source = getattr(getattr(page, "file", None), "abs_src_path", None)
+    if isinstance(source, str) and source.endswith(".ipynb"):
+        output = _pictures(output, Path(source))
     return _SEARCH.sub(r'\1 aria-label="Search"', output)
 
 
@@ -64,3 +76,26 @@ def _tables(output: str) -> str:
         at = match.end()
     out.append(output[at:])
     return "".join(out)
+
+
+def _pictures(output: str, notebook: Path) -> str:
+    """Give each picture of a notebook's page the alt text its output carries, if any."""
+    from toolkit.plot.description import output_alt
+
+    alts: dict[str, str] = {}
+    for cell in json.loads(notebook.read_text("utf-8")).get("cells", []):
+        for out in cell.get("outputs", []):
+            for kind in ("image/png", "image/jpeg"):
+                data, alt = out.get("data", {}).get(kind), output_alt(out, kind)
+                if alt and data:
+                    alts["".join(data if isinstance(data, list) else [data]).replace("\n", "")] \
+                        = alt
+
+    def alt_of(match: re.Match[str]) -> str:
+        alt = alts.get(match.group("data"))
+        if alt is None:
+            return match.group(0)
+        return (f'<img alt="{html.escape(alt, quote=True)}"{match.group("between")} '
+                f'src="data:image/{match.group("kind")};base64,{match.group("data")}"')
+
+    return _NO_ALT.sub(alt_of, output) if alts else output
