@@ -6,6 +6,7 @@
 #                 has it), the vendors' clients are installed and their conformance suite runs too
 # and:
 #   make docs         build the documentation site into site/ (offline)
+#   make dashboard    serve the explorers (dashboards/) with Voila on 127.0.0.1 (offline)
 #   make conformance  install the vendors' clients and run tests/conformance
 PYTHON ?= python3
 VENV := .venv
@@ -19,7 +20,7 @@ WITH_CONFORMANCE := $(filter-out 0 false False FALSE,$(CI))
 # otherwise follows today's date): notebook runs pin it, so that their outputs stay the same.
 NOTEBOOK_NOW := 2026-11-20T09:00:00Z
 
-.PHONY: test browser report docs conformance lint reliability benchmarks notebooks clean
+.PHONY: test browser report docs dashboard conformance lint reliability benchmarks notebooks clean
 
 test report notebooks: export TOOLKIT_SANDBOX_NOW := $(NOTEBOOK_NOW)
 
@@ -51,6 +52,16 @@ conformance: $(CONFORMANCE_STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 	@echo "Documentation written: $$(pwd)/site/index.html"
+
+# The compliance, air-quality and routes explorers as dashboards (dashboards/*.ipynb, code
+# hidden), served by Voila on 127.0.0.1:$(DASHBOARD_PORT) against the default connection: the
+# sandbox when nothing is configured, or the cloud the TOOLKIT_* settings name. The page asks
+# nothing of the web (Voila's template without its CDN style sheets: dashboards/voila/).
+DASHBOARD_PORT ?= 8866
+
+dashboard: $(STAMP)
+	JUPYTER_PATH=$(CURDIR)/dashboards $(PY) -m voila --no-browser --Voila.ip=127.0.0.1 \
+		--port=$(DASHBOARD_PORT) --template=offline dashboards/
 
 # Some tests use headless Chromium: one draws an interactive map and hovers over it, others run
 # notebooks in JupyterLab and drive their widgets (Playwright, with this browser). A Python

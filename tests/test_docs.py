@@ -1,6 +1,7 @@
 """The documentation site: it builds strictly and offline (no warning, no broken link), its API
-reference holds every public name, the notebooks are rendered with their outputs, and the README
-points at pages that exist and names the command CI runs."""
+reference holds every public name, the notebooks are rendered with their outputs, every page
+meets WCAG 2.1 AA as axe-core checks it in Chromium, and the README points at pages that exist
+and names the command CI runs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,6 +104,115 @@ def test_the_site_loads_nothing_from_the_network(site: Path) -> None:
             tag for tag in re.findall(r'<link[^>]+href="https?://[^"]*"[^>]*>', html)
             if 'rel="canonical"' not in tag]
         assert loads == [], page
+
+
+def _nav_pages() -> list[str]:
+    """Every page of the site's navigation, as its address under the site (``""`` the home)."""
+    import yaml
+
+    def walk(entry: object) -> list[str]:
+        if isinstance(entry, str):
+            return [entry]
+        if isinstance(entry, dict):
+            return [f for value in entry.values() for f in walk(value)]
+        if isinstance(entry, list):
+            return [f for item in entry for f in walk(item)]
+        return []
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["nav"]
+    out = []
+    for source in walk(nav):
+        stem = source.rsplit(".", 1)[0]
+        out.append("" if stem == "index" else stem.removesuffix("/index") + "/")
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser_page(site: Path) -> Any:
+    """A Chromium page (the system's) and the base address the built site is served at."""
+    from tests import axe
+
+    if axe.missing():
+        pytest.skip(axe.missing())
+    from playwright.sync_api import sync_playwright
+
+    with axe.served(site) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=axe.chromium(), args=axe.CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": 1280, "height": 900}), base
+        finally:
+            browser.close()
+
+
+def test_the_accessibility_check_covers_every_page(site: Path) -> None:
+    built = {p.relative_to(site).parent.as_posix() for p in site.rglob("index.html")}
+    built = {"" if b == "." else f"{b}/" for b in built} - {"404/"}
+    assert built == set(_nav_pages())
+
+
+@pytest.mark.parametrize("address", _nav_pages())
+def test_no_page_has_a_serious_accessibility_violation(browser_page: Any, address: str) -> None:
+    # axe-core over the page as a reader's browser shows it (the theme's scripts run), in the
+    # light scheme the site opens in: contrast, names, keyboard reach, landmarks...
+    from tests import axe
+
+    page, base = browser_page
+    page.goto(base + address, wait_until="load")
+    found = axe.violations(page, address or "index")
+    assert found == [], "\n".join(found[:60])
+
+
+def test_the_accessibility_hook_names_cells_tables_frames_and_search() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "accessibility", DOCS / "extensions" / "accessibility.py")
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = ('<div class="md-search" data-md-component="search" role="dialog">'
+            '<div class="highlight-ipynb hl-python"><pre>a</pre></div>'
+            '<div class="highlight-ipynb hl-python" tabindex="-1"><pre>b</pre></div>'
+            "<table><tr><td><table class='x'></table></td></tr></table><table></table>"
+            "<iframe srcdoc='x'></iframe><iframe title=\"interactive map: 3 routes\"></iframe>")
+    out = hook.on_post_page(page)
+    assert 'role="dialog" aria-label="Search"' in out
+    assert ('<div class="highlight-ipynb hl-python" tabindex="0" role="region" '
+            'aria-label="Code cell 1">') in out
+    assert 'tabindex="-1"' in out and "Code cell 2" not in out  # one of its own: kept
+    assert out.count('class="toolkit-table"') == 2 and 'aria-label="Table 2"' in out
+    assert "<table class='x'></table></td></tr></table></div>" in out  # the nested one: as is
+    assert '<iframe title="interactive map" srcdoc=' in out
+    assert 'title="interactive map: 3 routes"' in out
+    assert hook.on_post_page(out) == out  # once
+
+
+def test_a_notebooks_pictures_get_the_alt_text_of_their_outputs(tmp_path: Path) -> None:
+    import importlib.util
+    from types import SimpleNamespace
+
+    import nbformat
+
+    spec = importlib.util.spec_from_file_location(
+        "accessibility", DOCS / "extensions" / "accessibility.py")
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x", outputs=[
+        nbformat.v4.new_output("display_data", data={"image/png": "AAAA\nBBBB"},
+                               metadata={"image/png": {"alt": 'Health: 2 up, 1 "down" <b>'}}),
+        nbformat.v4.new_output("display_data", data={"image/png": "CCCC"})])]
+    source = tmp_path / "n.ipynb"
+    nbformat.write(nb, source)
+    page = SimpleNamespace(file=SimpleNamespace(abs_src_path=str(source)))
+    none = "No description has been provided for this image"
+    html = (f'<img alt="{none}" class="" src="data:image/png;base64,AAAABBBB"/>'
+            f'<img alt="{none}" class="" src="data:image/png;base64,CCCC"/>')
+    out = hook.on_post_page(html, page)
+    assert ('<img alt="Health: 2 up, 1 &quot;down&quot; &lt;b&gt;" class="" '
+            'src="data:image/png;base64,AAAABBBB"/>') in out
+    assert f'<img alt="{none}" class="" src="data:image/png;base64,CCCC"/>' in out  # none given
 
 
 def _documented_signatures() -> list[tuple[str, str]]:

@@ -260,9 +260,9 @@ class Connection:
         return f"<Connection {where} {' '.join(auth) or 'no credential'}>"
 
     def _repr_html_(self) -> str:
-        import html
+        from toolkit._core.text import html_text
 
-        return f"<code>{html.escape(repr(self))}</code>"
+        return f"<code>{html_text(repr(self))}</code>"
 
 
 _default: Connection | None = None

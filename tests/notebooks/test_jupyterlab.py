@@ -267,7 +267,7 @@ def test_the_air_quality_explorer_shows_the_place_typed(lab, browser) -> None:
         title.wait_for()
         title.scroll_into_view_if_needed()
         assert "Encamp" in title.inner_text()
-        frame = page.locator(".widget-html iframe[title='interactive map']").first
+        frame = page.locator(".widget-html iframe[title^='interactive map']").first
         box = frame.bounding_box()
         assert box is not None and box["height"] >= 300 and box["width"] >= 300
         _shot(page, lab, "06-before")
@@ -308,15 +308,14 @@ def test_the_route_planner_plans_the_places_picked(lab, browser) -> None:
             "([old]) => [...document.querySelectorAll('.widget-html table')]"
             ".some(t => t.innerText !== old && t.innerText.includes('km'))", arg=[before])
         _wait_idle(page)
-        frame = page.locator(".widget-html iframe[title='interactive map']").last
+        frame = page.locator(".widget-html iframe[title^='interactive map']").last
         frame.wait_for()
         frame.scroll_into_view_if_needed()
         box = frame.bounding_box()
         assert box is not None and box["height"] >= 400
         _assert_draws(frame)
         # the notebook's own maps too: only the first carries Leaflet, all of them draw
-        maps = page.locator(".jp-OutputArea-output > div > div > div > iframe, "
-                            ".jp-OutputArea-output iframe:not([title])")
+        maps = page.locator(".jp-OutputArea-output iframe:not(.widget-html iframe)")
         assert maps.count() >= 2
         for i in range(maps.count()):
             maps.nth(i).scroll_into_view_if_needed()

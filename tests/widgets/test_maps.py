@@ -70,6 +70,13 @@ def test_route_planner_from_two_chosen_places(sandbox) -> None:
     assert list(summary.columns) == ["route_index", "km", "minutes", "minutes_in_traffic",
                                      "incidents_on_route"]
     assert (summary["minutes_in_traffic"] >= summary["minutes"]).all()
+    # the picture's text alternative is the chart's description (the route's length in it)
+    first = routes.iloc[0]
+    assert f"{first['distanceInMeters'] / 1000:.1f} km" in planner._view.value
+    assert 'alt="Planned routes: 1 main route and ' in planner._view.value
+    # every control is labelled: the boxes, their lists of suggestions
+    assert [planner.origin._text.description, planner.origin._list.description,
+            planner.destination._text.description] == ["From", "Suggestions", "To"]
     by_name = planner.plan("Andorra la Vella", "Ordino")
     assert by_name["distanceInMeters"].iloc[0] > 3000
     with pytest.raises(toolkit.PlaceNotFoundError, match="no place of that name"):
@@ -113,6 +120,8 @@ def test_route_planner_shows_the_plan_on_an_interactive_map(sandbox) -> None:
     assert "application/vnd.jupyter.widget-view+json" in data
     static = data["text/html"]
     assert "<iframe" in static and "height:420px" in static and "<table" in static
+    main = int((routes["route_index"] == 0).sum())
+    assert f'title="interactive map: {main} main route' in static
     conn.close()
 
 

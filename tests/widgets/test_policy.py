@@ -35,7 +35,8 @@ def test_explorer_is_driven_programmatically(conn, sandbox, scope) -> None:
     want = toolkit.compliance_summary(records, by="resourceLocation")
     pd.testing.assert_frame_equal(view.summary, want)
     assert explorer.frame is view.summary and "<table" in explorer._table.value
-    assert explorer._chart.value[:4] == b"\x89PNG"
+    assert explorer.chart_png[:4] == b"\x89PNG"
+    assert '<img src="data:image/png;base64,' in explorer._chart.value
     again = explorer.select(state=None, by="assignment")
     assert again.state is None and again.by == "policyAssignmentName"
     assert again.summary["resources"].sum() >= view.summary["resources"].sum()
@@ -85,3 +86,26 @@ def test_every_dropdown_shows_its_label_and_the_view_stays_in_a_report(conn, san
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "state: all states" in data["text/html"] and "<table" in data["text/html"]
     assert "data:image/png;base64," in data["text/html"]
+
+
+def test_the_explorers_controls_are_named_and_its_picture_described(conn, sandbox,
+                                                                    scope) -> None:
+    import html
+
+    sub, rg = scope
+    explorer = toolkit.widgets.compliance_explorer(sub, rg, end=pd.Timestamp(
+        sandbox.world.epoch), connection=conn)
+    # every control is labelled (ipywidgets writes the description as the control's label)
+    assert [c.description for c in (explorer._scope, explorer._window, explorer._state,
+                                    explorer._by)] == ["scope", "window", "state", "group by"]
+    # the picture's text alternative: the chart's description, numbers of the summary shown
+    summary = explorer.frame
+    alt = explorer.chart_description
+    assert alt.startswith("Compliance by policy assignment: ")
+    worst = summary.iloc[0]
+    assert f"{worst['policyAssignmentName']}: {worst['compliance_pct']:.0f}% compliant" in alt
+    assert f'alt="{html.escape(alt)}"' in explorer._chart.value
+    assert f'alt="{html.escape(alt)}"' in explorer.static_html()
+    explorer.select(state="Exempt")  # nothing exempt here: no picture, and no empty image
+    if not len(explorer.frame):
+        assert explorer._chart.value == "" and explorer.chart_png == b""

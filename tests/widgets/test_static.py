@@ -24,6 +24,7 @@ def test_a_map_keeps_its_height_and_its_page_escaped() -> None:
     m = folium.Map(location=(42.5, 1.5), tiles=None)
     frame = map_iframe(m, 380.7)
     assert "height:380px" in frame and "width:100%" in frame
+    assert 'title="interactive map"' in frame  # a map of the toolkit's is named by its data
     page = frame.split("srcdoc='", 1)[1].split("' style=", 1)[0]
     assert "'" not in page and html.unescape(page) == m.get_root().render()
 

@@ -3,6 +3,8 @@ placed through geocode (no look inside the sandbox), or given as (longitude, lat
 
 from __future__ import annotations
 
+import html
+
 import matplotlib
 import pytest
 
@@ -93,6 +95,14 @@ def test_air_quality_explorer_shows_the_place_and_its_alerts_beside_the_pictures
     assert alert_layers["features"].sum() == report.alerts["alertId"].notna().sum()
     assert "<iframe" in explorer.map_view.value
     assert explorer.picture.value  # the static pictures stay, beside the map
+    # the map's frame is named after what it shows; the picture is described by its data
+    assert 'title="interactive map: air quality at 1 place' in explorer.map_view.value
+    now = report.current.iloc[0]
+    alt = explorer.picture_description
+    assert alt.startswith("Ordino: pollutants now: ")
+    assert f"Ordino: the week ahead: {len(report.forecast)} days" in alt
+    assert f"{now['globalIndex']:.0f}" in alt
+    assert f'alt="{html.escape(alt)}"' in explorer.picture.value
     plt.close("all")
 
 
@@ -106,6 +116,10 @@ def test_find_shows_the_place_found_and_show_keeps_its_name(conn) -> None:
 
     explorer = toolkit.widgets.air_quality_explorer(connection=conn, duration=2,
                                                     interactive=False)
+    assert explorer.picture.value == ""  # no picture (and no unnamed image) yet
+    assert [c.description for c in (explorer.name_box, explorer.find_button, explorer.choices,
+                                    explorer.lon_box, explorer.lat_box, explorer.show_button)
+            ] == ["Place", "Find", "Pick", "Longitude", "Latitude", "Show"]
     first = explorer.select("Ordino")
     explorer.name_box.value = "Encamp"  # typed and Enter: Find
     shown = explorer.result

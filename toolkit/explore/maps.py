@@ -18,6 +18,8 @@ from toolkit.explore._common import (
     ramp,
     spread_frame,
 )
+from toolkit.explore._describe import describe_map
+from toolkit.plot.description import counted, listed, sentences
 from toolkit.plot.maps import INCIDENT_COLORS
 
 if TYPE_CHECKING:
@@ -144,7 +146,31 @@ def routes(df: pd.DataFrame, *, incidents: pd.DataFrame | None = None, tiles: st
                for i in shown_alts]
     legend += [(name, colour, "dot") for name, colour in END_COLORS.items()
                if name != "stop" or ends["point"].str.startswith("stop").any()]
-    return finish(m, legend=legend, title="delay in traffic (share of the free-flow time)")
+    m = finish(m, legend=legend, title="delay in traffic (share of the free-flow time)")
+    return _describe_routes(m, drawn, main, share, ends, incidents, [df, incidents])
+
+
+def _describe_routes(m: folium.Map, drawn: pd.DataFrame, main: np.ndarray, share: pd.Series,
+                     ends: pd.DataFrame, incidents: pd.DataFrame | None,
+                     frames: list[Any]) -> folium.Map:
+    """Name the route map and sum it up: routes, their delays and lengths, the incidents."""
+    steps = [next(label for upper, _, label in DELAY_STEPS if float(v) < upper)
+             for v in share[main] if not pd.isna(v)]
+    delays = ", ".join(f"{steps.count(label):,} {label}" for _, _, label in DELAY_STEPS
+                       if label in steps)
+    km = drawn.loc[main, "distanceInMeters"].astype(float) / 1000 \
+        if "distanceInMeters" in drawn.columns else pd.Series(dtype=float)
+    what = (f"{counted(int(main.sum()), 'main route')} and "
+            f"{counted(int((~main).sum()), 'alternative')}")
+    return describe_map(
+        m, what,
+        f"Main routes coloured by their delay in traffic: {delays}" if delays else "",
+        f"Main routes from {km.min():.1f} to {km.max():.1f} km long" if km.notna().any()
+        else "",
+        f"{counted(int(ends['point'].str.startswith('stop').sum()), 'stop')} marked"
+        if len(ends) and ends["point"].str.startswith("stop").any() else "",
+        _incident_words(incidents) if incidents is not None and len(incidents) else "",
+        frames=[f for f in frames if f is not None])
 
 
 def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
@@ -191,7 +217,30 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, tiles: str = "auto",
         colours, legend = ["#1565c0"] * len(frame), [("snapped", "#1565c0")]
     add_layer(m, frame, "snapped", colors=colours, radius=3, spread=False,
               operation="snap_to_roads")
-    return finish(m, legend=[("recorded", "#9e9e9e"), *legend], title="speed limit")
+    m = finish(m, legend=[("recorded", "#9e9e9e"), *legend], title="speed limit")
+    speeds = ""
+    if limits is not None and limits.notna().any():
+        speeds = f"Snapped points coloured by speed limit, from {float(limits.min()):.0f} " \
+                 f"to {float(limits.max()):.0f} km/h"
+    added = int(frame["isInterpolated"].fillna(False).astype(bool).sum()) \
+        if "isInterpolated" in frame.columns else 0
+    return describe_map(m, f"{counted(len(recorded), 'recorded point')} and "
+                           f"{counted(len(frame), 'snapped point')}",
+                        f"{added:,} snapped points interpolated" if added else "", speeds,
+                        frames=[snapped])
+
+
+def _incident_words(df: pd.DataFrame) -> str:
+    """Say how many incidents there are, by type and by severity, and the roads closed."""
+    kinds = df["incidentType"].astype(str).value_counts()
+    severities = df["severity"].astype(object).fillna("unknown").astype(str).value_counts()
+    closed = int(df["isRoadClosed"].fillna(False).astype(bool).sum()) \
+        if "isRoadClosed" in df.columns else 0
+    return sentences(
+        f"{counted(len(df), 'traffic incident')}: "
+        + ", ".join(f"{n:,} {k}" for k, n in kinds.items()),
+        "By severity: " + ", ".join(f"{n:,} {k}" for k, n in severities.items()),
+        f"{closed:,} with the road closed" if closed else "")
 
 
 def _incident_layers(m: Any, df: pd.DataFrame, *, tz: str | None = None) -> None:
@@ -253,8 +302,10 @@ def incidents(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
                 features=len(frame), height=height)
     _incident_layers(m, frame, tz=tz)
     present = sorted(set(frame["incidentType"].astype(str)))
-    return finish(m, legend=[(k, INCIDENT_COLORS.get(k, "#616161")) for k in present],
-                  title="incident type")
+    m = finish(m, legend=[(k, INCIDENT_COLORS.get(k, "#616161")) for k in present],
+           title="incident type")
+    return describe_map(m, counted(len(frame), "traffic incident"), _incident_words(frame),
+                        frames=[df])
 
 
 def suggestions(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 400) -> folium.Map:
@@ -292,4 +343,11 @@ def suggestions(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 40
         colours = ramp(rows["rank"].astype(float).tolist(), 0, 10,
                        palette=("#0d47a1", "#1976d2", "#42a5f5", "#90caf9"))
         add_layer(m, rows, f"suggestions: {query}", colors=colours, radius=7)
-    return finish(m)
+    m = finish(m)
+    label = next((c for c in ("name", "match", "address.formattedAddress")
+                  if c in placed.columns), None)
+    best = [f"{q}: {rows.sort_values('rank', kind='stable')[label].astype(str).iloc[0]}"
+            for q, rows in placed.groupby("query", sort=False, observed=True)] if label else []
+    return describe_map(m, f"{counted(len(placed), 'place suggestion')} for "
+                           f"{counted(placed['query'].nunique(), 'query', 'queries')}",
+                        f"The first of each: {listed(best, 6)}" if best else "", frames=[df])

@@ -18,7 +18,9 @@ from toolkit.explore._common import (
     new_map,
     spread_frame,
 )
+from toolkit.explore._describe import describe_map
 from toolkit.explore._fields import local_date
+from toolkit.plot.description import counted, listed
 
 if TYPE_CHECKING:
     import folium
@@ -75,7 +77,42 @@ def air_quality(df: pd.DataFrame, *, alerts: pd.DataFrame | None = None, tiles: 
         statuses = _alert_layers(m, geo_frame(alerts, ["alertId", "latestStatus.english"],
                                               "explore.air_quality(alerts=)"), tz=tz)
         legend += [(f"alert: {s}", STATUS_COLORS[s], "dot") for s in statuses]
-    return finish(m, legend=legend, title="air quality")
+    m = finish(m, legend=legend, title="air quality")
+    return _describe_air(m, frame, groups, alerts, [df, alerts])
+
+
+def _describe_air(m: folium.Map, frame: pd.DataFrame, groups: list[tuple[Any, pd.DataFrame]],
+                  alerts: pd.DataFrame | None, frames: list[Any]) -> folium.Map:
+    """Name the air-quality map and sum it up: its range, categories, highest places, alerts."""
+    first = groups[0][1]
+    values = pd.to_numeric(first["globalIndex"], errors="coerce")
+    answered = first[values.notna().to_numpy()]
+    name = next((c for c in ("place", "name", "label") if c in frame.columns), None)
+    ranked = answered.assign(_v=values[values.notna()].to_numpy()).sort_values(
+        "_v", ascending=False, kind="stable")
+    top = [f"{r[name] if name else 'place ' + str(r.get('location_index'))} {r['_v']:.0f} "
+           f"({r['category']})" for _, r in ranked.iterrows()]
+    categories = answered["category"].astype(str).value_counts()
+    places = len(first)
+    what = f"air quality at {counted(places, 'place')}" + (
+        f", {counted(len(groups), 'forecast day')} (layers), {groups[0][0]} shown"
+        if groups[0][0] else "")
+    alert_words = ""
+    if alerts is not None:
+        drawn = alerts[alerts["alertId"].notna().to_numpy()] if "alertId" in alerts else alerts
+        if len(drawn):
+            statuses = drawn["latestStatus.english"].astype(str).value_counts()
+            alert_words = (f"{counted(drawn['alertId'].nunique(), 'severe weather alert')}: "
+                           + ", ".join(f"{n:,} {s}" for s, n in statuses.items()))
+    return describe_map(
+        m, what,
+        f"Global index from {values.min():.0f} to {values.max():.0f}" if len(answered) else "",
+        "By category: " + ", ".join(f"{n:,} {c}" for c, n in categories.items())
+        if len(categories) else "",
+        f"Highest first: {listed(top, 6, 'more places')}" if top else "",
+        f"{counted(places - len(answered), 'place')} without an answer"
+        if places > len(answered) else "",
+        alert_words, frames=[f for f in frames if f is not None])
 
 
 def _alert_layers(m: Any, frame: pd.DataFrame, *, tz: str | None = None) -> list[str]:
@@ -133,4 +170,13 @@ def alerts(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480,
     m = new_map(bounds_of(placed["geometry"]), tiles=tiles, frames=[df], features=len(placed),
                 height=height)
     statuses = _alert_layers(m, placed, tz=tz)
-    return finish(m, legend=[(s, STATUS_COLORS[s]) for s in statuses], title="latest status")
+    m = finish(m, legend=[(s, STATUS_COLORS[s]) for s in statuses], title="latest status")
+    counts = placed["latestStatus.english"].astype(str).value_counts()
+    kinds = placed["description.english"].astype(str).value_counts() \
+        if "description.english" in placed.columns else pd.Series(dtype=int)
+    return describe_map(
+        m, f"{counted(placed['alertId'].nunique(), 'severe weather alert')} at "
+           f"{counted(len(placed), 'place')}",
+        "Latest status: " + ", ".join(f"{n:,} {s}" for s, n in counts.items()),
+        "Alerts: " + ", ".join(f"{k} ({n:,})" for k, n in kinds.items()) if len(kinds) else "",
+        frames=[df])

@@ -1,7 +1,8 @@
 """Plotting helpers (matplotlib, the ``plot`` extra): a frame in, an Axes out.
 
 Each helper takes the frame the matching public function returns, checks the columns it needs,
-never changes its input and never calls ``show()``.
+never changes its input and never calls ``show()``. Each describes the chart it draws in words
+made from its data (:func:`describe` reads it; in a notebook it is the picture's alt text).
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.plot.arm import (
         backend_health as backend_health,
         encryption_posture as encryption_posture,
+    )
+    from toolkit.plot.description import (
+        describe as describe,
+        output_alt as output_alt,
+        set_description as set_description,
     )
     from toolkit.plot.graph import authentication_strength_usage as authentication_strength_usage
     from toolkit.plot.maps import (

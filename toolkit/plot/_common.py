@@ -10,7 +10,9 @@ import pandas as pd
 
 from toolkit._core.provenance import SANDBOX_MARK, from_sandbox
 from toolkit._core.validate import check_frame
+from toolkit.plot._display import enable_alt_text
 from toolkit.plot._style import MIN_FONT_SIZE, finish_axes, report_style
+from toolkit.plot.description import MARK_GID, describe
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
     from matplotlib.axes import Axes
@@ -23,7 +25,7 @@ __all__ = ["HEALTH_COLORS", "integer_ticks", "mark_figure", "marks_sandbox", "ne
 _P = ParamSpec("_P")
 
 #: The ``gid`` of the mark, so a figure carries it once however many helpers drew on it.
-_MARK_GID = "toolkit-sandbox-mark"
+_MARK_GID = MARK_GID
 
 #: Backend health colours (status-page conventions).
 HEALTH_COLORS = {
@@ -151,7 +153,9 @@ def marks_sandbox(helper: Callable[_P, Axes]) -> Callable[_P, Axes]:
 
     The helper draws in the one style of the helpers (:func:`~toolkit.plot._style.report_style`, the
     user's ``rcParams`` untouched), and when any frame it is given is the sandbox's
-    (``df.attrs["sandbox"]``), the figure of the Axes it returns says so visibly.
+    (``df.attrs["sandbox"]``), the figure of the Axes it returns says so visibly. In an IPython
+    kernel, the figure's picture carries the description the helper wrote
+    (:mod:`toolkit.plot.description`) as its alt text (:mod:`toolkit.plot._display`).
     """
 
     @wraps(helper)
@@ -161,6 +165,7 @@ def marks_sandbox(helper: Callable[_P, Axes]) -> Callable[_P, Axes]:
             finish_axes(ax)
             if from_sandbox(*args, *kwargs.values()):
                 mark_figure(root_figure(ax))
+        enable_alt_text(describe)
         return ax
 
     return plotted

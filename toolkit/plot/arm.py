@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -15,6 +16,7 @@ from toolkit.plot._common import (
     new_axes,
     require_columns,
 )
+from toolkit.plot.description import counted, listed, sentences, set_description
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
     from matplotlib.axes import Axes
@@ -72,7 +74,27 @@ def backend_health(df: pd.DataFrame, *, ax: Axes | None = None, title: str | Non
     ax.legend(title="health", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(plot_text(title) if title else "Backend health by pool")
     ax.spines[["top", "right"]].set_visible(False)
+    set_description(ax, _health_text(ax.get_title(), counts.iloc[::-1], _gateway_of(df)))
     return ax
+
+
+def _gateway_of(df: pd.DataFrame) -> str | None:
+    """Give the gateway's name from the frame's provenance (the address it was read from)."""
+    found = re.search(r"/applicationGateways/([^/]+)", str(df.attrs.get("endpoint") or ""),
+                      re.IGNORECASE)
+    return found.group(1) if found else None
+
+
+def _health_text(title: str, counts: pd.DataFrame, gateway: str | None) -> str:
+    """Describe the health chart: the servers in each health, in all and per pool."""
+    def states(row: pd.Series) -> str:
+        return ", ".join(f"{int(v):,} {str(s).lower()}" for s, v in row.items() if v) or "none"
+
+    total = counts.sum(axis=0)
+    pools = [f"{pool} {states(row)}" for pool, row in counts.iterrows()]
+    head = f"{title} (gateway {gateway})" if gateway else title
+    return sentences(f"{head}: {counted(total.sum(), 'backend server')}: {states(total)}",
+                     f"Per pool: {listed(pools, 8, 'more pools')}")
 
 
 #: Encryption posture of a server, from its protector, with the colour each is drawn in.
@@ -159,4 +181,17 @@ def encryption_posture(df: pd.DataFrame, *, by: str = "resource_group", ax: Axes
               frameon=False)
     ax.set_title(plot_text(title) if title else "Encryption protector posture")
     ax.spines[["top", "right"]].set_visible(False)
+    set_description(ax, _posture_text(ax.get_title(), counts.iloc[::-1], by))
     return ax
+
+
+def _posture_text(title: str, counts: pd.DataFrame, by: str) -> str:
+    """Describe the posture chart: the servers in each posture, in all and per group."""
+    def postures(row: pd.Series) -> str:
+        return ", ".join(f"{int(v):,} {s}" for s, v in row.items() if v) or "none"
+
+    total = counts.sum(axis=0)
+    groups = [f"{group} {postures(row)}" for group, row in counts.iterrows()]
+    return sentences(f"{title}: {counted(total.sum(), 'server')} in "
+                     f"{counted(len(counts), by.replace('_', ' '))}: {postures(total)}",
+                     f"Per {by.replace('_', ' ')}: {listed(groups, 8)}")

@@ -8,6 +8,7 @@ import pandas as pd
 
 from toolkit._core.text import plot_text
 from toolkit.plot._common import integer_ticks, marks_sandbox, new_axes, require_columns
+from toolkit.plot.description import counted, listed, sentences, set_description
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
     from matplotlib.axes import Axes
@@ -75,4 +76,19 @@ def authentication_strength_usage(df: pd.DataFrame, *, ax: Axes | None = None,
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(plot_text(title) if title else "Who relies on each authentication strength")
     ax.spines[["top", "right"]].set_visible(False)
+    set_description(ax, _usage_text(ax.get_title(), counts.iloc[::-1]))
     return ax
+
+
+def _usage_text(title: str, counts: pd.DataFrame) -> str:
+    """Describe the usage chart: the policies in all, and per strength (most first)."""
+    def split(row: pd.Series) -> str:
+        return ", ".join(f"{int(v):,} {_LABELS[str(r)]}" for r, v in row.items() if v)
+
+    total = counts.sum(axis=0)
+    strengths = [f"{name}: {counted(row.sum(), 'policy', 'policies')} ({split(row)})"
+                 for name, row in counts.iterrows()]
+    policies = counted(total.sum(), "conditional-access policy", "conditional-access policies")
+    using = counted(len(counts), "authentication strength")
+    return sentences(f"{title}: {policies} using {using}"
+                     f"{': ' + split(total) if total.sum() else ''}", listed(strengths, 8))

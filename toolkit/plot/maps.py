@@ -24,6 +24,7 @@ from toolkit._core.text import plot_text
 from toolkit._data.andorra import ATTRIBUTION
 from toolkit.plot._common import fit_height, marks_sandbox, new_axes, require_columns, root_figure
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL
+from toolkit.plot.description import counted, listed, sentences, set_description
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
     from matplotlib.axes import Axes
@@ -264,7 +265,40 @@ def routes(df: pd.DataFrame, *, ax: Axes | None = None, incidents: pd.DataFrame 
     queries = ok["query_index"].nunique()
     finish_map(ax, bounds, title or f"{queries} route{'s' if queries != 1 else ''}", credit,
                own=own)
+    set_description(ax, _routes_text(ax.get_title(), ok, len(dict.fromkeys(starts)),
+                                     len(dict.fromkeys(stops)), len(dict.fromkeys(ends)),
+                                     incidents))
     return ax
+
+
+def _routes_text(title: str, ok: pd.DataFrame, starts: int, stops: int, ends: int,
+                 incidents: pd.DataFrame | None) -> str:
+    """Describe the route map: how many routes between how many places, each one's length."""
+    main = ok["route_index"] == 0
+    minutes = next((c for c in ("durationTrafficInSeconds", "durationInSeconds")
+                    if c in ok.columns), None)
+    lines = []
+    for _, r in ok.sort_values(["query_index", "route_index"], kind="stable").iterrows():
+        name = r["optionalId"] if isinstance(r.get("optionalId"), str) else \
+            f"query {r['query_index']}"
+        kind = "main route" if r["route_index"] == 0 else f"alternative {r['route_index']}"
+        size = []
+        if "distanceInMeters" in ok.columns and pd.notna(r["distanceInMeters"]):
+            size.append(f"{float(r['distanceInMeters']) / 1000:.1f} km")
+        if minutes and pd.notna(r[minutes]):
+            size.append(f"{float(r[minutes]) / 60:.0f} min"
+                        f"{' in traffic' if minutes == 'durationTrafficInSeconds' else ''}")
+        lines.append(f"{name}, {kind}" + (f": {', '.join(size)}" if size else ""))
+    places = f"from {counted(starts, 'start place')} to {counted(ends, 'end place')}" + \
+        (f" by {counted(stops, 'stop')}" if stops else "")
+    shown = (f"{counted(int(main.sum()), 'main route')} and "
+             f"{counted(int((~main).sum()), 'alternative')} {places}")
+    drawn = ""
+    if incidents is not None and len(incidents):
+        kinds = incidents["incidentType"].astype(str).value_counts()
+        drawn = (f"{counted(len(incidents), 'traffic incident')} drawn: "
+                 + ", ".join(f"{n:,} {k}" for k, n in kinds.items()))
+    return sentences(f"{title}: {shown}", listed(lines, 6, "more routes"), drawn)
 
 
 @marks_sandbox
@@ -321,7 +355,22 @@ def snapped_trace(raw: Any, snapped: pd.DataFrame, *, ax: Axes | None = None,
               markerscale=2)
     finish_map(ax, bounds, title or f"{len(pts):,} recorded points, {len(snapped):,} on the road",
                credit, own=own)
+    set_description(ax, _trace_text(ax.get_title(), len(pts), snapped))
     return ax
+
+
+def _trace_text(title: str, recorded: int, snapped: pd.DataFrame) -> str:
+    """Describe the trace: points recorded and snapped, those interpolated, the speed limits."""
+    added = int(snapped["isInterpolated"].fillna(False).astype(bool).sum())
+    limits = snapped.get("speedLimitInKilometersPerHour")
+    speeds = ""
+    if limits is not None and limits.notna().any():
+        low, high = float(limits.min()), float(limits.max())
+        speeds = (f"Speed limits {low:.0f} km/h" if low == high else
+                  f"Speed limits from {low:.0f} to {high:.0f} km/h")
+    return sentences(f"{title}: {counted(recorded, 'recorded point')} and "
+                     f"{counted(len(snapped), 'snapped point')} on the road, "
+                     f"{added:,} of them interpolated", speeds)
 
 
 def _draw_incidents(ax: Axes, df: pd.DataFrame, handles: list[Any]) -> None:
@@ -395,5 +444,20 @@ def incidents(df: pd.DataFrame, *, ax: Axes | None = None, background: Any = Tru
                   title="type / severity")
     finish_map(ax, bounds, title or f"{len(df)} traffic incident{'s' if len(df) != 1 else ''}",
                credit, own=own)
+    set_description(ax, _incidents_text(ax.get_title(), df))
     return ax
+
+
+def _incidents_text(title: str, df: pd.DataFrame) -> str:
+    """Describe the incident map: the incidents by type and severity, the roads closed."""
+    kinds = df["incidentType"].astype(str).value_counts()
+    severities = df["severity"].astype(object).fillna("unknown").astype(str).value_counts()
+    closed = int(df["isRoadClosed"].fillna(False).astype(bool).sum()) \
+        if "isRoadClosed" in df.columns else 0
+    return sentences(
+        f"{title}: {counted(len(df), 'traffic incident')}",
+        "By type: " + ", ".join(f"{n:,} {k}" for k, n in kinds.items()) if len(df) else "",
+        "By severity: " + ", ".join(f"{n:,} {k}" for k, n in severities.items())
+        if len(df) else "",
+        f"{closed:,} with the road closed" if closed else "")
 

@@ -12,6 +12,7 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.text import plot_text
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 from toolkit.plot._style import NEUTRAL, PARTIAL, axis_label, series_style
+from toolkit.plot.description import counted, listed, sentences, set_description
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
     from matplotlib.axes import Axes
@@ -125,7 +126,30 @@ def compliance_by(df: pd.DataFrame, by: str = "policyAssignmentName", *, ax: Axe
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="state")
     ax.set_title(plot_text(title) if title else f"Compliance by {axis_label(by)}")
     ax.spines[["top", "right"]].set_visible(False)
+    set_description(ax, _by_text(ax.get_title(), summary.iloc[::-1], by))
     return ax
+
+
+#: The words a compliance state is described with.
+_WORDS = {"compliant": "compliant", "non_compliant": "non-compliant", "conflict": "in conflict",
+          "exempt": "exempt", "unknown": "unknown"}
+
+
+def _states(row: pd.Series) -> str:
+    return ", ".join(f"{int(row[k]):,} {w}" for k, w in _WORDS.items()
+                     if pd.notna(row[k]) and int(row[k])) or "no resources"
+
+
+def _by_text(title: str, summary: pd.DataFrame, by: str) -> str:
+    """Describe the compliance bars: each group's share and states, least compliant first."""
+    groups = []
+    for _, row in summary.iterrows():
+        pct = row["compliance_pct"]
+        share = f"{pct:.0f}% compliant" if pd.notna(pct) else "no resources evaluated"
+        groups.append(f"{row[by]}: {share} ({_states(row)})")
+    total = summary[list(_WORDS)].astype("float64").fillna(0).sum(axis=0)
+    return sentences(f"{title}: {counted(len(summary), axis_label(by))}, least compliant first",
+                     listed(groups, 6), f"Summed over the bars: {_states(total)}")
 
 
 def _covered(parts: list[tuple[Any, pd.DataFrame]], day: pd.Series) -> list[int]:
@@ -258,7 +282,48 @@ def compliance_trend(trend: pd.DataFrame, *, by: str | None = None, ax: Axes | N
     ax.set_title(plot_text(title) if title else "Compliance over time",
                  pad=18 if events else None)
     ax.spines[["top"]].set_visible(False)
+    set_description(ax, _trend_text(ax.get_title(), trend, day, complete, by, events))
     return ax
+
+
+def _day(value: Any) -> str:
+    return f"{pd.Timestamp(value):%d %b %Y}".lstrip("0")
+
+
+def _course(days: pd.Series, values: pd.Series, unit: str) -> str:
+    """Describe a series over days: first and last value, lowest and highest."""
+    if values.dropna().empty:
+        return "no complete day"
+    data = pd.DataFrame({"day": days.to_numpy(), "v": values.astype("float64").to_numpy()}
+                        ).dropna().sort_values("day", kind="stable")
+    first, last = data.iloc[0], data.iloc[-1]
+    low, high = data.iloc[int(data["v"].argmin())], data.iloc[int(data["v"].argmax())]
+    return (f"from {first['v']:.0f}{unit} on {_day(first['day'])} to {last['v']:.0f}{unit} on "
+            f"{_day(last['day'])} (lowest {low['v']:.0f}{unit} on {_day(low['day'])}, highest "
+            f"{high['v']:.0f}{unit} on {_day(high['day'])})")
+
+
+def _trend_text(title: str, trend: pd.DataFrame, day: pd.Series, complete: pd.Series,
+                by: str | None, events: Sequence[tuple[Any, str]]) -> str:
+    """Describe the trend: how compliance went over the complete days, per group with ``by``."""
+    whole = trend[complete]
+    span = (f", {_day(day.min())} to {_day(day.max())} (UTC)" if len(day) else "")
+    if by is None:
+        parts = [f"{title}{span}: compliant resources "
+                 f"{_course(day[whole.index], whole['compliance_pct'], '%')}",
+                 "Non-compliant resources "
+                 f"{_course(day[whole.index], whole['non_compliant'], '')}"]
+    else:
+        lines = [f"{name}: {_course(day[part.index], part['compliance_pct'], '%')}"
+                 for name, part in whole.groupby(by, observed=True, sort=True)]
+        parts = [f"{title}{span}: compliant resources (%) per {axis_label(by)}",
+                 listed(lines, 6)]
+    partial = int((~complete).sum())
+    if partial:
+        parts.append(f"{counted(partial, 'partial period')} at the window's edges, marked "
+                     "apart and not a change")
+    parts += [f"Marked: {label} on {_day(when)}" for when, label in events]
+    return sentences(*parts)
 
 
 @marks_sandbox
@@ -309,4 +374,20 @@ def noncompliance_heatmap(df: pd.DataFrame, *, rows: str = "resourceType",
     ax.set_xlabel(axis_label(columns))
     ax.set_ylabel(axis_label(rows))
     ax.set_title(plot_text(title) if title else "Non-compliant resources")
+    set_description(ax, _heatmap_text(ax.get_title(), table, row_labels, rows, columns))
     return ax
+
+
+def _heatmap_text(title: str, table: pd.DataFrame, row_labels: list[str], rows: str,
+                  columns: str) -> str:
+    """Describe the heat map: its size, its total and its largest cells."""
+    cells = [(int(v), r, str(c)) for r, values in zip(row_labels, table.to_numpy(), strict=True)
+             for c, v in zip(table.columns, values, strict=True) if v]
+    cells.sort(key=lambda x: -x[0])
+    top = [f"{r} in {c}: {v:,}" for v, r, c in cells]
+    return sentences(
+        f"{title} by {axis_label(rows)} and {axis_label(columns)}: "
+        f"{counted(sum(v for v, _, _ in cells), 'non-compliant resource')} counted over "
+        f"{counted(len(table.index), axis_label(rows))} and "
+        f"{counted(len(table.columns), axis_label(columns))}",
+        f"The most: {listed(top, 5, 'more cells')}" if top else "")

@@ -8,6 +8,7 @@ a pollutant's own index for instance), and the band limits of the global index (
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from toolkit._spec.maps import (
 )
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL, series_style
+from toolkit.plot.description import counted, listed, sentences, set_description
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
     from matplotlib.axes import Axes
@@ -179,6 +181,7 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
         ax.set_title(plot_text(title) if title else
                      f"Daily air-quality forecast: {names[places[0]]}")
         ax.spines[["top", "right"]].set_visible(False)
+        set_description(ax, _forecast_text(ax.get_title(), rows))
         return ax
     ax = new_axes(ax, figsize=(max(6.0, 1.0 * len(days) + 3), 0.45 * len(places) + 1.8))
     day_pos = {d: j for j, d in enumerate(days)}
@@ -202,7 +205,55 @@ def air_quality_forecast(df: pd.DataFrame, *, location: int | None = None, label
     _category_legend(ax, sorted(seen), loc="upper left", bbox_to_anchor=(1.01, 1.0),
                      frameon=False)
     ax.set_title(plot_text(title) if title else "Daily air-quality forecast (global index)")
+    set_description(ax, _grid_text(ax.get_title(), data, names))
     return ax
+
+
+def _category(row: pd.Series) -> str:
+    """Give a reading's category: the service's, else the band of its index."""
+    given = row.get("category")
+    return str(given) if isinstance(given, str) and given else \
+        band_name(float(row["globalIndex"]))
+
+
+def _reading(row: pd.Series) -> str:
+    return f"{float(row['globalIndex']):.0f} ({_category(row)})"
+
+
+def _day_text(value: Any) -> str:
+    return _day_label(value).replace("\n", " ")
+
+
+def _forecast_text(title: str, rows: pd.DataFrame) -> str:
+    """Describe one place's forecast: its range, then each day with its dominant pollutant."""
+    values = rows["globalIndex"].astype(float)
+    low, high = rows.iloc[int(values.argmin())], rows.iloc[int(values.argmax())]
+    days = [f"{_day_text(r['dateTime'])} {_reading(r)}, dominant "
+            f"{SHORT_POLLUTANT.get(str(r['dominantPollutant']), str(r['dominantPollutant']))}"
+            for _, r in rows.iterrows()]
+    return sentences(f"{title}: {counted(len(rows), 'day')}; global index from {_reading(low)} "
+                     f"on {_day_text(low['dateTime'])} to {_reading(high)} on "
+                     f"{_day_text(high['dateTime'])}", listed(days, 8, "more days"))
+
+
+def _grid_text(title: str, data: pd.DataFrame, names: Mapping[int, str]) -> str:
+    """Describe the grid: the highest and lowest cell, and each place's highest day."""
+    values = data["globalIndex"].astype(float)
+    high, low = data.iloc[int(values.argmax())], data.iloc[int(values.argmin())]
+
+    def where(r: pd.Series) -> str:
+        return f"{names[int(r['location_index'])]} on {_day_text(r['dateTime'])}"
+
+    peaks = []
+    for place, name in names.items():
+        rows = data[data["location_index"] == place]
+        if len(rows):
+            top = rows.iloc[int(rows["globalIndex"].astype(float).argmax())]
+            peaks.append(f"{name} {_reading(top)} on {_day_text(top['dateTime'])}")
+    return sentences(f"{title}: {counted(len(names), 'place')} over "
+                     f"{counted(data['dateTime'].nunique(), 'day')}",
+                     f"Highest: {where(high)}, {_reading(high)}; lowest: {where(low)}, "
+                     f"{_reading(low)}", f"Each place's highest day: {listed(peaks, 8)}")
 
 
 @marks_sandbox
@@ -253,7 +304,24 @@ def forecast_along(df: pd.DataFrame, distance: str = "km", *, ax: Axes | None = 
               frameon=False)
     ax.set_title(plot_text(title) if title else "Daily air-quality forecast along the route")
     ax.spines[["top", "right"]].set_visible(False)
+    set_description(ax, _along_text(ax.get_title(), data, distance, xlabel))
     return ax
+
+
+def _along_text(title: str, data: pd.DataFrame, distance: str, xlabel: str) -> str:
+    """Describe the forecast along a route: per day, its range and where it is highest."""
+    at = data[distance].astype(float)
+    unit = re.search(r"\(([^()]+)\)\s*$", xlabel)
+    days = []
+    for when, day in data.groupby("dateTime", sort=True):
+        values = day["globalIndex"].astype(float)
+        top = day.iloc[int(values.argmax())]
+        days.append(f"{_day_text(when)}: from {values.min():.0f} to {_reading(top)}, highest at "
+                    f"{float(top[distance]):g}{' ' + unit.group(1) if unit else ''}")
+    return sentences(f"{title}: {counted(data['location_index'].nunique(), 'point')}, "
+                     f"{xlabel} {at.min():g} to {at.max():g}, "
+                     f"{counted(data['dateTime'].nunique(), 'forecast day')}",
+                     listed(days, 8, "more days"))
 
 
 def _day_label(value: Any) -> str:
@@ -335,7 +403,20 @@ def pollutants(df: pd.DataFrame, *, location: int | None = None, ax: Axes | None
         pd.notna(when) else ""
     ax.set_title(plot_text(title) if title else f"Pollutants of place {place}{stamp}", pad=28)
     ax.spines[["top", "right"]].set_visible(False)
+    set_description(ax, _pollutants_text(ax.get_title(), rows))
     return ax
+
+
+def _pollutants_text(title: str, rows: pd.DataFrame) -> str:
+    """Describe the breakdown: each pollutant's index and concentration, highest first."""
+    items = [f"{r['type']} {float(r['globalIndex']):.0f} ({r['concentration.value']:g} "
+             f"{r['concentration.unit']})" for _, r in rows.iloc[::-1].iterrows()]
+    dominant = rows[rows.get("is_dominant", pd.Series(False, index=rows.index))
+                    .fillna(False).astype(bool)]
+    return sentences(f"{title}: global index of {counted(len(rows), 'pollutant')}, highest first",
+                     listed(items, 8),
+                     f"Dominant: {', '.join(str(t) for t in dominant['type'])}"
+                     if len(dominant) else "")
 
 
 # ------------------------------------------------------------------------------ map
@@ -409,7 +490,28 @@ def air_quality_map(df: pd.DataFrame, *, labels: Any = None, ax: Axes | None = N
                 text += f" {v:.0f}"
             placed.append(ax.text(x, y, text, fontsize=MIN_FONT_SIZE, zorder=4))
         spread_labels(ax, placed, xs, ys)
+    set_description(ax, _map_text(ax.get_title(), pts, _labels(pts, labels)))
     return ax
+
+
+def _map_text(title: str, pts: pd.DataFrame, names: Mapping[int, str]) -> str:
+    """Describe the air-quality map: the range, the categories, the places highest first."""
+    answered = pts[pts["globalIndex"].notna()]
+    values = answered["globalIndex"].astype(float)
+    categories = pd.Series([_category(r) for _, r in answered.iterrows()],
+                           dtype=object).value_counts()
+    ranked = [f"{names.get(int(r['location_index']), 'place')} {_reading(r)}"
+              for _, r in answered.loc[values.sort_values(ascending=False,
+                                                          kind="stable").index].iterrows()]
+    missing = len(pts) - len(answered)
+    return sentences(
+        f"{title}: {counted(len(pts), 'place')}" + (
+            f", global index from {values.min():.0f} to {values.max():.0f}" if len(values)
+            else ""),
+        "By category: " + ", ".join(f"{n:,} {c}" for c, n in categories.items())
+        if len(categories) else "",
+        f"Highest first: {listed(ranked, 6, 'more places')}" if ranked else "",
+        f"{counted(missing, 'place')} without an answer" if missing else "")
 
 
 # ------------------------------------------------------------------------------ alerts
@@ -481,4 +583,21 @@ def alert_timeline(df: pd.DataFrame, *, now: Any = None, ax: Axes | None = None,
               loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(plot_text(title) if title else "Severe weather alerts by area")
     ax.spines[["top", "right"]].set_visible(False)
+    set_description(ax, _alerts_text(ax.get_title(), data, labels, statuses))
     return ax
+
+
+def _alerts_text(title: str, data: pd.DataFrame, labels: list[str], statuses: list[str]) -> str:
+    """Describe the timeline: how many areas and alerts, when, each area's span and status."""
+    def when(value: Any) -> str:
+        return f"{pd.Timestamp(value).tz_convert('UTC'):%a %d %b %H:%M}"
+
+    spans = [f"{label}: {when(a)} to {when(b)}, {status}" for label, a, b, status in
+             zip(labels, data["startTime"], data["endTime"], statuses, strict=True)]
+    counts = pd.Series(statuses, dtype=object).value_counts()
+    return sentences(
+        f"{title}: {counted(len(data), 'alert area')} of "
+        f"{counted(data['alertId'].nunique(), 'alert')}, from {when(data['startTime'].min())} "
+        f"to {when(data['endTime'].max())} (UTC)",
+        "Latest status: " + ", ".join(f"{n:,} {s}" for s, n in counts.items()),
+        listed(spans, 6, "more areas"))

@@ -30,7 +30,8 @@ def map_iframe(m: Any, height: int) -> str:
     """Write a folium map as an ``<iframe>`` of a fixed height (in pixels) and the full width.
 
     It keeps its size inside widget boxes, where a height in proportion to a width that the
-    box has not set yet collapses to a sliver.
+    box has not set yet collapses to a sliver. The frame's title is the map's name (what a
+    screen reader announces it by).
 
     A map of :mod:`toolkit.explore` drawn offline finds Leaflet carried once in the notebook
     (see :mod:`toolkit.explore._page`) instead of carrying it in every view of it; the first
@@ -46,8 +47,10 @@ def map_iframe(m: Any, height: int) -> str:
     else:
         page = root.render()
     srcdoc = srcdoc_value(page)
+    # named by the map's own name (toolkit.explore), "interactive map: ..."
+    name = html_text(getattr(m, "toolkit_name", None) or "interactive map")
     return (f'<div class="toolkit-map">{carried}<iframe srcdoc=\'{srcdoc}\' style="width:100%;'
-            f'height:{int(height)}px;border:none" title="interactive map"></iframe></div>')
+            f'height:{int(height)}px;border:none" title="{name}"></iframe></div>')
 
 
 def bundle(widget: Any, static_html: str, **kwargs: Any) -> dict[str, Any]:

@@ -244,7 +244,9 @@ class AutocompleteBox:
 
             self._text = w.Text(placeholder="type a place or an address", description=
                                 self.description)
-            self._list = w.Select(options=[], rows=5, layout=w.Layout(width="95%"))
+            # a label of its own, so that the list is named wherever focus lands on it
+            self._list = w.Select(options=[], rows=5, description="Suggestions",
+                                  layout=w.Layout(width="95%"))
             self._status = w.HTML()
 
             def on_text(change: dict[str, Any]) -> None:
@@ -460,6 +462,7 @@ class RoutePlanner:
 
         import matplotlib.pyplot as plt
 
+        from toolkit.plot.description import describe
         from toolkit.plot.maps import routes as plot_routes
         from toolkit.widgets._static import png_tag
 
@@ -472,7 +475,7 @@ class RoutePlanner:
         plt.close(fig)
         # an HTML widget, not an Output: what it shows is its value, which every front end
         # (and nbclient without widget state) handles alike
-        self._view.value = png_tag(buffer.getvalue(), "planned routes")
+        self._view.value = png_tag(buffer.getvalue(), describe(fig) or "planned routes")
         self._summary.value = self.summary().to_html(index=False)
 
     def _draw_map(self) -> None:
@@ -534,11 +537,12 @@ class RoutePlanner:
         elif self.figure is not None:
             import io
 
+            from toolkit.plot.description import describe
             from toolkit.widgets._static import png_tag
 
             buffer = io.BytesIO()
             self.figure.savefig(buffer, format="png", dpi=80)
-            out.append(png_tag(buffer.getvalue(), "planned routes"))
+            out.append(png_tag(buffer.getvalue(), describe(self.figure) or "planned routes"))
         return "".join(out)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

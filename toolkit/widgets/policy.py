@@ -227,7 +227,10 @@ class ComplianceExplorer:
         self._by = w.Dropdown(options=list(GROUPINGS), value="assignment",
                               description="group by")
         self._table = w.HTML()
-        self._chart = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        # the chart as an <img> with its description as alt text (an Image widget has no alt)
+        self._chart = w.HTML()
+        #: The chart shown, as PNG bytes, and its description.
+        self.chart_png, self.chart_description = b"", ""
         self._status = w.HTML()
         for control in (self._scope, self._window, self._state, self._by):
             control.observe(lambda _change: self._refresh(), names="value")
@@ -297,18 +300,22 @@ class ComplianceExplorer:
         import matplotlib.pyplot as plt
 
         from toolkit.plot._common import root_figure
+        from toolkit.plot.description import describe
         from toolkit.plot.policy import compliance_by
+        from toolkit.widgets._static import png_tag
 
         self._table.value = view.summary.to_html(index=False, na_rep="")
         if not len(view.summary):
-            self._chart.value = b""
+            self.chart_png, self.chart_description = b"", ""
+            self._chart.value = ""  # no picture without a chart
             return
         ax = compliance_by(view.summary, by=view.by, limit=15)
         buffer = io.BytesIO()
         figure = root_figure(ax)
         figure.savefig(buffer, format="png", dpi=80)
         plt.close(figure)
-        self._chart.value = buffer.getvalue()
+        self.chart_png, self.chart_description = buffer.getvalue(), describe(figure)
+        self._chart.value = png_tag(self.chart_png, self.chart_description)
 
     def labels(self) -> dict[str, str]:
         """Give the label each dropdown shows now (what a reader sees in the controls)."""
@@ -321,12 +328,10 @@ class ComplianceExplorer:
 
         This is the view an HTML report keeps.
         """
-        from toolkit.widgets._static import png_tag
-
         choices = ", ".join(f"{k}: {html_text(v)}" for k, v in self.labels().items())
         return "".join([f"<p><b>compliance explorer</b> ({choices})</p>",
                         f"<p>{self._status.value}</p>", self._table.value,
-                        png_tag(self._chart.value, "compliance by " + self._by.value)])
+                        self._chart.value])
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         from toolkit.widgets._static import bundle

@@ -289,7 +289,11 @@ class AirQualityExplorer:
         self.title = w.HTML("")
         self.message = w.HTML("")
         self.table = w.HTML("")
-        self.picture = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        # the pictures as an <img> with their description as alt text (an Image widget has
+        # no alt); empty until a place is shown
+        self.picture = w.HTML("")
+        #: The pictures shown, as PNG bytes, and their description.
+        self.picture_png, self.picture_description = b"", ""
         self.map_view = w.HTML("", layout=w.Layout(width="100%", height=f"{MAP_HEIGHT + 10}px"))
         self.find_button.on_click(lambda _b: self._safely(self.find, self.name_box.value))
         self.name_box.continuous_update = False  # searched on Enter, not on every key
@@ -423,6 +427,9 @@ class AirQualityExplorer:
 
         import matplotlib.pyplot as plt
 
+        from toolkit.plot.description import describe
+        from toolkit.widgets._static import png_tag
+
         self.title.value = (f"<h4 style='margin:4px 0'>{html_text(result.label)} "
                             f"<small>({result.lon:.4f}, {result.lat:.4f})</small></h4>")
         self.message.value = "<br>".join(html_text(n) for n in result.notes)
@@ -431,7 +438,9 @@ class AirQualityExplorer:
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=80)
         plt.close(fig)
-        self.picture.value = buffer.getvalue()
+        self.picture_png = buffer.getvalue()
+        self.picture_description = describe(fig) or f"{result.label}: air quality"
+        self.picture.value = png_tag(self.picture_png, self.picture_description)
         if self.interactive:
             from toolkit.explore import air_quality as explore_air_quality
             from toolkit.widgets._static import map_iframe
@@ -446,12 +455,10 @@ class AirQualityExplorer:
 
         This is the view an HTML report keeps.
         """
-        from toolkit.widgets._static import png_tag
-
         if self.result is None:
             return "<p>air-quality explorer: no place chosen yet</p>"
         return "".join([self.title.value, self.message.value, self.table.value,
-                        png_tag(self.picture.value, f"{self.result.label}: air quality"),
+                        self.picture.value,
                         self.map_view.value if self.interactive else ""])
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

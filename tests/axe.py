@@ -1,0 +1,97 @@
+"""axe-core (Deque's WCAG engine, as the axe-playwright-python package bundles it) run in pages
+of the system Chromium: the documentation site (tests/test_docs.py), the dashboards
+(tests/dashboards/), a map's own page (tests/explore/test_describe.py).
+
+A violation that counts is one axe rates *serious* or *critical* under the WCAG 2.0/2.1 A and AA
+rules; each is reported by its page, its rule and the element (a CSS selector and its HTML).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import importlib.util
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+#: How the tests start the system Chromium (never a downloaded one).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+#: The rules run: WCAG 2.0 and 2.1, levels A and AA.
+WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: The impacts that fail a page.
+FAILING = ("serious", "critical")
+
+
+def chromium() -> str | None:
+    """The system Chromium's path, if installed."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def missing() -> str | None:
+    """Why axe cannot run here (a sentence), or ``None``."""
+    if chromium() is None:
+        return "needs Chromium from the system packages (apt-get install chromium)"
+    for module, package in (("playwright", "playwright"),
+                            ("axe_playwright_python", "axe-playwright-python")):
+        if importlib.util.find_spec(module) is None:
+            return f"needs the {package} package (pip install {package})"
+    return None
+
+
+@functools.cache
+def _axe() -> Any:
+    from axe_playwright_python.sync_playwright import Axe
+
+    return Axe()
+
+
+def violations(page: Any, where: str, frame: Any = None) -> list[str]:
+    """Run axe-core over the page's document (or one of its frames).
+
+    Returns
+    -------
+    list of str
+        One line per element of a serious or critical violation: ``where: rule (impact):
+        selector: html``.
+    """
+    target = frame or page
+    axe = _axe()
+    target.evaluate(axe.axe_script)
+    result = target.evaluate(
+        "options => axe.run(document, options)",
+        {"resultTypes": ["violations"], "iframes": False,
+         "runOnly": {"type": "tag", "values": WCAG_AA}})
+    out = []
+    for violation in result["violations"]:
+        if violation.get("impact") not in FAILING:
+            continue
+        for node in violation["nodes"]:
+            snippet = " ".join(node.get("html", "").split())[:160]
+            out.append(f"{where}: {violation['id']} ({violation['impact']}): "
+                       f"{', '.join(map(str, node['target']))}: {snippet}")
+    return out
+
+
+@contextlib.contextmanager
+def served(folder: Path) -> Iterator[str]:
+    """Serve a folder over HTTP on 127.0.0.1 (a free port) while the block runs: its base URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
