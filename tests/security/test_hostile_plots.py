@@ -106,7 +106,9 @@ def _shown(fig: Any) -> list[tuple[str, bool]]:
 def test_every_plot_helper_draws_a_services_text_as_written(frames, text) -> None:
     cases = _cases(frames, text)
     drawn = {name.split(",")[0] for name in cases}
-    assert drawn == set(toolkit.plot.__all__) - {"mark_sandbox"}  # every helper is tried
+    # every helper that draws is tried (the others mark or describe a chart)
+    assert drawn == set(toolkit.plot.__all__) - {"mark_sandbox", "describe", "set_description",
+                                                 "output_alt"}
     for name, draw in cases.items():
         ax = draw()
         fig = ax.figure.figure
@@ -137,7 +139,7 @@ def test_the_air_quality_explorer_draws_a_services_names_as_written(sandbox) -> 
     conn.sleep = lambda seconds: None
     try:
         explorer = AirQualityExplorer(interactive=False, connection=conn)
-        result = explorer.select(TOWNS["Ordino"], label=HOSTILE[0])
+        result = explorer.select(TOWNS["Ordino"], label=HOSTILE[1])
         result.alerts = _poisoned(result.alerts, {"name": HOSTILE[0]})
         fig = result.figure()
         try:
@@ -147,6 +149,9 @@ def test_the_air_quality_explorer_draws_a_services_names_as_written(sandbox) -> 
         finally:
             plt.close(fig)
         explorer._render(result)  # the picture the widget shows is drawn
-        assert explorer.picture.value[:4] == b"\x89PNG"
+        assert explorer.picture_png[:4] == b"\x89PNG"
+        # its description names the place, as text in the picture's alt
+        assert "<b>" not in explorer.picture.value
+        assert "&lt;b&gt;more&lt;/b&gt;" in explorer.picture.value
     finally:
         conn.close()
