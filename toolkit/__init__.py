@@ -101,6 +101,12 @@ if TYPE_CHECKING:  # pragma: no cover
         read_policy_history as read_policy_history,
         snapshot_policy_states as snapshot_policy_states,
     )
+    from toolkit.arm.inventory import (
+        application_gateways as application_gateways,
+        managed_clusters as managed_clusters,
+        openshift_clusters as openshift_clusters,
+        sql_servers as sql_servers,
+    )
     from toolkit.arm.network import backend_health as backend_health
     from toolkit.arm.policy import policy_states as policy_states
     from toolkit.arm.resources import (
@@ -131,6 +137,7 @@ if TYPE_CHECKING:  # pragma: no cover
         create_eventstream as create_eventstream,
         create_eventstreams as create_eventstreams,
     )
+    from toolkit.fabric.workspaces import fabric_workspaces as fabric_workspaces
     from toolkit.graph.identity import (
         authentication_strength_audit as authentication_strength_audit,
         authentication_strength_policies as authentication_strength_policies,

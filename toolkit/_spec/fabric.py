@@ -17,6 +17,8 @@ __all__ = [
     "ITEM_TYPES",
     "LABEL_STRATEGIES",
     "PRINCIPAL_TYPES",
+    "WORKSPACE_ROLES",
+    "WORKSPACE_TYPES",
 ]
 
 #: The interface versions (the client sends the first by default).
@@ -42,3 +44,7 @@ ITEM_TYPES = (
     "EventSchemaSet", "DataAgent", "MirroredCatalog", "AppBackend", "DataBuildToolJob",
 )
 PRINCIPAL_TYPES = ("User", "ServicePrincipal", "Group", "ServicePrincipalProfile", "EntireTenant")
+#: ``Workspace.type``: a user's own workspace, a collaborative one, or an admin one.
+WORKSPACE_TYPES = ("Personal", "Workspace", "AdminWorkspace")
+#: Workspace roles (the ``roles`` filter of the workspaces list, comma-separated).
+WORKSPACE_ROLES = ("Admin", "Member", "Contributor", "Viewer")
