@@ -87,6 +87,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from toolkit._core.polling import ItemOperation as ItemOperation, Operation as Operation
     from toolkit._core.secrets import Secret as Secret
+    from toolkit.arm.changes import policy_changes as policy_changes
     from toolkit.arm.clusters import (
         cluster_monitoring_credentials as cluster_monitoring_credentials,
         hosted_cluster_credentials as hosted_cluster_credentials,
@@ -127,6 +128,7 @@ if TYPE_CHECKING:  # pragma: no cover
         problem_classifications as problem_classifications,
         support_services as support_services,
     )
+    from toolkit.clock import service_now as service_now
     from toolkit.connection import (
         Connection as Connection,
         Settings as Settings,

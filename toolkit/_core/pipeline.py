@@ -14,7 +14,10 @@ policies of :mod:`~toolkit._core.policies` and :mod:`~toolkit._core.auth`, the o
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import orjson
@@ -36,7 +39,7 @@ from azure.core.rest import HttpRequest, HttpResponse
 
 from toolkit._core.auth import auth_policies
 from toolkit._core.bodies import BoundedBodyAdapter, head_watch
-from toolkit._core.cache import cache_path, forgetter, lifetime_header
+from toolkit._core.cache import cache_path, forgetter, lifetime_header, served_from_cache
 from toolkit._core.cancel import check_cancelled
 from toolkit._core.concurrency import RateLimiter
 from toolkit._core.config import FamilyConfig, Origin, check_plain_http, check_verify, is_loopback
@@ -130,6 +133,8 @@ class Pipeline:
         self.header_prefix = config.header_prefix
         self.stats: Counts = config.stats if config.stats is not None else Stats()
         self._arm = ArmBuckets(config.header_prefix, clock=config.clock, sleep=config.sleep)
+        #: the service's clock as its latest answer told it (``Date``), and when (monotonic)
+        self._told: tuple[datetime, float] | None = None
         settings = config.settings
         if Origin.of(config.base_url) is None:
             raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
@@ -344,6 +349,7 @@ class Pipeline:
                             forget=forgetter(self._session, raw) if self._cached else None)
         if self.config.sandbox or raw.headers.get(SANDBOX_HEADER) == "true":
             note_sandbox_answer(response.request_id)
+        self._note_date(raw.headers.get("Date"), response.request_id)
         if raw.status_code not in request.expected:
             hint = None
             if not request.idempotent and raw.status_code >= 500:
@@ -352,6 +358,32 @@ class Pipeline:
                                       operation=operation, url=short(url),
                                       header_prefix=self.header_prefix, hint=hint)
         return response
+
+    def _note_date(self, stamp: str | None, request_id: str | None) -> None:
+        """Keep the service's clock from an answer's ``Date`` (not an answer from the cache)."""
+        if not stamp or (request_id and served_from_cache([request_id])[0]):
+            return
+        try:
+            when = parsedate_to_datetime(stamp)
+        except (TypeError, ValueError, IndexError):
+            return
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        self._told = (when.astimezone(UTC), time.monotonic())
+
+    def service_time(self) -> datetime | None:
+        """Tell the service's clock: its latest answer's ``Date``, plus the time since.
+
+        Returns
+        -------
+        datetime or None
+            An aware UTC instant (to the second the service wrote), ``None`` before any answer
+            that carried a date.
+        """
+        if self._told is None:
+            return None
+        when, at = self._told
+        return when + timedelta(seconds=time.monotonic() - at)
 
     def close(self) -> None:
         """Close the pooled connections."""

@@ -11,11 +11,31 @@ from toolkit._core.schemas import Col, Schema
 from toolkit._spec.arm import COMPLIANCE_STATES, HEALTH_STATES
 from toolkit._spec.clouds import NEUTRAL_WORDS, REAL_WORDS
 
-__all__ = ["APPLICATION_GATEWAYS", "BACKEND_HEALTH", "ENCRYPTION_PROTECTOR", "EVALUATED_EXPRESSIONS", "HEALTH_ORDER",
-           "HOSTED_CREDENTIALS", "MANAGED_CLUSTERS", "MANAGEMENT_GROUPS", "MANAGEMENT_GROUP_TREE",
-           "MONITORING_CREDENTIALS", "OPENSHIFT_CLUSTERS", "NAME_AVAILABILITY", "POLICY_STATES", "POLICY_SUMMARY",
-           "PROBLEM_CLASSIFICATIONS", "RESOURCE_GROUPS", "SERVER_KEY_TYPES", "SQL_OPERATIONS",
-           "SQL_SERVERS", "SUBSCRIPTIONS", "SUMMARY_LEVELS", "SUPPORT_SERVICES", "SYSTEM_DATA"]
+__all__ = [
+    "APPLICATION_GATEWAYS",
+    "BACKEND_HEALTH",
+    "ENCRYPTION_PROTECTOR",
+    "EVALUATED_EXPRESSIONS",
+    "HEALTH_ORDER",
+    "HOSTED_CREDENTIALS",
+    "MANAGED_CLUSTERS",
+    "MANAGEMENT_GROUPS",
+    "MANAGEMENT_GROUP_TREE",
+    "MONITORING_CREDENTIALS",
+    "NAME_AVAILABILITY",
+    "OPENSHIFT_CLUSTERS",
+    "POLICY_STATES",
+    "POLICY_SUMMARY",
+    "PROBLEM_CLASSIFICATIONS",
+    "RESOURCE_GROUPS",
+    "SERVER_KEY_TYPES",
+    "SQL_OPERATIONS",
+    "SQL_SERVERS",
+    "SUBSCRIPTIONS",
+    "SUMMARY_LEVELS",
+    "SUPPORT_SERVICES",
+    "SYSTEM_DATA",
+]
 
 #: SQL server key types: ``ServiceManaged`` or a vault key, in either vocabulary (the
 #: connection's cloud's word is sent: ``AzureKeyVault`` in a real cloud, ``VendorKeyVault`` in
@@ -296,7 +316,7 @@ PROVISIONING_STATES = ("Succeeded", "Updating", "Creating", "Deleting", "Failed"
 
 
 def _tracked(*columns: Col) -> tuple[Col, ...]:
-    """The envelope of a tracked resource, its own columns, then where it lives (from its id)."""
+    """Give a tracked resource's envelope, its own columns, then where it lives (its id's)."""
     return (Col("id", "string"), Col("name", "string"), Col("type", "string"),
             Col("location", "category"), Col("tags", "object"), *columns,
             Col("subscription_id", "string"), Col("resource_group", "string"))

@@ -22,15 +22,13 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError, warn_user
-from toolkit._core.messages import Request
+from toolkit._core.errors import EmptySnapshotWarning, ToolkitError, ValidationError, warn_user
 from toolkit._core.registry import OperationRecord, register
 from toolkit._core.validate import check_choice, check_time
 from toolkit.arm._schemas import POLICY_STATES
 from toolkit.arm.engine import history_dask
 from toolkit.arm.policy import policy_states
 from toolkit.arm.scopes import parse_scope, resolve_scope
-from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -146,10 +144,9 @@ def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:
 
 
 def service_today(connection: Connection | None = None) -> dt.date:
-    """Tell today's UTC date by the resource manager's clock.
+    """Tell today's UTC date by the resource manager's clock (:func:`toolkit.service_now`).
 
-    The ``Date`` header of one light request (the first page of the tenant's subscriptions); the
-    machine's clock only when the service sends no date (logged).
+    The machine's clock only when the service tells no date (logged).
 
     Parameters
     ----------
@@ -161,24 +158,14 @@ def service_today(connection: Connection | None = None) -> dt.date:
     datetime.date
         The service's UTC date.
     """
-    from email.utils import parsedate_to_datetime
+    from toolkit.clock import service_now
 
-    from toolkit.arm.resources import SUBSCRIPTION_API_VERSION
-
-    conn = get_connection(connection)
     try:
-        response = conn.pipeline("arm").send(Request(
-            "GET", "/subscriptions", params={"api-version": SUBSCRIPTION_API_VERSION},
-            operation="service_clock"))
-        stamp = response.headers.get("Date")
-        when = parsedate_to_datetime(stamp) if stamp else None
-    except (ApiError, TypeError, ValueError) as err:
+        return service_now("arm", connection=connection).date()
+    except ToolkitError as err:
         logger.warning("policy history: no date from the service (%s); using the machine's "
                        "clock", err)
-        when = None
-    if when is None:
         return pd.Timestamp.now("UTC").date()
-    return when.astimezone(dt.UTC).date()
 
 
 def _partition(root: str, scope_path: str, day: dt.date) -> str:

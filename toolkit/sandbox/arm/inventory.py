@@ -1,6 +1,6 @@
-"""The providers' resource lists, served from the world: SQL servers, application gateways,
-managed clusters and hosted (OpenShift) clusters.
+"""The providers' resource lists, served from the world.
 
+SQL servers, application gateways, managed clusters and hosted (OpenShift) clusters:
 ``GET /subscriptions/{s}/providers/{provider}/{type}`` and the same under
 ``/resourceGroups/{g}``, each paged as the service pages it (``nextLink``, GET), a few items a
 page so that the world's lists span pages. The bodies are the providers' tracked-resource
@@ -51,7 +51,7 @@ def _sql(request: Request, world: World) -> Iterable[dict[str, Any]]:
     ns = request.sandbox.namespace
     dns = SQL_DNS_SUFFIXES.get(request.sandbox.cloud.name, SQL_DNS_SUFFIXES["neutral"])
     for s in world.section("sql").servers:
-        props = {"fullyQualifiedDomainName": f"{s.name}.{dns}", "administratorLogin": "sqladmin",
+        props: dict[str, Any] = {"fullyQualifiedDomainName": f"{s.name}.{dns}", "administratorLogin": "sqladmin",
                  "version": "12.0", "state": "Ready",
                  "publicNetworkAccess": "Disabled" if "prod" in s.name else "Enabled",
                  "minimalTlsVersion": "1.2", "restrictOutboundNetworkAccess": "Disabled",
@@ -123,7 +123,7 @@ def _hosted(request: Request, world: World) -> Iterable[dict[str, Any]]:
 
 def _lister(items: Callable[[Request, World], Iterable[dict[str, Any]]],
             by_group: bool) -> Callable[[Request], Reply]:
-    """A handler listing ``items`` of the subscription (or of the group) in the path."""
+    """Make the handler listing ``items`` of the subscription (or of the group) in the path."""
 
     def handler(request: Request) -> Reply:
         if by_group:
