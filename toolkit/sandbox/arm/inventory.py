@@ -51,11 +51,12 @@ def _sql(request: Request, world: World) -> Iterable[dict[str, Any]]:
     ns = request.sandbox.namespace
     dns = SQL_DNS_SUFFIXES.get(request.sandbox.cloud.name, SQL_DNS_SUFFIXES["neutral"])
     for s in world.section("sql").servers:
-        props: dict[str, Any] = {"fullyQualifiedDomainName": f"{s.name}.{dns}", "administratorLogin": "sqladmin",
-                 "version": "12.0", "state": "Ready",
-                 "publicNetworkAccess": "Disabled" if "prod" in s.name else "Enabled",
-                 "minimalTlsVersion": "1.2", "restrictOutboundNetworkAccess": "Disabled",
-                 "privateEndpointConnections": []}
+        props: dict[str, Any] = {
+            "fullyQualifiedDomainName": f"{s.name}.{dns}", "administratorLogin": "sqladmin",
+            "version": "12.0", "state": "Ready",
+            "publicNetworkAccess": "Disabled" if "prod" in s.name else "Enabled",
+            "minimalTlsVersion": "1.2", "restrictOutboundNetworkAccess": "Disabled",
+            "privateEndpointConnections": []}
         yield _envelope((s.subscription_id, s.resource_group, s.name, s.location),
                         f"{ns}.Sql/servers", props, kind="v12.0")
 
