@@ -26,6 +26,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="the world's day or instant (2026-11-20, 2026-11-20T09:00:00Z); "
                              "default TOOLKIT_SANDBOX_NOW, else today: the same day gives the "
                              "same world")
+    parser.add_argument("--deny-subscription", action="append", default=[], metavar="NAME_OR_ID",
+                        help="a subscription the caller may not read (repeatable): requests "
+                             "under it and under the management groups above it answer 403 "
+                             "AuthorizationFailed, as for a principal with a role on only part "
+                             "of the tenant")
+    parser.add_argument("--secret", default=os.environ.get("TOOLKIT_SANDBOX_SECRET") or None,
+                        help="derive the token signing key and the maps key from this secret "
+                             "(default TOOLKIT_SANDBOX_SECRET, else random)")
     parser.add_argument("--lro-polls", type=int, default=2,
                         help="polls a long-running operation takes")
     parser.add_argument("--show-credentials", action="store_true",
@@ -41,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(name)s %(message)s")
     try:
         sandbox = Sandbox(seed=args.seed, port=args.port, tls=args.tls,
-                          lro_polls=args.lro_polls, cloud=args.cloud, now=args.now)
+                          lro_polls=args.lro_polls, cloud=args.cloud, now=args.now,
+                          secret=args.secret, deny_subscriptions=args.deny_subscription)
     except ValueError as err:
         parser.error(f"argument --now: {err}")
     try:
@@ -61,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         out.write(f"TOOLKIT_MAPS_KEY={sandbox.maps_key.reveal()}\n")
     else:
         out.write("tokens are signed by this process; --show-credentials prints some to use\n")
+    if args.deny_subscription:
+        names = {s.id: s.name for s in sandbox.world.subscriptions}
+        wanted = {d.lower() for d in args.deny_subscription}
+        found = sorted(n for i, n in names.items() if i.lower() in wanted or n.lower() in wanted)
+        out.write(f"refusing (403) the subscriptions {', '.join(found) or '(none found)'} and "
+                  "the management groups above them\n")
     out.flush()
     sandbox.serve_forever()
     return 0

@@ -28,7 +28,7 @@ from toolkit._spec.arm import (
     SUBSCRIPTION_API_VERSIONS,
     SUBSCRIPTION_TYPE,
 )
-from toolkit.sandbox.arm.common import arm_reply, find_subscription
+from toolkit.sandbox.arm.common import arm_reply, denied, find_subscription
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
 if TYPE_CHECKING:
@@ -61,10 +61,11 @@ def page(request: Request, items: list[dict[str, Any]], next_key: str = NEXT_KEY
 def _management_groups(request: Request) -> Reply:
     world = request.sandbox.world
     ns = request.sandbox.namespace
+    hidden = denied(request.sandbox)[1]  # the groups the caller may not read are not listed
     items = [{"id": _group_id(ns, mg.name),
               "type": f"{ns}.{MANAGEMENT_GROUP_TYPE}", "name": mg.name,
               "properties": {"tenantId": world.tenant_id, "displayName": mg.display_name}}
-             for mg in world.management_groups]
+             for mg in world.management_groups if mg.name.lower() not in hidden]
     return page(request, items, MANAGEMENT_GROUP_NEXT_KEY)
 
 
