@@ -6,7 +6,8 @@ declares (papermill injects them in a cell after that one), executes it in its o
 the notebook's folder (nbclient, as papermill's engine runs it), keeps the executed notebook
 (``<name>.ipynb``) beside its page (``<name>.html``) in the output folder, and goes on with the
 others when one fails. Several run at once (``jobs``): a notebook spends most of its time
-waiting on services and on its kernel, and the longest (by the run its committed outputs record) start first.
+waiting on services and on its kernel, and the longest (by the run its committed outputs
+record) start first.
 """
 
 from __future__ import annotations
