@@ -65,9 +65,12 @@ class Served:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
-def _report(tmp: Path, served: Served, names: list[str], *options: str) -> subprocess.CompletedProcess:
+def _report(tmp: Path, served: Served, names: list[str],
+            *options: str) -> subprocess.CompletedProcess[str]:
     startup = tmp / "startup"
     startup.mkdir(exist_ok=True)
     (startup / "sitecustomize.py").write_text(BLOCK)
