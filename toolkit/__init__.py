@@ -87,6 +87,10 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from toolkit._core.polling import ItemOperation as ItemOperation, Operation as Operation
     from toolkit._core.secrets import Secret as Secret
+    from toolkit.across import (
+        SubscriptionReads as SubscriptionReads,
+        across_subscriptions as across_subscriptions,
+    )
     from toolkit.arm.changes import policy_changes as policy_changes
     from toolkit.arm.clusters import (
         cluster_monitoring_credentials as cluster_monitoring_credentials,

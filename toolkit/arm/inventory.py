@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from toolkit._core.registry import OperationRecord, register
 from toolkit._core.schemas import Schema
 from toolkit._core.urls import segment
-from toolkit._core.validate import check_subscription_id
+from toolkit._core.validate import check_resource_group, check_subscription_id
 from toolkit._spec.arm import (
     HOSTED_CLUSTER_API_VERSIONS,
     MANAGED_CLUSTER_API_VERSIONS,
@@ -67,6 +67,7 @@ def _inventory(subscription_id: str, resource_group: str | None, provider: str,
     check_subscription_id(subscription_id)
     scope = f"/subscriptions/{subscription_id}"
     if resource_group is not None:
+        check_resource_group(resource_group)
         scope += f"/resourceGroups/{segment(resource_group, 'resource_group')}"
     return arm_list(f"{scope}/providers/{provider}", schema, schema.name, max_items,
                     api_version, connection, transform=_where)
