@@ -179,7 +179,7 @@ def across_subscriptions(read: Callable[..., pd.DataFrame], subscriptions: Any =
         df["subscription"] = pd.array([name] * len(df), dtype="string")
         frames.append(df)
         read_ids.append(sid)
-    attrs: dict[str, Any] = dict(frames[0].attrs) if frames else {}
+    attrs: dict[str, Any] = {str(k): v for k, v in frames[0].attrs.items()} if frames else {}
     if frames:
         # empty frames add no rows (and would make pandas guess the dtypes of the others)
         frame = pd.concat([f for f in frames if len(f)] or frames[:1], ignore_index=True)
@@ -194,7 +194,8 @@ def across_subscriptions(read: Callable[..., pd.DataFrame], subscriptions: Any =
                  "sandbox": sandbox}
     attrs["subscriptions"] = read_ids
     attrs["refused"] = failures
-    frame.attrs = attrs
+    frame.attrs.clear()
+    frame.attrs.update(attrs)
     sentence = ""
     if failures:
         names = ", ".join(f"{f['displayName']} ({f['code']})" for f in failures)
