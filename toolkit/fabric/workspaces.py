@@ -89,7 +89,8 @@ def fabric_workspaces(*, roles: str | Sequence[str] | None = None,
         check_int(max_items, "max_items", minimum=0)
     params: dict[str, str] = {}
     if roles is not None:
-        asked = [roles] if isinstance(roles, str) else list(roles)
+        asked = [roles] if isinstance(roles, str) else \
+            list(roles) if isinstance(roles, Sequence | set | frozenset) else [roles]
         if not asked or not all(isinstance(r, str) and r in WORKSPACE_ROLES for r in asked):
             raise ValidationError("roles", roles,
                                   f"workspace roles are {', '.join(WORKSPACE_ROLES)}")
