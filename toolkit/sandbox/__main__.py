@@ -11,6 +11,13 @@ from toolkit._spec.clouds import CLOUDS
 from toolkit.sandbox.server import Sandbox
 
 
+def _denied(sandbox: Sandbox, asked: list[str]) -> list[tuple[str, str]]:
+    """List the (id, name) of the world's subscriptions named (by name or id) to refuse."""
+    wanted = {a.lower() for a in asked}
+    return [(s.id, s.name) for s in sandbox.world.subscriptions
+            if s.id.lower() in wanted or s.name.lower() in wanted]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the sandbox until interrupted; print its address and a maps key and token to use."""
     parser = argparse.ArgumentParser(prog="python -m toolkit.sandbox",
@@ -33,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
                              "of the tenant")
     parser.add_argument("--secret", default=os.environ.get("TOOLKIT_SANDBOX_SECRET") or None,
                         help="derive the token signing key and the maps key from this secret "
-                             "(default TOOLKIT_SANDBOX_SECRET, else random)")
+                             "(default TOOLKIT_SANDBOX_SECRET, which keeps it out of the "
+                             "process list; else random)")
     parser.add_argument("--lro-polls", type=int, default=2,
                         help="polls a long-running operation takes")
     parser.add_argument("--show-credentials", action="store_true",
@@ -53,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
                           secret=args.secret, deny_subscriptions=args.deny_subscription)
     except ValueError as err:
         parser.error(f"argument --now: {err}")
+    denied = _denied(sandbox, args.deny_subscription)
+    unknown = [d for d in args.deny_subscription
+               if not any(d.lower() in (i.lower(), n.lower()) for i, n in denied)]
+    if unknown:
+        parser.error(f"argument --deny-subscription: no subscription of this world is named "
+                     f"{', '.join(map(repr, unknown))} (its subscriptions: "
+                     f"{', '.join(s.name for s in sandbox.world.subscriptions)})")
     try:
         sandbox.start()
     except OSError as err:
@@ -65,17 +80,14 @@ def main(argv: list[str] | None = None) -> int:
               "date); Ctrl-C stops it\n")
     if sandbox.ca_file:
         out.write(f"CA certificate: {sandbox.ca_file} (pass verify= this path)\n")
+    if denied:
+        out.write(f"refusing (403) the subscriptions {', '.join(n for _, n in denied)} and the "
+                  "management groups above them\n")
     if args.show_credentials:
         out.write(f"TOOLKIT_TOKEN={sandbox.token(None, expires_in=86400)}\n")
         out.write(f"TOOLKIT_MAPS_KEY={sandbox.maps_key.reveal()}\n")
     else:
         out.write("tokens are signed by this process; --show-credentials prints some to use\n")
-    if args.deny_subscription:
-        names = {s.id: s.name for s in sandbox.world.subscriptions}
-        wanted = {d.lower() for d in args.deny_subscription}
-        found = sorted(n for i, n in names.items() if i.lower() in wanted or n.lower() in wanted)
-        out.write(f"refusing (403) the subscriptions {', '.join(found) or '(none found)'} and "
-                  "the management groups above them\n")
     out.flush()
     sandbox.serve_forever()
     return 0

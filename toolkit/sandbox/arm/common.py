@@ -191,7 +191,38 @@ def denied(sandbox: SandboxView) -> tuple[frozenset[str], frozenset[str]]:
 
 _SCOPE_RE = re.compile(r"^/(?:subscriptions/(?P<sub>[^/]+)|providers/[^/]+\.Management/"
                        r"managementGroups/(?P<group>[^/]+))", re.IGNORECASE)
-_ACTION_RE = re.compile(r"/providers/([^/]+\.[^/]+)/([^/]+)", re.IGNORECASE)
+_VERBS = {"GET": "read", "HEAD": "read", "PUT": "write", "PATCH": "write", "DELETE": "delete"}
+
+
+def _action_and_scope(request: Request) -> tuple[str, str]:
+    """Name the action a request performs and the scope it performs it over, as ARM does.
+
+    ``Vendor.Sql/servers/encryptionProtector/write`` over the protector's id; a list names its
+    type's ``read`` over the scope it lists; a POST to a resource names its action
+    (``.../backendhealth/action``).
+    """
+    path = request.path.rstrip("/")
+    head, sep, rest = path.rpartition("/providers/")
+    segments = rest.split("/") if sep else []
+    if len(segments) < 2:  # a path without a provider: the subscription's own lists
+        kinds = "subscriptions" + ("/resourceGroups" if "/resourcegroups" in path.lower()
+                                   else "")
+        return f"{request.sandbox.namespace}.Resources/{kinds}/" \
+               f"{_VERBS.get(request.method, 'action')}", _scope_of(path)
+    provider, parts = segments[0], segments[1:]
+    kinds = "/".join(parts[0::2])
+    if len(parts) % 2:  # the path ends with a type: a list, or an action on a resource
+        verb = _VERBS.get(request.method, "action") if len(parts) == 1 else \
+            ("read" if request.method in ("GET", "HEAD") else "action")
+        scope = head if len(parts) == 1 else path.rsplit("/", 1)[0]
+    else:
+        verb, scope = _VERBS.get(request.method, "action"), path
+    return f"{provider}/{kinds}/{verb}", scope or _scope_of(path)
+
+
+def _scope_of(path: str) -> str:
+    m = _SCOPE_RE.match(path)
+    return m.group(0) if m else path
 
 
 def refuse_denied(request: Request) -> None:
@@ -216,16 +247,13 @@ def refuse_denied(request: Request) -> None:
     sub, group = m.group("sub"), m.group("group")
     if not ((sub and sub.lower() in subs) or (group and group.lower() in groups)):
         return
-    found = _ACTION_RE.findall(request.path)
-    provider, rtype = found[-1] if found else (f"{request.sandbox.namespace}.Resources",
-                                               "subscriptions")
-    verb = "read" if request.method in ("GET", "HEAD") else "action"
+    action, scope = _action_and_scope(request)
     caller = str(request.claims.get("oid") or "00000000-0000-0000-0000-000000000000")
     raise SandboxHTTPError(
         403, "AuthorizationFailed",
         f"The client '{caller}' with object id '{caller}' does not have authorization to "
-        f"perform action '{provider}/{rtype}/{verb}' over scope '{m.group(0)}' or the scope "
-        "is invalid. If access was recently granted, please refresh your credentials.")
+        f"perform action '{action}' over scope '{scope}' or the scope is invalid. If access "
+        "was recently granted, please refresh your credentials.")
 
 
 def arm_reply(request: Request, body: Any, status: int = 200) -> Reply:
