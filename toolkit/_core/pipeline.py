@@ -349,7 +349,11 @@ class Pipeline:
                             forget=forgetter(self._session, raw) if self._cached else None)
         if self.config.sandbox or raw.headers.get(SANDBOX_HEADER) == "true":
             note_sandbox_answer(response.request_id)
-        self._note_date(raw.headers.get("Date"), response.request_id)
+        # an answer from the response cache tells the clock of the day it was cached
+        cached = bool(getattr(getattr(raw, "internal_response", None), "from_cache", False)) \
+            or bool(response.request_id and served_from_cache([response.request_id])[0])
+        if not cached:
+            self._note_date(raw.headers.get("Date"))
         if raw.status_code not in request.expected:
             hint = None
             if not request.idempotent and raw.status_code >= 500:
@@ -359,9 +363,9 @@ class Pipeline:
                                       header_prefix=self.header_prefix, hint=hint)
         return response
 
-    def _note_date(self, stamp: str | None, request_id: str | None) -> None:
-        """Keep the service's clock from an answer's ``Date`` (not an answer from the cache)."""
-        if not stamp or (request_id and served_from_cache([request_id])[0]):
+    def _note_date(self, stamp: str | None) -> None:
+        """Keep the service's clock from a fresh answer's ``Date``."""
+        if not stamp:
             return
         try:
             when = parsedate_to_datetime(stamp)
