@@ -19,9 +19,10 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.frames import build_frame
 from toolkit._core.registry import OperationRecord, register
 from toolkit._core.schemas import Col, Schema
+from toolkit._core.validate import check_time
 from toolkit._spec.arm import COMPLIANCE_STATES
-from toolkit.arm.compliance import _newest, _rank
-from toolkit.arm.history import read_policy_history
+from toolkit.arm.compliance import newest_records, state_rank
+from toolkit.arm.history import read_policy_history, stored_days
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -54,48 +55,47 @@ POLICY_CHANGES = Schema(
 _READ = ["timestamp", "resourceId", "resourceType", "resourceGroup", "policyAssignmentId",
          "policyAssignmentName", "policyDefinitionId", "policyDefinitionReferenceId",
          "complianceState"]
-_NAMES = dict(enumerate(COMPLIANCE_STATES))
+_KEYS = ["resource_key", "assignment_key"]
 
 
 def _worst(day: pd.DataFrame) -> pd.DataFrame:
-    """One row per (resource, assignment): its worst state of the day's newest records."""
-    newest = _newest(day)
+    """One row per (resource, assignment): its worst state of the day's newest records.
+
+    Ids are compared without regard to case, as the service treats them; an undocumented
+    state is kept as the service wrote it, below every documented one.
+    """
+    newest = newest_records(day)
     frame = pd.DataFrame({
-        "resourceId": newest["resourceId"].astype("string").str.lower(),
-        "resource": newest["resourceId"].astype("string"),
-        "policyAssignmentId": newest["policyAssignmentId"].astype("string").str.lower(),
-        "assignment": newest["policyAssignmentId"].astype("string"),
+        "resource_key": newest["resourceId"].astype("string").str.lower(),
+        "assignment_key": newest["policyAssignmentId"].astype("string").str.lower(),
+        "resourceId": newest["resourceId"].astype("string"),
+        "policyAssignmentId": newest["policyAssignmentId"].astype("string"),
         "policyAssignmentName": newest["policyAssignmentName"].astype("string"),
         "resourceType": newest["resourceType"].astype("string"),
         "resourceGroup": newest["resourceGroup"].astype("string"),
-        "rank": _rank(newest["complianceState"])})
-    keys = ["resourceId", "policyAssignmentId"]
-    worst = frame.sort_values("rank", kind="stable").drop_duplicates(keys, keep="last")
-    return worst.set_index(keys)
+        "state": newest["complianceState"].astype("string"),
+        "rank": state_rank(newest["complianceState"])})
+    worst = frame.sort_values("rank", kind="stable").drop_duplicates(_KEYS, keep="last")
+    return worst.drop(columns="rank").set_index(_KEYS)
 
 
-def _kind(before: int | None, after: int | None) -> str | None:
-    if before == after:
-        return None
-    if after is None:
-        return "no longer evaluated"
-    state = _NAMES[after]
-    if state == "NonCompliant":
-        return "newly non-compliant"
-    if state == "Exempt":
-        return "exempted"
-    if before is not None and _NAMES[before] == "NonCompliant" and state == "Compliant":
-        return "remediated"
-    if before is None:  # a resource newly evaluated, not non-compliant: no change to report
-        return None
-    return "other state"
+def _kinds(before: pd.Series, after: pd.Series) -> pd.Series:
+    """Name the change of each resource from its state ``before`` to ``after`` (NA: absent)."""
+    was, now = before.fillna("\0"), after.fillna("\0")  # "\0": not evaluated that day
+    kind = pd.Series(pd.NA, index=before.index, dtype="object")
+    moved = was != now
+    kind[moved & before.notna()] = "other state"
+    kind[moved & (was == "NonCompliant") & (now == "Compliant")] = "remediated"
+    kind[moved & (now == "Exempt")] = "exempted"
+    kind[moved & (now == "NonCompliant")] = "newly non-compliant"
+    kind[moved & after.isna()] = "no longer evaluated"
+    return kind
 
 
-def _stored_days(store: str, scope: str | None,
-                 storage_options: dict[str, Any] | None) -> list[str]:
-    days = read_policy_history(store, columns=["complianceState"], scope=scope,
-                               storage_options=storage_options)["day"]
-    return sorted({str(d) for d in days.dropna()})
+def _day_of(value: Any, parameter: str) -> dt.date:
+    when = check_time(value, parameter)
+    assert when is not None
+    return when.date()
 
 
 def policy_changes(store: str, start: Any = None, end: Any = None, *,
@@ -112,7 +112,7 @@ def policy_changes(store: str, start: Any = None, end: Any = None, *,
         The store of :func:`~toolkit.snapshot_policy_states`.
     start, end : date, datetime, Timestamp or ISO string, optional
         The earlier and the later UTC day. Default: the two latest days the store holds
-        (``end`` alone: the latest day before it).
+        (``end`` alone: the latest day before it; ``start`` alone: the latest day).
     scope : str, optional
         Only this scope's partitions (as :func:`~toolkit.read_policy_history` takes it).
     storage_options : dict, optional
@@ -129,63 +129,63 @@ def policy_changes(store: str, start: Any = None, end: Any = None, *,
         (categories: the worst state on each day; empty where there was none), ``resources``
         (``Int64``: on an assignment's row, the resources it evaluated that day),
         ``policyAssignmentId``, ``day_before``, ``day_after`` (strings, ISO days). Empty, with
-        every column, when nothing changed.
+        every column, when nothing changed. A resource newly evaluated in a state other than
+        non-compliant or exempt is no change.
 
     Raises
     ------
     ValidationError
-        A store with fewer than two days, or ``start`` not before ``end`` (before reading).
+        A bad ``start`` or ``end``, or ``start`` not before ``end`` (before reading); a store
+        (or scope) holding fewer than two days to compare, said from its partitions' names.
     """
-    if start is None or end is None:
-        days = _stored_days(store, scope, storage_options)
-        if end is not None:
-            end_day = pd.Timestamp(end).date().isoformat()
-            days = [d for d in days if d <= end_day]
-        if len(days) < 2:
-            raise ValidationError("store", store, "must hold at least two days of the scope to "
-                                                  f"compare (it holds {len(days)})")
-        start = days[-2] if start is None else start
-        end = days[-1] if end is None else end
-    first: dt.date = pd.Timestamp(start).date()
-    last: dt.date = pd.Timestamp(end).date()
-    if first >= last:
+    first = None if start is None else _day_of(start, "start")
+    last = None if end is None else _day_of(end, "end")
+    if first is not None and last is not None and first >= last:
         raise ValidationError("start", start, f"must be a day before end ({last.isoformat()})")
+    if first is None or last is None:
+        days = stored_days(store, scope, storage_options)
+        if last is not None:
+            days = [d for d in days if d < last]
+        elif first is not None:
+            days = [d for d in days if d > first]
+        needed = 1 if first is not None or last is not None else 2
+        if len(days) < needed:
+            where = f" of {scope}" if scope is not None else ""
+            raise ValidationError("store", store, f"must hold two days{where} to compare; it "
+                                                  f"holds {len(days)} such day(s)")
+        if last is None:
+            last = days[-1]
+        if first is None:
+            first = days[-2] if end is None else days[-1]
     before = read_policy_history(store, start=first, end=first, columns=_READ, scope=scope,
                                  storage_options=storage_options)
     after = read_policy_history(store, start=last, end=last, columns=_READ, scope=scope,
                                 storage_options=storage_options)
     old, new = _worst(before), _worst(after)
-    rows: list[dict[str, Any]] = []
     span = {"day_before": first.isoformat(), "day_after": last.isoformat()}
-    old_assignments = set(old.index.get_level_values("policyAssignmentId"))
-    new_assignments = set(new.index.get_level_values("policyAssignmentId"))
+    old_assignments = set(old.index.get_level_values("assignment_key"))
+    new_assignments = set(new.index.get_level_values("assignment_key"))
+    rows: list[dict[str, Any]] = []
     for kind, frame, gone in (("assignment added", new, new_assignments - old_assignments),
                               ("assignment removed", old, old_assignments - new_assignments)):
         for assignment in sorted(gone):
-            part = frame.xs(assignment, level="policyAssignmentId")
+            part = frame.xs(assignment, level="assignment_key")
             rows.append({"change": kind, **span, "resources": len(part),
                          "policyAssignmentName": part["policyAssignmentName"].iloc[0],
-                         "policyAssignmentId": part["assignment"].iloc[0]})
+                         "policyAssignmentId": part["policyAssignmentId"].iloc[0]})
     both = old_assignments & new_assignments
-    joined = old.join(new, how="outer", lsuffix="_old", rsuffix="_new")
-    for key, row in joined.iterrows():
-        if not isinstance(key, tuple) or key[1] not in both:
-            continue
-        was = None if pd.isna(row["rank_old"]) else int(row["rank_old"])
-        now = None if pd.isna(row["rank_new"]) else int(row["rank_new"])
-        change = _kind(was if was is None or was >= 0 else None,
-                     now if now is None or now >= 0 else None)
-        if change is None:
-            continue
-        side = "_new" if now is not None else "_old"
-        rows.append({"change": change, **span,
-                     "policyAssignmentName": row[f"policyAssignmentName{side}"],
-                     "policyAssignmentId": row[f"assignment{side}"],
-                     "resourceId": row[f"resource{side}"],
-                     "resourceType": row[f"resourceType{side}"],
-                     "resourceGroup": row[f"resourceGroup{side}"],
-                     "before": None if was is None else _NAMES.get(was),
-                     "after": None if now is None else _NAMES.get(now)})
+    joined = old.merge(new, how="outer", left_index=True, right_index=True,
+                       suffixes=("_old", "_new"))
+    joined = joined[joined.index.get_level_values("assignment_key").isin(both)]
+    kinds = _kinds(joined["state_old"], joined["state_new"])
+    changed = joined.assign(change=kinds)[kinds.notna()]
+    for _, row in changed.iterrows():
+        side = "_new" if pd.notna(row["state_new"]) else "_old"
+        rows.append({"change": row["change"], **span,
+                     **{c: row[f"{c}{side}"] for c in (
+                         "policyAssignmentName", "policyAssignmentId", "resourceId",
+                         "resourceType", "resourceGroup")},
+                     "before": row["state_old"], "after": row["state_new"]})
     order = {k: i for i, k in enumerate(CHANGES)}
     rows.sort(key=lambda r: (order[r["change"]], str(r.get("policyAssignmentName") or ""),
                              str(r.get("resourceId") or "")))

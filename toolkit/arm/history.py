@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["read_policy_history", "service_today", "snapshot_policy_states"]
+__all__ = ["read_policy_history", "service_today", "snapshot_policy_states", "stored_days"]
 
 PART = "part-0.parquet"
 #: Columns a snapshot leaves out: nested details answered only at resource scope.
@@ -168,8 +168,12 @@ def service_today(connection: Connection | None = None) -> dt.date:
         return pd.Timestamp.now("UTC").date()
 
 
+def _scope_folder(root: str, scope_path: str) -> str:
+    return f"{root}/scope={quote(scope_path, safe='')}"
+
+
 def _partition(root: str, scope_path: str, day: dt.date) -> str:
-    return f"{root}/scope={quote(scope_path, safe='')}/day={day.isoformat()}"
+    return f"{_scope_folder(root, scope_path)}/day={day.isoformat()}"
 
 
 def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
@@ -252,6 +256,46 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
     out.attrs.update({"operation": "snapshot_policy_states",
                       "sandbox": bool(df.attrs.get("sandbox"))})
     return out
+
+
+def stored_days(store: str, scope: str | None = None,
+                storage_options: dict[str, Any] | None = None) -> list[dt.date]:
+    """List the days the store holds (of one scope), from its partitions' names alone.
+
+    Parameters
+    ----------
+    store : str
+        The store of :func:`snapshot_policy_states`.
+    scope : str, optional
+        Only this scope's days (as :func:`read_policy_history` takes it).
+    storage_options : dict, optional
+        Passed to fsspec.
+
+    Returns
+    -------
+    list of datetime.date
+        In order, each once; empty for a store (or scope) with nothing written.
+    """
+    fs, root = _filesystem(store, storage_options)
+    if not fs.exists(root):
+        return []
+    if scope is not None:
+        folders = [_scope_folder(root, _scope_of(scope).template.replace("{ns}", "Microsoft"))]
+    else:
+        folders = [f for f in fs.ls(root, detail=False)
+                   if f.rstrip("/").rsplit("/", 1)[-1].startswith("scope=")]
+    days: set[dt.date] = set()
+    for folder in folders:
+        if not fs.exists(folder):
+            continue
+        for path in fs.ls(folder, detail=False):
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            if name.startswith("day=") and fs.exists(f"{path.rstrip('/')}/{PART}"):
+                try:
+                    days.add(dt.date.fromisoformat(name.removeprefix("day=")))
+                except ValueError:  # not a partition of the store's own
+                    continue
+    return sorted(days)
 
 
 def _scope_of(scope: Any) -> Any:
