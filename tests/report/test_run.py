@@ -70,6 +70,14 @@ def test_each_report_is_written_whatever_another_one_does(tmp_path) -> None:
 def test_the_curated_notebooks_are_found_and_each_declares_its_parameters() -> None:
     found = curated_notebooks()
     assert [p.name for p in found] == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    # the reports about a day (compliance, routes, air) take it; the others are about now
+    dated = {"02-policy-compliance", "05-routes-and-traffic", "06-air-quality",
+             "08-tenant-compliance"}
     for path in found:
         declared = declared_parameters(path)
-        assert {"cloud", "credential", "day"} <= set(declared), path.name
+        assert {"cloud", "credential"} <= set(declared), path.name
+        assert ("day" in declared) == (path.stem in dated), path.name
+        # with none given, each tells the sandbox's story: every default is None or a value
+        # of the story, never a read of the machine's clock or environment
+        assert all("os.environ" not in str(v) and "now(" not in str(v)
+                   for v in declared.values()), path.name

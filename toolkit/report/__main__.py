@@ -86,6 +86,48 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse what would fail in every notebook, before any kernel starts (exit status 2)."""
+    import keyword
+    from datetime import datetime
+
+    from toolkit._core.credentials import credential_word
+    from toolkit._core.errors import ValidationError
+    from toolkit._spec.clouds import CLOUDS, get_cloud
+
+    try:
+        if args.cloud is not None:
+            get_cloud(args.cloud)
+    except KeyError:
+        names = ", ".join(n for n in CLOUDS if n != "neutral")
+        parser.error(f"argument --cloud: no cloud is named {args.cloud!r} (the clouds: {names}, "
+                     "or the Azure CLI's names: AzureCloud, AzureUSGovernment, AzureChinaCloud)")
+    if args.credential is not None:
+        try:
+            credential_word(args.credential)
+        except ValidationError as err:
+            parser.error(f"argument --credential: {args.credential!r} {err.rule}")
+    if args.day is not None:
+        try:
+            datetime.fromisoformat(args.day)
+        except ValueError:
+            parser.error(f"argument --day: {args.day!r} is no ISO 8601 day or instant "
+                         "(2026-11-20, 2026-11-20T09:00:00Z)")
+    for option, values in (("--subscription", args.subscription),
+                           ("--resource-group", args.resource_group), ("--place", args.place)):
+        for value in values or ():
+            if not value.strip():
+                parser.error(f"argument {option}: an empty value names nothing")
+    for name, _ in args.parameter:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            parser.error(f"argument -p/--parameter: {name!r} is no parameter name (a Python "
+                         "identifier, as the notebooks' parameters cells declare them)")
+    if args.jobs < 1 or args.timeout < 1:
+        parser.error("--jobs and --timeout must be at least 1")
+    if args.output_dir.exists() and not args.output_dir.is_dir():
+        parser.error(f"argument --output-dir: {args.output_dir} is a file, not a folder")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the reports; exit status 1 when a notebook failed (the others are written).
 
@@ -96,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
+    _check(parser, args)
     try:
         from toolkit.report.run import curated_notebooks, run_reports
     except ImportError as err:  # pragma: no cover - depends on the install
@@ -107,8 +150,6 @@ def main(argv: list[str] | None = None) -> int:
     missing = [str(p) for p in notebooks if not p.is_file()]
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")
-    if args.jobs < 1 or args.timeout < 1:
-        parser.error("--jobs and --timeout must be at least 1")
 
     def say(line: str) -> None:
         print(line, flush=True)
