@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from typing import Any
 
 import pandas as pd
@@ -13,8 +14,11 @@ TOWNS = {"Andorra la Vella": (1.5218, 42.5075), "Canillo": (1.5975, 42.5676),
 ANDORRA = (1.40, 42.42, 1.80, 42.66)
 
 
-def every_frame(sandbox: Any, conn: Any) -> dict[str, pd.DataFrame]:
-    """``{function name: frame}`` for every public function returning a frame."""
+def every_frame(sandbox: Any, conn: Any, *, history: bool = True) -> dict[str, pd.DataFrame]:
+    """``{function name: frame}`` for every public function returning a frame.
+
+    ``history=False`` leaves out the one read of a policy history store (it needs pyarrow).
+    """
     cat = sandbox.catalog()
 
     def first(kind: str) -> Any:
@@ -44,11 +48,26 @@ def every_frame(sandbox: Any, conn: Any) -> dict[str, pd.DataFrame]:
     out["management_group_tree"] = toolkit.management_group_tree(**kw)
     out["subscriptions"] = toolkit.subscriptions(**kw)
     out["resource_groups"] = toolkit.resource_groups(sub, **kw)
+    out["across_subscriptions"] = toolkit.across_subscriptions(toolkit.resource_groups,
+                                                               **kw).frame
+    out["sql_servers"] = toolkit.sql_servers(sub, **kw)
+    out["application_gateways"] = toolkit.application_gateways(sub, **kw)
+    out["managed_clusters"] = toolkit.managed_clusters(sub, **kw)
+    out["openshift_clusters"] = toolkit.openshift_clusters(sub, **kw)
+    out["fabric_workspaces"] = toolkit.fabric_workspaces(**kw)
     out["policy_summary"] = toolkit.policy_summary(sub, "rg-web-weu", **kw)
     out["policy_states"] = states
     out["compliance_summary"] = toolkit.compliance_summary(states)
     out["compliance_trend"] = toolkit.compliance_trend(states)
     out["evaluated_expressions"] = toolkit.evaluated_expressions(states)
+    if history:
+        with tempfile.TemporaryDirectory() as store:  # two days of one group, to compare
+            scope = f"/subscriptions/{sub}/resourceGroups/rg-web-weu"
+            today = pd.Timestamp(sandbox.world.epoch).normalize()
+            for back in (2, 1):
+                toolkit.snapshot_policy_states(store, scope, **kw,
+                                               day=today - pd.Timedelta(days=back))
+            out["policy_changes"] = toolkit.policy_changes(store, scope=scope)
     out["encryption_protector"] = toolkit.encryption_protector(
         sql.subscription_id, sql.resource_group, sql["name"], **kw)
     out["update_encryption_protector"] = toolkit.update_encryption_protector(
