@@ -91,7 +91,10 @@ dist: $(STAMP)
 	@echo "Built: $$(ls dist/*.whl)"
 
 # Re-execute the notebooks in place (after changing them), keeping widget state out of the files.
+# A secret of this run lets the dask workers notebook 08 starts sign in to its sandbox, as the
+# kernels of `make test` do (notebooks/conftest.py).
 notebooks: $(STAMP)
+	TOOLKIT_SANDBOX_SECRET=$$($(PY) -c "import secrets; print(secrets.token_hex(16))") \
 	$(PY) -m jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False $(NOTEBOOKS)
 
