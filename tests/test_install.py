@@ -33,11 +33,15 @@ def test_the_wheel_installs_with_the_notebook_extra_and_reports(tmp_path) -> Non
          "import toolkit; df = toolkit.sql_operations(); print(len(df), df.attrs['sandbox'])"],
         capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=120, check=True)
     assert one.stdout.split() == ["110", "True"]
-    report = subprocess.run(
-        [str(python), "-m", "toolkit.report", "--output-dir", str(tmp_path / "reports")],
-        capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=60)
-    # with no notebook named, the installed curated notebooks are found
-    assert "no notebooks named" not in report.stderr
+    # with no notebook named, the report command runs the curated notebooks installed with it
+    found = subprocess.run(
+        [str(python), "-c", "from toolkit.report.run import curated_notebooks\n"
+                            "print(*(str(p) for p in curated_notebooks()), sep='\\n')"],
+        capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=120, check=True)
+    installed = [Path(line) for line in found.stdout.split()]
+    assert [p.name for p in installed] == sorted(p.name for p in (ROOT / "notebooks").glob(
+        "*.ipynb"))
+    assert all(p.is_relative_to(env_dir) for p in installed)
     quick = env_dir / "share" / "cloudops-frames" / "notebooks" / "01-quickstart.ipynb"
     assert quick.is_file()
     done = subprocess.run(
