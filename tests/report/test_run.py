@@ -81,3 +81,25 @@ def test_the_curated_notebooks_are_found_and_each_declares_its_parameters() -> N
         # of the story, never a read of the machine's clock or environment
         assert all("os.environ" not in str(v) and "now(" not in str(v)
                    for v in declared.values()), path.name
+
+
+def test_own_sandboxes_get_a_secret_in_the_kernels_not_in_this_process(tmp_path,
+                                                                       monkeypatch) -> None:
+    for name in ("TOOLKIT_SANDBOX_SECRET", "TOOLKIT_CLOUD", "TOOLKIT_BASE_URL", "TOOLKIT_TOKEN",
+                 "TOOLKIT_CREDENTIAL", "TOOLKIT_MAPS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    probe = _write(tmp_path / "probe.ipynb",
+                   "import os\nprint('secret' if os.environ.get('TOOLKIT_SANDBOX_SECRET') "
+                   "else 'none')")
+    [done] = run_reports([probe], tmp_path / "out", jobs=1, timeout=120, say=lambda _: None)
+    assert done.ok
+    executed = nbformat.read(tmp_path / "out" / "probe.ipynb", as_version=4)
+    assert "secret" in json.dumps(executed.cells[-1].outputs)
+    import os
+
+    assert "TOOLKIT_SANDBOX_SECRET" not in os.environ
+    # a cloud named: the kernels are the user's, with nothing of the sandbox added
+    [done] = run_reports([probe], tmp_path / "out2", jobs=1, timeout=120, say=lambda _: None,
+                         parameters={"cloud": "public"})
+    executed = nbformat.read(tmp_path / "out2" / "probe.ipynb", as_version=4)
+    assert "none" in json.dumps(executed.cells[-1].outputs)

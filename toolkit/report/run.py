@@ -108,7 +108,8 @@ class Outcome:
 
 
 async def _one(path: Path, out_dir: Path, parameters: Mapping[str, Any], timeout: int,
-               say: Callable[[str], None], jobs: asyncio.Semaphore) -> Outcome:
+               say: Callable[[str], None], jobs: asyncio.Semaphore,
+               env: Mapping[str, str] | None) -> Outcome:
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -130,7 +131,11 @@ async def _one(path: Path, out_dir: Path, parameters: Mapping[str, Any], timeout
         client = NotebookClient(nb, timeout=timeout, store_widget_state=False,
                                 resources={"metadata": {"path": str(path.parent)}})
         try:
-            await client.async_execute()
+            # the kernel's environment: this process's, with a sandbox secret when it has one
+            if env is None:
+                await client.async_execute()
+            else:
+                await client.async_execute(env=dict(env))
         except CellExecutionError as err:
             outcome.error = f"{err.ename}: {str(err.evalue)[:300]}"
         except Exception as err:  # a kernel that died, a timeout: the other reports go on
@@ -154,10 +159,11 @@ async def _one(path: Path, out_dir: Path, parameters: Mapping[str, Any], timeout
 
 
 async def _all(notebooks: Sequence[Path], out_dir: Path, parameters: Mapping[str, Any],
-               jobs: int, timeout: int, say: Callable[[str], None]) -> list[Outcome]:
+               jobs: int, timeout: int, say: Callable[[str], None],
+               env: Mapping[str, str] | None) -> list[Outcome]:
     limit = asyncio.Semaphore(jobs)
     order = sorted(notebooks, key=lambda p: -_recorded_seconds(p))  # the longest first
-    tasks = {p: asyncio.ensure_future(_one(p, out_dir, parameters, timeout, say, limit))
+    tasks = {p: asyncio.ensure_future(_one(p, out_dir, parameters, timeout, say, limit, env))
              for p in order}
     await asyncio.gather(*tasks.values())
     return [tasks[p].result() for p in notebooks]
@@ -191,9 +197,12 @@ def run_reports(notebooks: Sequence[Path], out_dir: Path, *,
     tell = say or logger.info
     out_dir.mkdir(parents=True, exist_ok=True)
     given = dict(parameters or {})
+    env = None
     if not any(os.environ.get(v) for v in _CONFIGURED) and not given.get("cloud") \
-            and not given.get("credential"):
-        # the notebooks answer from sandboxes of their own: a secret for this run lets the
-        # dask workers a notebook starts authenticate to its sandbox
-        os.environ.setdefault("TOOLKIT_SANDBOX_SECRET", secrets.token_urlsafe(24))
-    return asyncio.run(_all(notebooks, out_dir.resolve(), given, max(1, jobs), timeout, tell))
+            and not given.get("credential") and not os.environ.get("TOOLKIT_SANDBOX_SECRET"):
+        # the notebooks answer from sandboxes of their own: a secret for this run, in the
+        # kernels' environment (never this process's), lets the dask workers a notebook starts
+        # sign in to its sandbox
+        env = {**os.environ, "TOOLKIT_SANDBOX_SECRET": secrets.token_urlsafe(24)}
+    return asyncio.run(_all(notebooks, out_dir.resolve(), given, max(1, jobs), timeout, tell,
+                            env))
