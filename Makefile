@@ -20,7 +20,8 @@ WITH_CONFORMANCE := $(filter-out 0 false False FALSE,$(CI))
 # otherwise follows today's date): notebook runs pin it, so that their outputs stay the same.
 NOTEBOOK_NOW := 2026-11-20T09:00:00Z
 
-.PHONY: test browser report docs dashboard conformance lint reliability benchmarks notebooks clean
+.PHONY: test browser report docs dashboard conformance lint reliability benchmarks notebooks clean \
+	dist
 
 test report notebooks: export TOOLKIT_SANDBOX_NOW := $(NOTEBOOK_NOW)
 
@@ -75,20 +76,37 @@ browser:
 			>/dev/null || echo "chromium could not be installed: the browser tests are skipped"; \
 	else echo "no chromium (apt-get install chromium): the browser tests are skipped"; fi; }
 
-# Notebooks run REPORT_JOBS at a time, in one process (scripts/report.py: nbclient and
-# nbconvert's HTML exporter, as `jupyter nbconvert --to html --execute` would run each): they
-# spend most of their time waiting on long-running operations and kernels, not computing.
-# Without the widgets' state the reports show each widget's static view (its table, picture and
-# map written into the page) instead of an empty space waiting for a widget manager from the web.
+# The report command (python -m toolkit.report: papermill runs each notebook with its
+# parameters, nbconvert writes its page; the executed notebook is kept beside it), REPORT_JOBS
+# notebooks at a time in one process: they spend most of their time waiting on long-running
+# operations and kernels, not computing. Without the widgets' state the reports show each
+# widget's static view (its table, picture and map written into the page) instead of an empty
+# space waiting for a widget manager from the web.
+# With nothing set the notebooks answer from the sandbox, its day pinned as the committed
+# outputs' (NOTEBOOK_NOW); name a cloud to report on yours: `make report CLOUD=public`
+# (CREDENTIAL=cli by default then; REPORT_ARGS="--subscription ... --place ..." for the rest).
 REPORT_JOBS ?= 3
+CLOUD ?=
+CREDENTIAL ?= $(if $(CLOUD),cli,)
+REPORT_ARGS ?=
 
 report: $(STAMP)
-	$(PY) scripts/report.py --jobs $(REPORT_JOBS) --timeout 300 --output-dir reports $(NOTEBOOKS)
-	@echo "Reports written:"; for f in $(NOTEBOOKS); do \
-		echo "  $$(pwd)/reports/$$(basename $${f%.ipynb}).html"; done
+	$(PY) -m toolkit.report --jobs $(REPORT_JOBS) \
+		--timeout 300 --output-dir reports $(if $(CLOUD),--cloud $(CLOUD)) \
+		$(if $(CREDENTIAL),--credential $(CREDENTIAL)) $(REPORT_ARGS) $(NOTEBOOKS)
+
+# The wheel in dist/, until the distribution is on the package index:
+# `pip install "$$(ls dist/*.whl)[notebook]"` (docs/getting-started.md).
+dist: $(STAMP)
+	rm -rf dist build
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
+	@echo "Built: $$(ls dist/*.whl)"
 
 # Re-execute the notebooks in place (after changing them), keeping widget state out of the files.
+# A secret of this run lets the dask workers notebook 08 starts sign in to its sandbox, as the
+# kernels of `make test` do (notebooks/conftest.py).
 notebooks: $(STAMP)
+	TOOLKIT_SANDBOX_SECRET=$$($(PY) -c "import secrets; print(secrets.token_hex(16))") \
 	$(PY) -m jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False $(NOTEBOOKS)
 
@@ -103,4 +121,4 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 clean:
-	rm -rf $(VENV) reports site .cache .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) reports site dist build .cache .pytest_cache .ruff_cache .mypy_cache

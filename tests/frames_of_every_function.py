@@ -61,6 +61,16 @@ def _policy_states(w: World) -> pd.DataFrame:
     return both
 
 
+def _policy_changes(w: World) -> pd.DataFrame:
+    # two days of one group in a store of their own, to compare
+    store = f"{w.store}/changes"
+    scope = f"/subscriptions/{w.sub}/resourceGroups/rg-web-weu"
+    today = pd.Timestamp(w.sandbox.world.epoch).normalize()
+    for back in (2, 1):
+        toolkit.snapshot_policy_states(store, scope, day=today - pd.Timedelta(days=back), **w.kw)
+    return toolkit.policy_changes(store, scope=scope)
+
+
 def _sql(w: World) -> Any:
     return w.first("sql_server")
 
@@ -81,6 +91,13 @@ CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
     "management_group_tree": lambda w: toolkit.management_group_tree(**w.kw),
     "subscriptions": lambda w: toolkit.subscriptions(**w.kw),
     "resource_groups": lambda w: toolkit.resource_groups(w.sub, **w.kw),
+    "across_subscriptions": lambda w: toolkit.across_subscriptions(toolkit.resource_groups,
+                                                                   **w.kw).frame,
+    "sql_servers": lambda w: toolkit.sql_servers(w.sub, **w.kw),
+    "application_gateways": lambda w: toolkit.application_gateways(w.sub, **w.kw),
+    "managed_clusters": lambda w: toolkit.managed_clusters(w.sub, **w.kw),
+    "openshift_clusters": lambda w: toolkit.openshift_clusters(w.sub, **w.kw),
+    "fabric_workspaces": lambda w: toolkit.fabric_workspaces(**w.kw),
     "policy_summary": lambda w: toolkit.policy_summary(w.sub, "rg-web-weu", **w.kw),
     "resource_graph": lambda w: toolkit.resource_graph(
         "resources | project id, name, type, location, tags, properties, created = now(), "
@@ -93,6 +110,7 @@ CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
     "evaluated_expressions": lambda w: toolkit.evaluated_expressions(w.frame("policy_states")),
     "snapshot_policy_states": lambda w: toolkit.snapshot_policy_states(
         w.store, f"/subscriptions/{w.sub}/resourceGroups/rg-web-weu", **w.kw),
+    "policy_changes": _policy_changes,
     "read_policy_history": lambda w: (w.frame("snapshot_policy_states"),
                                       toolkit.read_policy_history(w.store))[1],
     "encryption_protector": lambda w: toolkit.encryption_protector(
@@ -141,7 +159,7 @@ CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
 
 
 #: The operations of the policy history store, which needs the ``parquet`` extra.
-NEEDS_PARQUET = ("snapshot_policy_states", "read_policy_history")
+NEEDS_PARQUET = ("snapshot_policy_states", "read_policy_history", "policy_changes")
 
 
 def every_frame(sandbox: Any, conn: Any, *, without: tuple[str, ...] = ()

@@ -50,20 +50,27 @@ def replay_server() -> Iterator[Replay]:
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # headers and body leave at once, no delayed ACK
 
+        _date: str | None = None
+
         def log_message(self, *args: Any) -> None:
             pass
+
+        def date_time_string(self, timestamp: float | None = None) -> str:
+            return self._date or super().date_time_string(timestamp)
 
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             if length:
                 self.rfile.read(length)
             ans = replay.answer(self.command, self.path)
+            self._date = ans.headers.get("Date")  # a recorded date replaces the server's
             body = ans.body
             payload = body if isinstance(body, bytes) else (
                 b"" if body is None else json.dumps(body).encode())
             self.send_response(ans.status)
             for k, v in ans.headers.items():
-                self.send_header(k, v.replace("{url}", replay.url))
+                if k != "Date":
+                    self.send_header(k, v.replace("{url}", replay.url))
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()

@@ -7,7 +7,7 @@ lazily re-exports what its modules define holds nothing to test on its own. The 
 ``conformance``, ``security``, ``reliability``, ``properties``, ``examples``, ``recordings`` and
 ``typecheck`` cut across modules and mirror nothing. Every other test file is a module's
 mirror, or one of the checks of the whole package (its imports, this layout, its
-documentation), so a test is found beside its module.
+documentation, its install), so a test is found beside its module.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ NO_LOGIC = {
     "graph/__init__.py": "docstring",
     "maps/__init__.py": "docstring",
     "plot/__init__.py": "lazy re-exports of the plots",
+    "report/__init__.py": "docstring of the report command",
     "widgets/__init__.py": "lazy re-exports of the widgets",
     "sandbox/arm/__init__.py": "empty",
     "sandbox/arm/policy/__init__.py": "docstring of the policy family",
@@ -44,9 +45,10 @@ NO_LOGIC = {
 
 CROSS_CUTTING = {"conformance", "security", "reliability", "properties", "examples", "typecheck",
                  "notebooks", "recordings"}
-# Checks of the whole package's house: its imports, this layout and its documentation site.
+# Checks of the whole package's house: its imports, this layout, its documentation site and
+# its install from the built wheel.
 HOUSE = {"test_imports.py", "test_layout.py", "test_docs.py", "test_operation_lists.py",
-         "test_function_sizes.py"}
+         "test_function_sizes.py", "test_install.py"}
 
 
 def _mirror(module: Path) -> Path:

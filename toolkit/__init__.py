@@ -89,6 +89,11 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from toolkit._core.polling import ItemOperation as ItemOperation, Operation as Operation
     from toolkit._core.secrets import Secret as Secret
+    from toolkit.across import (
+        SubscriptionReads as SubscriptionReads,
+        across_subscriptions as across_subscriptions,
+    )
+    from toolkit.arm.changes import policy_changes as policy_changes
     from toolkit.arm.clusters import (
         cluster_monitoring_credentials as cluster_monitoring_credentials,
         hosted_cluster_credentials as hosted_cluster_credentials,
@@ -105,6 +110,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.arm.history import (
         read_policy_history as read_policy_history,
         snapshot_policy_states as snapshot_policy_states,
+    )
+    from toolkit.arm.inventory import (
+        application_gateways as application_gateways,
+        managed_clusters as managed_clusters,
+        openshift_clusters as openshift_clusters,
+        sql_servers as sql_servers,
     )
     from toolkit.arm.network import backend_health as backend_health
     from toolkit.arm.policy import policy_states as policy_states
@@ -127,6 +138,7 @@ if TYPE_CHECKING:  # pragma: no cover
         problem_classifications as problem_classifications,
         support_services as support_services,
     )
+    from toolkit.clock import service_now as service_now
     from toolkit.connection import (
         Connection as Connection,
         Settings as Settings,
@@ -137,6 +149,7 @@ if TYPE_CHECKING:  # pragma: no cover
         create_eventstream as create_eventstream,
         create_eventstreams as create_eventstreams,
     )
+    from toolkit.fabric.workspaces import fabric_workspaces as fabric_workspaces
     from toolkit.graph.identity import (
         authentication_strength_audit as authentication_strength_audit,
         authentication_strength_policies as authentication_strength_policies,

@@ -10,6 +10,7 @@ import pytest
 
 import toolkit
 from toolkit._core.errors import ValidationError
+from toolkit.arm.history import service_today, stored_days
 
 fsspec = pytest.importorskip("fsspec")
 pytest.importorskip("pyarrow")
@@ -186,10 +187,11 @@ def test_the_default_day_is_yesterday_by_the_services_clock(conn, sandbox, tmp_p
                                                             rg_scope) -> None:
     # the sandbox is pinned to its world's day, not the machine's: the service's Date decides
     service_day = pd.Timestamp(sandbox.now()).date()
-    assert toolkit.arm.history.service_today(conn) == service_day
+    assert service_today(conn) == service_day
     with sandbox.recording() as log:
         out = toolkit.snapshot_policy_states(str(tmp_path), rg_scope, connection=conn)
-    assert log[0].path == "/subscriptions"
+    # the service told its clock in its answer to service_today: it is not asked again
+    assert "/subscriptions" not in [e.path for e in log]
     assert out["day"].iloc[0] == (service_day - timedelta(days=1)).isoformat()
     assert out["records"].iloc[0] > 0
 
@@ -203,3 +205,21 @@ def test_a_day_with_no_records_says_so(conn, tmp_path, rg_scope, world) -> None:
     text = str(caught[0].message)
     assert rg_scope in text and empty_day.date().isoformat() in text
     assert issubclass(toolkit.EmptySnapshotWarning, UserWarning)
+
+
+def test_the_stored_days_come_from_the_partitions_names(conn, tmp_path, world, rg_scope,
+                                                        days) -> None:
+    sub = world.subscriptions[0].id
+    for day in days[:2]:
+        toolkit.snapshot_policy_states(str(tmp_path), rg_scope, day=day, connection=conn)
+    toolkit.snapshot_policy_states(str(tmp_path), sub, day=days[2], connection=conn)
+    # a folder that is no partition of the store's, and a day never finished, are no days
+    (tmp_path / "notes").mkdir()
+    unfinished = next(tmp_path.glob("scope=*")) / "day=2020-01-01"
+    unfinished.mkdir()
+    (unfinished / ".part-0.parquet.0123.tmp").write_bytes(b"")
+    want = [d.date() for d in days]
+    assert stored_days(str(tmp_path)) == want
+    assert stored_days(str(tmp_path), rg_scope) == want[:2]
+    assert stored_days(str(tmp_path), sub) == want[2:]
+    assert stored_days(str(tmp_path / "nothing")) == []

@@ -277,3 +277,73 @@ def test_openshift_cluster_credentials(credential, client_kwargs, world_catalog)
     with pytest.raises(HttpResponseError) as info:
         client.open_shift_clusters.list_credentials(hc.resource_group, "aro-nowhere")
     assert info.value.status_code == 404 and info.value.error.code == "ResourceNotFound"
+
+
+# ------------------------------------------------------------------------------ the lists a
+# report finds its names with: each pager reads every page of the subscription's list and of a
+# resource group's, into the client's own models
+
+def _in_world(world_catalog, kind: str) -> tuple[str, str, list[str], list[str]]:
+    """A subscription with several of the kind, one of its groups, and their names."""
+    rows = world_catalog[world_catalog["kind"] == kind]
+    sub = rows["subscription_id"].value_counts().index[0]
+    mine = rows[rows["subscription_id"] == sub]
+    group = mine["resource_group"].iloc[0]
+    return (sub, group, mine["name"].tolist(),
+            mine.loc[mine["resource_group"] == group, "name"].tolist())
+
+
+def _pages(log, route: str) -> int:
+    return len([r for r in log if r.route == route])
+
+
+def test_sql_servers_pagers(cloud_sandbox, credential, client_kwargs, world_catalog) -> None:
+    sub, group, names, in_group = _in_world(world_catalog, "sql_server")
+    client = _sql(credential, client_kwargs, sub)
+    with cloud_sandbox.recording() as log:
+        servers = list(client.servers.list())
+        grouped = list(client.servers.list_by_resource_group(group))
+    assert [s.name for s in servers] == names and [s.name for s in grouped] == in_group
+    assert _pages(log, "sql_servers") > 1
+    assert all(isinstance(s, sql_models.Server) for s in servers)
+    assert {s.public_network_access for s in servers} <= \
+        enum_values(sql_models.ServerNetworkAccessFlag)
+    assert all(s.fully_qualified_domain_name.endswith(".database.windows.net")
+               for s in servers)
+
+
+def test_application_gateways_pagers(cloud_sandbox, credential, client_kwargs,
+                                     world_catalog) -> None:
+    sub, group, names, in_group = _in_world(world_catalog, "application_gateway")
+    client = NetworkManagementClient(credential, sub, **client_kwargs)
+    gateways = list(client.application_gateways.list_all(api_version=NETWORK_API))
+    grouped = list(client.application_gateways.list(group, api_version=NETWORK_API))
+    assert [g.name for g in gateways] == names and [g.name for g in grouped] == in_group
+    assert {g.operational_state for g in gateways} <= \
+        enum_values(network_models.ApplicationGatewayOperationalState)
+    assert all(g.sku.capacity >= 1 and g.backend_address_pools for g in gateways)
+
+
+def test_managed_clusters_pagers(cloud_sandbox, credential, client_kwargs,
+                                 world_catalog) -> None:
+    sub, group, names, in_group = _in_world(world_catalog, "managed_cluster")
+    client = ContainerServiceClient(credential, sub, api_version=AKS_API, **client_kwargs)
+    clusters = list(client.managed_clusters.list())
+    grouped = list(client.managed_clusters.list_by_resource_group(group))
+    assert [c.name for c in clusters] == names and [c.name for c in grouped] == in_group
+    assert all(c.power_state.code == "Running" and c.agent_pool_profiles for c in clusters)
+    assert all((c.private_fqdn is not None) == bool(c.api_server_access_profile
+                                                    .enable_private_cluster)
+               for c in clusters)
+
+
+def test_openshift_clusters_pagers(cloud_sandbox, credential, client_kwargs,
+                                   world_catalog) -> None:
+    sub, group, names, in_group = _in_world(world_catalog, "hosted_cluster")
+    client = AzureRedHatOpenShiftClient(credential, sub, **client_kwargs)
+    clusters = list(client.open_shift_clusters.list())
+    grouped = list(client.open_shift_clusters.list_by_resource_group(group))
+    assert [c.name for c in clusters] == names and [c.name for c in grouped] == in_group
+    assert all(c.cluster_profile.domain and c.console_profile.url.startswith("https://")
+               for c in clusters)
+    assert all(c.system_data.created_at is not None for c in clusters)

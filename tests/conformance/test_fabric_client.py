@@ -86,3 +86,18 @@ def test_an_unknown_workspace_is_not_found(fabric) -> None:
                                         models.CreateEventstreamRequest(display_name="x"))
     assert info.value.status_code == 404
     assert info.value.response.json()["errorCode"] == "WorkspaceNotFound"
+
+
+def test_the_workspaces_pager_reads_every_page(cloud_sandbox, credential) -> None:
+    from microsoft_fabric_api.extensions.core import FabricCoreClient
+
+    core = FabricCoreClient(credential, base_url=cloud_sandbox.url + "/",
+                            connection_verify=cloud_sandbox.ca_file)
+    spaces = list(cloud_sandbox.world.section("fabric").workspaces.values())
+    with cloud_sandbox.recording() as log:
+        found = list(core.workspaces.list_workspaces())
+        admin = list(core.workspaces.list_workspaces(roles="Admin,Viewer"))
+    assert [w.id for w in found] == [w.id for w in spaces]
+    assert len([r for r in log if r.route == "fabric_workspaces"]) > 2
+    assert {w.type for w in found} <= {"Personal", "Workspace", "AdminWorkspace"}
+    assert [w.id for w in admin] == [w.id for w in spaces if w.role in ("Admin", "Viewer")]

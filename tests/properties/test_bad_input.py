@@ -222,6 +222,11 @@ VALID: dict[str, dict[str, Any]] = {
     "resource_graph_policy_states": {"subscription_id": SUB, "resource_group": "rg-web-weu"},
     "subscriptions": {},
     "resource_groups": {"subscription_id": SUB},
+    "sql_servers": {"subscription_id": SUB},
+    "application_gateways": {"subscription_id": SUB},
+    "managed_clusters": {"subscription_id": SUB},
+    "openshift_clusters": {"subscription_id": SUB},
+    "fabric_workspaces": {},
     "support_services": {},
     "problem_classifications": {"service_name": "virtual-machines"},
     "cluster_monitoring_credentials": {"subscription_id": SUB, "resource_group": "rg-web-weu",
@@ -269,6 +274,7 @@ class Rule:
 _ARM_IDS = ("backend_health", "update_encryption_protector", "encryption_protector",
             "policy_states", "cluster_monitoring_credentials", "hosted_cluster_credentials")
 _WEATHER = ("air_quality", "air_quality_forecast", "severe_weather_alerts")
+_INVENTORY = ("sql_servers", "application_gateways", "managed_clusters", "openshift_clusters")
 
 RULES: list[Rule] = [
     *[Rule(f, "subscription_id", BAD_UUID) for f in (*_ARM_IDS, "check_server_names")],
@@ -359,6 +365,20 @@ RULES: list[Rule] = [
         f"/subscriptions/{SUB}/providers/Vendor.Authorization/policyAssignments/a",
         f"/subscriptions/{SUB}/resourceGroups/rg/providers/Vendor.Compute/disks/d"]),
         extra=(("subscription_id", None), ("resource_group", None))),
+    # the inventory lists (a resource group is optional: None lists the subscription's)
+    *[Rule(f, "subscription_id", BAD_UUID) for f in _INVENTORY],
+    *[Rule(f, "resource_group", BAD_RESOURCE_GROUP.filter(lambda v: v is not None))
+      for f in _INVENTORY],
+    *[Rule(f, "api_version", BAD_API_VERSION) for f in _INVENTORY],
+    *[Rule(f, "max_items", BAD_INT(0)) for f in (*_INVENTORY, "fabric_workspaces")],
+    # the workspaces list
+    Rule("fabric_workspaces", "roles", st.one_of(
+        NOT_TEXT_NOR_NONE.filter(lambda v: not (isinstance(v, list | tuple) and v and all(
+            isinstance(r, str) for r in v))),
+        st.sampled_from(["", "Owner", "admin", "Admin,Viewer", "Admin ", ["Admin", "Owner"],
+                         ("Viewer", 3), []]))),
+    Rule("fabric_workspaces", "api_version", st.one_of(
+        NOT_TEXT, st.sampled_from(["", "v", "1", "V1", "v1/..", "../v1", "v1?x=1", "v 1"]))),
     Rule("policy_states", "expand", st.one_of(
         st.integers(), st.just([]), st.sampled_from(["everything", "components,nothing", "",
                                                      "details"]),

@@ -140,6 +140,26 @@ def _eventstream(conn, catalog, **kw):
                                       connection=conn, **kw)
 
 
+def _sql_servers(conn, catalog, **kw):
+    return toolkit.sql_servers(_sub(catalog), connection=conn)
+
+
+def _gateways(conn, catalog, **kw):
+    return toolkit.application_gateways(_sub(catalog), connection=conn)
+
+
+def _managed(conn, catalog, **kw):
+    return toolkit.managed_clusters(_sub(catalog), connection=conn)
+
+
+def _openshift(conn, catalog, **kw):
+    return toolkit.openshift_clusters(_sub(catalog), connection=conn)
+
+
+def _workspaces(conn, catalog, **kw):
+    return toolkit.fabric_workspaces(connection=conn)
+
+
 #: Town centres (lon, lat) of the maps world.
 TOWNS = {
     "Andorra la Vella": (1.5218, 42.5075), "Canillo": (1.5975, 42.5676),
@@ -252,6 +272,14 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("authentication_strength_usage", r"/usage", _strength_usage),
     Case("create_eventstream", r"/eventstreams|/operations/", _eventstream, lro=True,
          idempotent=False, volatile=("id", "displayName", "operation_id")),
+    Case("sql_servers", r"providers/Vendor\.Sql/servers\?", _sql_servers,
+         paged=r"Sql/servers\?.*skiptoken"),
+    Case("application_gateways", r"providers/Vendor\.Network/applicationGateways\?",
+         _gateways),
+    Case("managed_clusters", r"ContainerService/managedClusters\?", _managed),
+    Case("openshift_clusters", r"hostedClusters\?", _openshift),
+    Case("fabric_workspaces", r"/v1/workspaces(\?|$)", _workspaces,
+         paged=r"/v1/workspaces\?.*continuationToken"),
     Case("autocomplete", r"geocode:autocomplete", _autocomplete),
     Case("route_directions", r"directions:batch", _routes, key="query_index"),
     Case("snap_to_roads", r"snapToRoads", _snap),

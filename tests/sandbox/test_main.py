@@ -25,6 +25,7 @@ import requests
 
 import toolkit
 from toolkit.sandbox.__main__ import main
+from toolkit.sandbox.auth import TokenAuthority
 from toolkit.sandbox.graph.identity import build_world
 from toolkit.sandbox.world import World
 
@@ -220,6 +221,8 @@ def test_a_bad_option_stops_the_command_before_serving() -> None:
     (["--lro-polls", "x"], "invalid int value: 'x'"),
     (["--host", "0.0.0.0"], "unrecognized arguments: --host"),
     (["extra"], "unrecognized arguments: extra"),
+    (["--deny-subscription", "retail-qa"],
+     "no subscription of this world is named 'retail-qa' (its subscriptions: retail-prod, "),
 ])
 def test_bad_options_are_refused(capsys: pytest.CaptureFixture[str], args: list[str],
                                  said: str) -> None:
@@ -259,7 +262,7 @@ def test_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert info.value.code == 0
     out = capsys.readouterr().out
     for option in ("--port", "--seed", "--tls", "--cloud", "--lro-polls",
-                   "--show-credentials", "--verbose"):
+                   "--show-credentials", "--verbose", "--deny-subscription", "--secret"):
         assert option in out
 
 
@@ -268,3 +271,25 @@ def test_now_pins_the_served_world_and_says_so() -> None:
         assert "its clock started at 2027-01-05T09:00:00+00:00" in served.lines[0]
         r = requests.get(served.url + "/subscriptions?api-version=2022-12-01", timeout=10)
         assert r.headers["Date"].startswith("Tue, 05 Jan 2027 09:")
+
+
+def test_a_subscription_denied_and_the_keys_from_a_secret() -> None:
+    secret = "a-secret-this-test-made-up-0123456789"
+    world = World(7)
+    dev = next(s for s in world.subscriptions if s.name == "retail-dev")
+    with serving("--deny-subscription", "RETAIL-DEV", "--show-credentials",
+                 env=_env(TOOLKIT_SANDBOX_SECRET=secret)) as served:
+        assert "refusing (403) the subscriptions retail-dev and the management groups above " \
+               "them" in served.lines
+        # the secret in the environment gives the keys it derives, in any process
+        assert served.credentials["TOOLKIT_MAPS_KEY"] == \
+            TokenAuthority(secret).maps_key.reveal()
+        headers = {"Authorization": f"Bearer {served.credentials['TOOLKIT_TOKEN']}"}
+        refused = requests.get(f"{served.url}/subscriptions/{dev.id}/resourcegroups"
+                               "?api-version=2021-04-01", headers=headers, timeout=10)
+        other = next(s for s in world.subscriptions if s.name != "retail-dev")
+        read = requests.get(f"{served.url}/subscriptions/{other.id}/resourcegroups"
+                            "?api-version=2021-04-01", headers=headers, timeout=10)
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "AuthorizationFailed"
+    assert read.status_code == 200

@@ -110,9 +110,11 @@ def test_a_family_middleware_runs_before_its_handlers_only() -> None:
         assert seen == [_ops(sb)]
 
 
-def test_the_resource_managers_throttling_is_its_middleware() -> None:
+def test_the_resource_managers_refusals_and_throttling_are_its_middleware() -> None:
     sb = Sandbox(arm_limits=True)
-    assert [(family, check.__name__) for family, check in sb.middleware] == [("arm", "throttle")]
+    # a scope the caller may not read is refused first, then the request meets its bucket
+    assert [(family, check.__name__) for family, check in sb.middleware] == [
+        ("arm", "refuse_denied"), ("arm", "throttle")]
 
 
 def test_latest_running_follows_start_and_stop() -> None:

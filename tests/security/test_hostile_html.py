@@ -25,7 +25,6 @@ folium = pytest.importorskip("folium")
 pytest.importorskip("ipywidgets")
 gpd = pytest.importorskip("geopandas")
 
-ROOT = Path(__file__).resolve().parents[2]
 
 #: Each runs script when read as HTML (in an element, an attribute, after a script's end) and
 #: says so on the console; the last is text a page-wide search for element names rewrote.
@@ -267,8 +266,8 @@ def test_widgets_show_a_services_words_and_error_messages_as_text(frames, sandbo
 def test_a_report_built_by_nbconvert_shows_a_services_words_as_text(frames, sandbox, browser,
                                                                     tmp_path) -> None:
     import nbformat
-    from nbconvert import HTMLExporter
 
+    from toolkit.report.pages import exporter
     from toolkit.widgets._static import bundle
     from toolkit.widgets.weather import AirQualityExplorer
 
@@ -292,9 +291,7 @@ def test_a_report_built_by_nbconvert_shows_a_services_words_as_text(frames, sand
         "text/html": widget["text/html"], "text/plain": "explorer"})]
     cells.append(cell)
     nb.cells = cells
-    exporter = HTMLExporter(template_name="offline",
-                            extra_template_basedirs=[str(ROOT / "scripts" / "report_templates")])
-    page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": "hostile"}})
+    page, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": "hostile"}})
     path = tmp_path / "report.html"
     path.write_text(page, encoding="utf-8")
     seen = browser.open(path, maps=len(_maps(frames)) + 1)

@@ -14,8 +14,11 @@ policies of :mod:`~toolkit._core.policies` and :mod:`~toolkit._core.auth`, the o
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import orjson
@@ -37,7 +40,7 @@ from azure.core.rest import HttpRequest, HttpResponse
 
 from toolkit._core.auth import auth_policies
 from toolkit._core.bodies import BoundedBodyAdapter, head_watch
-from toolkit._core.cache import cache_path, forgetter, lifetime_header
+from toolkit._core.cache import cache_path, forgetter, lifetime_header, served_from_cache
 from toolkit._core.cancel import check_cancelled
 from toolkit._core.concurrency import RateLimiter
 from toolkit._core.config import FamilyConfig, Origin, check_plain_http, check_verify, is_loopback
@@ -131,6 +134,8 @@ class Pipeline:
         self.header_prefix = config.header_prefix
         self.stats: Counts = config.stats if config.stats is not None else Stats()
         self._arm = ArmBuckets(config.header_prefix, clock=config.clock, sleep=config.sleep)
+        #: the service's clock as its latest answer told it (``Date``), and when (monotonic)
+        self._told: tuple[datetime, float] | None = None
         settings = config.settings
         if Origin.of(config.base_url) is None:
             raise ValidationError(f"{config.family}_url", config.base_url, "an http(s) URL")
@@ -349,6 +354,11 @@ class Pipeline:
             if not response.request_id:
                 response.local_id = f"sandbox-{uuid.uuid4()}"
             note_sandbox_answer(response.request_id)
+        # an answer from the response cache tells the clock of the day it was cached
+        cached = bool(getattr(getattr(raw, "internal_response", None), "from_cache", False)) \
+            or bool(response.request_id and served_from_cache([response.request_id])[0])
+        if not cached:
+            self._note_date(raw.headers.get("Date"))
         if raw.status_code not in request.expected:
             hint = None
             if not request.idempotent and raw.status_code >= 500:
@@ -357,6 +367,32 @@ class Pipeline:
                                       operation=operation, url=short(url),
                                       header_prefix=self.header_prefix, hint=hint)
         return response
+
+    def _note_date(self, stamp: str | None) -> None:
+        """Keep the service's clock from a fresh answer's ``Date``."""
+        if not stamp:
+            return
+        try:
+            when = parsedate_to_datetime(stamp)
+        except (TypeError, ValueError, IndexError):
+            return
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        self._told = (when.astimezone(UTC), time.monotonic())
+
+    def service_time(self) -> datetime | None:
+        """Tell the service's clock: its latest answer's ``Date``, plus the time since.
+
+        Returns
+        -------
+        datetime or None
+            An aware UTC instant (to the second the service wrote), ``None`` before any answer
+            that carried a date.
+        """
+        if self._told is None:
+            return None
+        when, at = self._told
+        return when + timedelta(seconds=time.monotonic() - at)
 
     def close(self) -> None:
         """Close the pooled connections."""

@@ -50,6 +50,7 @@ __all__ = [
     "RESOURCE_GROUP_PATTERN",
     "SERVER_NAME_PATTERN",
     "SQL_API_VERSIONS",
+    "SQL_DNS_SUFFIXES",
     "SUBSCRIPTION_API_VERSIONS",
     "SUBSCRIPTION_TYPE",
     "SUPPORT_API_VERSIONS",
@@ -64,6 +65,10 @@ __all__ = [
 
 NETWORK_API_VERSIONS = ("2025-05-01", "2024-05-01", "2023-09-01")
 SQL_API_VERSIONS = ("2025-01-01", "2023-08-01", "2021-11-01")
+#: DNS suffix of SQL servers (``<server>.<suffix>``, their ``fullyQualifiedDomainName``) per
+#: cloud name; the neutral vocabulary's is invented.
+SQL_DNS_SUFFIXES = {"public": "database.windows.net", "usgov": "database.usgovcloudapi.net",
+                    "china": "database.chinacloudapi.cn", "neutral": "database.vendor.net"}
 POLICY_API_VERSIONS = ("2024-10-01", "2019-10-01")
 SUPPORT_API_VERSIONS = ("2026-06-01", "2024-04-01", "2020-04-01")
 MANAGED_CLUSTER_API_VERSIONS = ("2026-04-01", "2025-10-01", "2025-07-01")

@@ -18,6 +18,8 @@ __all__ = [
     "LABEL_STRATEGIES",
     "OPERATION_STATE_PATH",
     "PRINCIPAL_TYPES",
+    "WORKSPACE_ROLES",
+    "WORKSPACE_TYPES",
 ]
 
 #: The interface versions (the client sends the first by default).
@@ -53,3 +55,7 @@ ITEM_TYPES = (
     "EventSchemaSet", "DataAgent", "MirroredCatalog", "AppBackend", "DataBuildToolJob",
 )
 PRINCIPAL_TYPES = ("User", "ServicePrincipal", "Group", "ServicePrincipalProfile", "EntireTenant")
+#: ``Workspace.type``: a user's own workspace, a collaborative one, or an admin one.
+WORKSPACE_TYPES = ("Personal", "Workspace", "AdminWorkspace")
+#: Workspace roles (the ``roles`` filter of the workspaces list, comma-separated).
+WORKSPACE_ROLES = ("Admin", "Member", "Contributor", "Viewer")

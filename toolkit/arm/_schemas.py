@@ -11,11 +11,31 @@ from toolkit._core.schemas import Col, Schema
 from toolkit._spec.arm import COMPLIANCE_STATES, HEALTH_STATES
 from toolkit._spec.clouds import NEUTRAL_WORDS, REAL_WORDS
 
-__all__ = ["BACKEND_HEALTH", "ENCRYPTION_PROTECTOR", "EVALUATED_EXPRESSIONS", "HEALTH_ORDER",
-           "HOSTED_CREDENTIALS", "MANAGEMENT_GROUPS", "MANAGEMENT_GROUP_TREE",
-           "MONITORING_CREDENTIALS", "NAME_AVAILABILITY", "POLICY_STATES", "POLICY_SUMMARY",
-           "PROBLEM_CLASSIFICATIONS", "RESOURCE_GROUPS", "SERVER_KEY_TYPES", "SQL_OPERATIONS",
-           "SUBSCRIPTIONS", "SUMMARY_LEVELS", "SUPPORT_SERVICES", "SYSTEM_DATA"]
+__all__ = [
+    "APPLICATION_GATEWAYS",
+    "BACKEND_HEALTH",
+    "ENCRYPTION_PROTECTOR",
+    "EVALUATED_EXPRESSIONS",
+    "HEALTH_ORDER",
+    "HOSTED_CREDENTIALS",
+    "MANAGED_CLUSTERS",
+    "MANAGEMENT_GROUPS",
+    "MANAGEMENT_GROUP_TREE",
+    "MONITORING_CREDENTIALS",
+    "NAME_AVAILABILITY",
+    "OPENSHIFT_CLUSTERS",
+    "POLICY_STATES",
+    "POLICY_SUMMARY",
+    "PROBLEM_CLASSIFICATIONS",
+    "RESOURCE_GROUPS",
+    "SERVER_KEY_TYPES",
+    "SQL_OPERATIONS",
+    "SQL_SERVERS",
+    "SUBSCRIPTIONS",
+    "SUMMARY_LEVELS",
+    "SUPPORT_SERVICES",
+    "SYSTEM_DATA",
+]
 
 #: SQL server key types: ``ServiceManaged`` or a vault key, in either vocabulary (the
 #: connection's cloud's word is sent: ``AzureKeyVault`` in a real cloud, ``VendorKeyVault`` in
@@ -287,5 +307,80 @@ POLICY_SUMMARY = Schema(
         Col("nonCompliantPolicies", "Int64"),
         *_SUMMARY_COUNTS,
         Col("queryResultsUri", "string"),
+    ),
+)
+
+
+#: The provisioning states of a tracked resource (the providers' common values; others kept).
+PROVISIONING_STATES = ("Succeeded", "Updating", "Creating", "Deleting", "Failed", "Canceled")
+
+
+def _tracked(*columns: Col) -> tuple[Col, ...]:
+    """Give a tracked resource's envelope, its own columns, then where it lives (its id's)."""
+    return (Col("id", "string"), Col("name", "string"), Col("type", "string"),
+            Col("location", "category"), Col("tags", "object"), *columns,
+            Col("subscription_id", "string"), Col("resource_group", "string"))
+
+
+SQL_SERVERS = Schema(
+    "sql_servers",
+    _tracked(
+        Col("kind", "string"),
+        Col("fullyQualifiedDomainName", "string", path="properties.fullyQualifiedDomainName"),
+        Col("version", "string", path="properties.version"),
+        Col("state", "string", path="properties.state"),
+        Col("administratorLogin", "string", path="properties.administratorLogin"),
+        Col("publicNetworkAccess", "category", path="properties.publicNetworkAccess",
+            categories=("Enabled", "Disabled", "SecuredByPerimeter")),
+        Col("minimalTlsVersion", "string", path="properties.minimalTlsVersion"),
+    ),
+)
+
+APPLICATION_GATEWAYS = Schema(
+    "application_gateways",
+    _tracked(
+        Col("provisioningState", "category", path="properties.provisioningState",
+            categories=PROVISIONING_STATES),
+        Col("operationalState", "category", path="properties.operationalState",
+            categories=("Stopped", "Starting", "Running", "Stopping")),
+        Col("sku.name", "string", path="properties.sku.name"),
+        Col("sku.tier", "string", path="properties.sku.tier"),
+        Col("sku.capacity", "Int64", path="properties.sku.capacity"),
+        Col("backendAddressPools", "list", path="properties.backendAddressPools"),
+    ),
+)
+
+MANAGED_CLUSTERS = Schema(
+    "managed_clusters",
+    _tracked(
+        Col("provisioningState", "category", path="properties.provisioningState",
+            categories=PROVISIONING_STATES),
+        Col("powerState.code", "category", path="properties.powerState.code",
+            categories=("Running", "Stopped")),
+        Col("kubernetesVersion", "string", path="properties.kubernetesVersion"),
+        Col("currentKubernetesVersion", "string", path="properties.currentKubernetesVersion"),
+        Col("dnsPrefix", "string", path="properties.dnsPrefix"),
+        Col("fqdn", "string", path="properties.fqdn"),
+        Col("privateFQDN", "string", path="properties.privateFQDN"),
+        Col("apiServerAccessProfile.enablePrivateCluster", "boolean",
+            path="properties.apiServerAccessProfile.enablePrivateCluster"),
+        Col("nodeResourceGroup", "string", path="properties.nodeResourceGroup"),
+        Col("agentPoolProfiles", "list", path="properties.agentPoolProfiles"),
+    ),
+)
+
+OPENSHIFT_CLUSTERS = Schema(
+    "openshift_clusters",
+    _tracked(
+        Col("provisioningState", "category", path="properties.provisioningState",
+            categories=("AdminUpdating", "Canceled", "Creating", "Deleting", "Failed",
+                        "Succeeded", "Updating")),
+        Col("clusterProfile.version", "string", path="properties.clusterProfile.version"),
+        Col("clusterProfile.domain", "string", path="properties.clusterProfile.domain"),
+        Col("consoleProfile.url", "string", path="properties.consoleProfile.url"),
+        Col("apiserverProfile.visibility", "category",
+            path="properties.apiserverProfile.visibility", categories=("Private", "Public")),
+        Col("apiserverProfile.url", "string", path="properties.apiserverProfile.url"),
+        *SYSTEM_DATA,
     ),
 )

@@ -41,7 +41,7 @@ def _by(by: Any, df: pd.DataFrame, helper: str) -> list[str]:
     return names
 
 
-def _newest(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+def newest_records(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Keep the newest record per (resource, assignment, definition, reference id[, extra])."""
     keys = [k for k in _KEY if k in df.columns] + list(extra)
     if "timestamp" not in df.columns or len(keys) < 2:
@@ -50,7 +50,8 @@ def _newest(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     return ordered.drop_duplicates(keys, keep="last")
 
 
-def _rank(states: pd.Series) -> np.ndarray:
+def state_rank(states: pd.Series) -> np.ndarray:
+    """Rank compliance states from the least to the most severe (-1: an undocumented state)."""
     text = states.astype("string")
     return text.map(_RANK).fillna(-1).astype("int64").to_numpy()
 
@@ -83,7 +84,7 @@ def _counts(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def _rollup(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame({k: df[k] for k in keys})
     frame["resourceId"] = df["resourceId"]
-    frame["rank"] = _rank(df["complianceState"])
+    frame["rank"] = state_rank(df["complianceState"])
     worst = frame.groupby([*keys, "resourceId"], observed=True, sort=False)["rank"].max()
     return worst.reset_index()
 
@@ -116,7 +117,7 @@ def compliance_summary(df: pd.DataFrame, by: str | Sequence[str] = "policyAssign
     """
     check_frame(df, ["resourceId", "complianceState"], "compliance_summary", "policy_states")
     keys = _by(by, df, "compliance_summary")
-    latest = _newest(df)
+    latest = newest_records(df)
     if latest.empty:
         cols = {k: df[k].iloc[:0] for k in keys}
         out = pd.DataFrame(cols)
@@ -183,7 +184,7 @@ def compliance_trend(df: pd.DataFrame, by: str | Sequence[str] | None = None, *,
     day = day.dt.tz_localize("UTC") if day.dt.tz is None else day
     lo, hi = _window(df if window is None else None, window)
     frame = df.assign(day=day.to_numpy())
-    latest = _newest(frame, extra=["day"])
+    latest = newest_records(frame, extra=["day"])
     if latest.empty:
         out = pd.DataFrame({"day": pd.Series([], dtype="datetime64[ns, UTC]")})
         for k in keys:

@@ -22,15 +22,13 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from toolkit._core.errors import ApiError, EmptySnapshotWarning, ValidationError, warn_user
-from toolkit._core.messages import Request
+from toolkit._core.errors import EmptySnapshotWarning, ToolkitError, ValidationError, warn_user
 from toolkit._core.registry import OperationRecord, register
 from toolkit._core.validate import check_choice, check_expression, check_time
 from toolkit.arm._schemas import POLICY_STATES
 from toolkit.arm.engine import history_dask
 from toolkit.arm.policy import policy_states
 from toolkit.arm.scopes import parse_scope, resolve_scope
-from toolkit.connection import get_connection
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -39,7 +37,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["read_policy_history", "service_today", "snapshot_policy_states"]
+__all__ = ["read_policy_history", "service_today", "snapshot_policy_states", "stored_days"]
 
 PART = "part-0.parquet"
 #: Columns a snapshot leaves out: nested details answered only at resource scope.
@@ -146,10 +144,9 @@ def _frame(table: Any, attrs: dict[str, Any]) -> pd.DataFrame:
 
 
 def service_today(connection: Connection | None = None) -> dt.date:
-    """Tell today's UTC date by the resource manager's clock.
+    """Tell today's UTC date by the resource manager's clock (:func:`toolkit.service_now`).
 
-    The ``Date`` header of one light request (the first page of the tenant's subscriptions); the
-    machine's clock only when the service sends no date (logged).
+    The machine's clock only when the service tells no date (logged).
 
     Parameters
     ----------
@@ -161,28 +158,22 @@ def service_today(connection: Connection | None = None) -> dt.date:
     datetime.date
         The service's UTC date.
     """
-    from email.utils import parsedate_to_datetime
+    from toolkit.clock import service_now
 
-    from toolkit.arm.resources import SUBSCRIPTION_API_VERSION
-
-    conn = get_connection(connection)
     try:
-        response = conn.pipeline("arm").send(Request(
-            "GET", "/subscriptions", params={"api-version": SUBSCRIPTION_API_VERSION},
-            operation="service_clock"))
-        stamp = response.headers.get("Date")
-        when = parsedate_to_datetime(stamp) if stamp else None
-    except (ApiError, TypeError, ValueError) as err:
+        return service_now("arm", connection=connection).date()
+    except ToolkitError as err:
         logger.warning("policy history: no date from the service (%s); using the machine's "
                        "clock", err)
-        when = None
-    if when is None:
         return pd.Timestamp.now("UTC").date()
-    return when.astimezone(dt.UTC).date()
+
+
+def _scope_folder(root: str, scope_path: str) -> str:
+    return f"{root}/scope={quote(scope_path, safe='')}"
 
 
 def _partition(root: str, scope_path: str, day: dt.date) -> str:
-    return f"{root}/scope={quote(scope_path, safe='')}/day={day.isoformat()}"
+    return f"{_scope_folder(root, scope_path)}/day={day.isoformat()}"
 
 
 def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
@@ -266,6 +257,46 @@ def snapshot_policy_states(store: str, scope: str, *, day: Any = None,
     out.attrs.update({"operation": "snapshot_policy_states",
                       "sandbox": bool(df.attrs.get("sandbox"))})
     return out
+
+
+def stored_days(store: str, scope: str | None = None,
+                storage_options: dict[str, Any] | None = None) -> list[dt.date]:
+    """List the days the store holds (of one scope), from its partitions' names alone.
+
+    Parameters
+    ----------
+    store : str
+        The store of :func:`snapshot_policy_states`.
+    scope : str, optional
+        Only this scope's days (as :func:`read_policy_history` takes it).
+    storage_options : dict, optional
+        Passed to fsspec.
+
+    Returns
+    -------
+    list of datetime.date
+        In order, each once; empty for a store (or scope) with nothing written.
+    """
+    fs, root = _filesystem(store, storage_options)
+    if not fs.exists(root):
+        return []
+    if scope is not None:
+        folders = [_scope_folder(root, _scope_of(scope).template.replace("{ns}", "Microsoft"))]
+    else:
+        folders = [f for f in fs.ls(root, detail=False)
+                   if f.rstrip("/").rsplit("/", 1)[-1].startswith("scope=")]
+    days: set[dt.date] = set()
+    for folder in folders:
+        if not fs.exists(folder):
+            continue
+        for path in fs.ls(folder, detail=False):
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            if name.startswith("day=") and fs.exists(f"{path.rstrip('/')}/{PART}"):
+                try:
+                    days.add(dt.date.fromisoformat(name.removeprefix("day=")))
+                except ValueError:  # not a partition of the store's own
+                    continue
+    return sorted(days)
 
 
 def _scope_of(scope: Any) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -63,8 +64,14 @@ _GROUP_NAME = re.compile(MANAGEMENT_GROUP_NAME_PATTERN)
 _TREE_OPERATION = "management_group_tree"
 
 
-def _list(path: str, schema: Schema, operation: str, max_items: int | None, api_version: str,
-          connection: Connection | None, style: PagingStyle = ARM) -> pd.DataFrame:
+def arm_list(path: str, schema: Schema, operation: str, max_items: int | None,
+             api_version: str, connection: Connection | None, style: PagingStyle = ARM,
+             transform: Callable[[list[Any]], list[Any]] | None = None) -> pd.DataFrame:
+    """Read every page of a resource-management list into the schema's frame.
+
+    ``path`` may name ``{ns}`` (the connection's provider namespace word); ``transform`` sees
+    each page's items before the frame does.
+    """
     if max_items is not None:
         check_int(max_items, "max_items", minimum=0)
     check_api_version(api_version)
@@ -73,7 +80,7 @@ def _list(path: str, schema: Schema, operation: str, max_items: int | None, api_
     pages = iter_pages(pipe, "GET", path.format(ns=conn.namespace), style=style,
                        params={"api-version": api_version}, operation=operation)
     return collect_frame(pages, FrameBuilder(schema), operation=operation, max_items=max_items,
-                         connection=conn, api_version=api_version)
+                         connection=conn, api_version=api_version, transform=transform)
 
 
 def management_groups(*, max_items: int | None = None, api_version: str = MG_API_VERSION,
@@ -96,7 +103,7 @@ def management_groups(*, max_items: int | None = None, api_version: str = MG_API
         (the tenant root group's name is the tenant id), ``type``, ``displayName``, ``tenantId``
         (strings).
     """
-    return _list("/providers/{ns}.Management/managementGroups", MANAGEMENT_GROUPS,
+    return arm_list("/providers/{ns}.Management/managementGroups", MANAGEMENT_GROUPS,
                  "management_groups", max_items, api_version, connection, MG_PAGES)
 
 
@@ -121,7 +128,7 @@ def subscriptions(*, max_items: int | None = None, api_version: str = SUBSCRIPTI
         ``subscriptionPolicies.quotaId`` (strings), ``subscriptionPolicies.spendingLimit``
         (category).
     """
-    return _list("/subscriptions", SUBSCRIPTIONS, "subscriptions", max_items, api_version,
+    return arm_list("/subscriptions", SUBSCRIPTIONS, "subscriptions", max_items, api_version,
                  connection)
 
 
@@ -149,7 +156,7 @@ def resource_groups(subscription_id: str, *, max_items: int | None = None,
         ``subscription_id`` (the subscription asked about) (strings).
     """
     check_subscription_id(subscription_id)
-    df = _list(f"/subscriptions/{subscription_id}/resourcegroups", RESOURCE_GROUPS,
+    df = arm_list(f"/subscriptions/{subscription_id}/resourcegroups", RESOURCE_GROUPS,
                "resource_groups", max_items, api_version, connection)
     df["subscription_id"] = pd.array([subscription_id] * len(df), dtype="string")
     return df

@@ -11,6 +11,13 @@ from toolkit._spec.clouds import CLOUDS
 from toolkit.sandbox.server import Sandbox
 
 
+def _denied(sandbox: Sandbox, asked: list[str]) -> list[tuple[str, str]]:
+    """List the (id, name) of the world's subscriptions named (by name or id) to refuse."""
+    wanted = {a.lower() for a in asked}
+    return [(s.id, s.name) for s in sandbox.world.subscriptions
+            if s.id.lower() in wanted or s.name.lower() in wanted]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the sandbox until interrupted; print its address and a maps key and token to use."""
     parser = argparse.ArgumentParser(prog="python -m toolkit.sandbox",
@@ -26,6 +33,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="the world's day or instant (2026-11-20, 2026-11-20T09:00:00Z); "
                              "default TOOLKIT_SANDBOX_NOW, else today: the same day gives the "
                              "same world")
+    parser.add_argument("--deny-subscription", action="append", default=[], metavar="NAME_OR_ID",
+                        help="a subscription the caller may not read (repeatable): requests "
+                             "under it and under the management groups above it answer 403 "
+                             "AuthorizationFailed, as for a principal with a role on only part "
+                             "of the tenant")
+    parser.add_argument("--secret", default=os.environ.get("TOOLKIT_SANDBOX_SECRET") or None,
+                        help="derive the token signing key and the maps key from this secret "
+                             "(default TOOLKIT_SANDBOX_SECRET, which keeps it out of the "
+                             "process list; else random)")
     parser.add_argument("--lro-polls", type=int, default=2,
                         help="polls a long-running operation takes")
     parser.add_argument("--show-credentials", action="store_true",
@@ -41,9 +57,17 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(name)s %(message)s")
     try:
         sandbox = Sandbox(seed=args.seed, port=args.port, tls=args.tls,
-                          lro_polls=args.lro_polls, cloud=args.cloud, now=args.now)
+                          lro_polls=args.lro_polls, cloud=args.cloud, now=args.now,
+                          secret=args.secret, deny_subscriptions=args.deny_subscription)
     except ValueError as err:
         parser.error(f"argument --now: {err}")
+    denied = _denied(sandbox, args.deny_subscription)
+    unknown = [d for d in args.deny_subscription
+               if not any(d.lower() in (i.lower(), n.lower()) for i, n in denied)]
+    if unknown:
+        parser.error(f"argument --deny-subscription: no subscription of this world is named "
+                     f"{', '.join(map(repr, unknown))} (its subscriptions: "
+                     f"{', '.join(s.name for s in sandbox.world.subscriptions)})")
     try:
         sandbox.start()
     except OSError as err:
@@ -56,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
               "date); Ctrl-C stops it\n")
     if sandbox.ca_file:
         out.write(f"CA certificate: {sandbox.ca_file} (pass verify= this path)\n")
+    if denied:
+        out.write(f"refusing (403) the subscriptions {', '.join(n for _, n in denied)} and the "
+                  "management groups above them\n")
     if args.show_credentials:
         out.write(f"TOOLKIT_TOKEN={sandbox.token(None, expires_in=86400)}\n")
         out.write(f"TOOLKIT_MAPS_KEY={sandbox.maps_key.reveal()}\n")

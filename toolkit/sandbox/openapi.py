@@ -147,6 +147,17 @@ _EXTRA_QUERY: dict[str, list[dict[str, Any]]] = {
         {"name": "$skiptoken", "in": "query", "required": False, "schema": {"type": "string"}},
         {"name": "$top", "in": "query", "required": False,
          "schema": {"type": "integer", "minimum": 1}}],
+    **{f"{kind}{by}": [{"name": "$skiptoken", "in": "query", "required": False,
+                        "schema": {"type": "string"}}]
+       for kind in ("sql_servers", "application_gateways", "managed_clusters",
+                    "openshift_clusters") for by in ("", "_by_group")},
+    "fabric_workspaces": [
+        {"name": "roles", "in": "query", "required": False,
+         "description": "Only the workspaces where the caller has one of these roles "
+                        "(comma-separated: Admin, Member, Contributor, Viewer).",
+         "schema": {"type": "string"}},
+        {"name": "continuationToken", "in": "query", "required": False,
+         "schema": {"type": "string"}}],
 }
 
 #: Headers that carry credentials: described as security schemes, not as parameters.
@@ -358,6 +369,11 @@ def _examples(sandbox: Sandbox) -> dict[str, dict[str, Any]]:
         rows = cat[cat["kind"] == kind]
         return {} if not len(rows) else {str(k): v for k, v in rows.iloc[0].items()}
 
+    def where(kind: str) -> dict[str, Any]:
+        row = first(kind)
+        return {"subscriptionId": row["subscription_id"],
+                "resourceGroupName": row["resource_group"]} if row else {}
+
     def scoped(kind: str, name: str) -> dict[str, Any]:
         row = first(kind)
         if not row:
@@ -386,6 +402,9 @@ def _examples(sandbox: Sandbox) -> dict[str, dict[str, Any]]:
                 first("authentication_strength_policy").get("name")},
         "create_eventstream": {"workspaceId": first("fabric_workspace").get("name")},
         "management_group": {"groupId": sandbox.world.tenant_id},
+        **{f"{route}_by_group": where(kind) for route, kind in (
+            ("sql_servers", "sql_server"), ("application_gateways", "application_gateway"),
+            ("managed_clusters", "managed_cluster"), ("openshift_clusters", "hosted_cluster"))},
         **_policy_examples(sandbox),
     }
 

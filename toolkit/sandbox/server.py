@@ -60,11 +60,13 @@ SERVICE_MODULES = (
     "toolkit.sandbox.arm.sql",
     "toolkit.sandbox.arm.policy.handlers",
     "toolkit.sandbox.arm.tenant",
+    "toolkit.sandbox.arm.inventory",
     "toolkit.sandbox.arm.support",
     "toolkit.sandbox.arm.clusters",
     "toolkit.sandbox.arm.resourcegraph.handlers",
     "toolkit.sandbox.graph.identity",
     "toolkit.sandbox.fabric.eventstream",
+    "toolkit.sandbox.fabric.workspaces",
     "toolkit.sandbox.maps.search",
     "toolkit.sandbox.maps.route",
     "toolkit.sandbox.maps.traffic",
@@ -156,6 +158,12 @@ class Sandbox:
     compress : bool
         Compress answers of 1 kB and more with gzip when the client accepts it, as the real
         front doors do (``compress_level`` 1 to 9).
+    deny_subscriptions : sequence of str
+        Subscriptions (names or ids) the caller may not read: every resource-manager request
+        under one, and under the management groups above it (the tenant root group
+        included), is refused 403 ``AuthorizationFailed``, as for a principal with a role on
+        only part of the tenant; the subscriptions list still names them (see
+        :func:`toolkit.sandbox.arm.common.refuse_denied`).
     arm_limits : bool
         Throttle the resource-management routes as the service does: a bucket of reads
         (250, refilled 25 a second) and of writes (200, 10 a second; every method but GET and
@@ -185,7 +193,8 @@ class Sandbox:
                  epoch: datetime | None = None, frozen_clock: bool = False,
                  secret: str | None = None, network: NetworkModel | None = None,
                  compress: bool = True, compress_level: int = 5,
-                 arm_limits: bool = False, provider_limits: bool = False) -> None:
+                 arm_limits: bool = False, provider_limits: bool = False,
+                 deny_subscriptions: Sequence[str] = ()) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the sandbox listens on loopback only")
         self.seed = seed
@@ -219,6 +228,9 @@ class Sandbox:
         self.compress_level = compress_level
         self.arm_limits = arm_limits
         self.provider_limits = provider_limits
+        if isinstance(deny_subscriptions, str):
+            deny_subscriptions = (deny_subscriptions,)
+        self.deny_subscriptions: tuple[str, ...] = tuple(deny_subscriptions)
         #: the methods the resource manager counts as reads: every other one (a POST query or
         #: action too) is a write, in the buckets and in the rate-limit header of its answer
         self.arm_read_methods: frozenset[str] = frozenset({"GET", "HEAD"})

@@ -328,3 +328,67 @@ def test_past_the_providers_quota_a_caller_gets_429_while_the_managers_bucket_ha
         assert call("POST", _states_path(sb, other.id)).status_code == 200
         server = sb.world.section("sql").servers[0]
         assert call("GET", _protector_path(sb, server)).status_code == 200
+
+
+# ------------------------------------------------------------------------------ a partial role
+@pytest.fixture(scope="module")
+def partial():
+    """A sandbox whose caller has no role on ``retail-dev`` (named by its id, in upper case)."""
+    with Sandbox(seed=7) as probe:
+        dev = next(s for s in probe.world.subscriptions if s.name == "retail-dev")
+    with Sandbox(seed=7, deny_subscriptions=[dev.id.upper()]) as sb:
+        yield sb, arm_caller(sb), dev
+
+
+def test_under_a_denied_subscription_every_request_is_403_naming_action_and_scope(
+        partial) -> None:
+    sb, arm, dev = partial
+    ns = sb.namespace
+    sub = f"/subscriptions/{dev.id}"
+    server = next(s for s in sb.world.section("sql").servers if s.subscription_id == dev.id)
+    gw = next(g for g in sb.world.section("network").values() if g.subscription_id == dev.id)
+    protector = _protector_path(sb, server).split("?")[0]
+    health = _health_path(sb, gw).split("?")[0]
+    asked = [  # (method, path, the action and scope ARM names)
+        ("GET", f"{sub}/resourcegroups?{GROUPS_API}",
+         f"{ns}.Resources/subscriptions/resourceGroups/read", sub),
+        ("GET", f"{sub}/providers/{ns}.Sql/servers?{SQL_API}", f"{ns}.Sql/servers/read", sub),
+        ("PUT", f"{protector}?{SQL_API}", f"{ns}.Sql/servers/encryptionProtector/write",
+         protector),
+        ("POST", f"{health}?{NETWORK_API}",
+         f"{ns}.Network/applicationGateways/backendhealth/action", health.rsplit("/", 1)[0]),
+    ]
+    for method, path, action, scope in asked:
+        status, code, message = _error(arm(method, path, json={}))
+        assert (status, code) == (403, "AuthorizationFailed"), path
+        assert f"perform action '{action}' over scope '{scope}' or the scope is invalid" in \
+            message, message
+
+
+def test_the_groups_above_it_are_denied_and_unlisted_the_others_served(partial) -> None:
+    sb, arm, dev = partial
+    world = sb.world
+    above = set(world.ancestors(dev.name))
+    assert world.tenant_id in above and len(above) >= 2
+    for name in above:
+        r = arm("GET", f"/providers/{sb.namespace}.Management/managementGroups/{name}"
+                       "?api-version=2023-04-01")
+        assert _error(r)[:2] == (403, "AuthorizationFailed")
+    listed, url = [], f"/providers/{sb.namespace}.Management/managementGroups" \
+                      "?api-version=2023-04-01"
+    while url:
+        body = arm("GET", url).json()
+        listed += [g["name"] for g in body["value"]]
+        url = body.get("@nextLink")
+    assert listed == [m.name for m in world.management_groups if m.name not in above]
+    # the subscriptions list still names it (a role on anything there shows it), and the
+    # other subscriptions answer
+    ids, url = [], "/subscriptions?api-version=2022-12-01"
+    while url:
+        body = arm("GET", url).json()
+        ids += [s["subscriptionId"] for s in body["value"]]
+        url = body.get("nextLink")
+    assert ids == [s.id for s in world.subscriptions]
+    other = next(s for s in world.subscriptions if s.name != dev.name)
+    assert arm("GET", f"/subscriptions/{other.id}/resourcegroups?{GROUPS_API}").status_code \
+        == 200

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
     from toolkit.sandbox.world import ResourceGroup, Subscription
 
-__all__ = ["arm_reply", "find_group", "find_subscription", "limits", "provider_quota",
-           "register", "start_operation", "throttle"]
+__all__ = ["arm_reply", "denied", "find_group", "find_subscription", "limits", "provider_quota",
+           "refuse_denied", "register", "start_operation", "throttle"]
 
 _RESOURCE_GROUP_RE = re.compile(RESOURCE_GROUP_PATTERN)
 _RESOURCE_GROUP_RULE = (f"resource group names are 1 to {RESOURCE_GROUP_MAX} characters of "
@@ -191,6 +191,102 @@ def throttle(request: Request) -> None:
             headers={"Retry-After": str(wait)})
 
 
+def denied(sandbox: SandboxView) -> tuple[frozenset[str], frozenset[str]]:
+    """Tell what the caller may not read: subscription ids and management group names.
+
+    The subscriptions the sandbox denies (``Sandbox(deny_subscriptions=...)``, by name or id),
+    and every management group above one of them: a role on a group would be inherited by the
+    subscriptions below it, so a caller refused one subscription holds none on its groups (the
+    tenant root group included).
+
+    Returns
+    -------
+    tuple of (frozenset of str, frozenset of str)
+        Lower-case subscription ids and management group names.
+    """
+    asked = getattr(sandbox, "deny_subscriptions", ())
+    if not asked:
+        return frozenset(), frozenset()
+    with sandbox.state_lock:
+        found: tuple[frozenset[str], frozenset[str]] | None = sandbox.state.get("arm_denied")
+        if found is None:
+            world = sandbox.world
+            wanted = {a.lower() for a in asked}
+            subs = [s for s in world.subscriptions
+                    if s.id.lower() in wanted or s.name.lower() in wanted]
+            groups = {g.lower() for s in subs for g in world.ancestors(s.name)}
+            found = sandbox.state["arm_denied"] = (frozenset(s.id.lower() for s in subs),
+                                                   frozenset(groups))
+        return found
+
+
+_SCOPE_RE = re.compile(r"^/(?:subscriptions/(?P<sub>[^/]+)|providers/[^/]+\.Management/"
+                       r"managementGroups/(?P<group>[^/]+))", re.IGNORECASE)
+_VERBS = {"GET": "read", "HEAD": "read", "PUT": "write", "PATCH": "write", "DELETE": "delete"}
+
+
+def _action_and_scope(request: Request) -> tuple[str, str]:
+    """Name the action a request performs and the scope it performs it over, as ARM does.
+
+    ``Vendor.Sql/servers/encryptionProtector/write`` over the protector's id; a list names its
+    type's ``read`` over the scope it lists; a POST to a resource names its action
+    (``.../backendhealth/action``).
+    """
+    path = request.path.rstrip("/")
+    head, sep, rest = path.rpartition("/providers/")
+    segments = rest.split("/") if sep else []
+    if len(segments) < 2:  # a path without a provider: the subscription's own lists
+        kinds = "subscriptions" + ("/resourceGroups" if "/resourcegroups" in path.lower()
+                                   else "")
+        return f"{request.sandbox.namespace}.Resources/{kinds}/" \
+               f"{_VERBS.get(request.method, 'action')}", _scope_of(path)
+    provider, parts = segments[0], segments[1:]
+    kinds = "/".join(parts[0::2])
+    if len(parts) % 2:  # the path ends with a type: a list, or an action on a resource
+        verb = _VERBS.get(request.method, "action") if len(parts) == 1 else \
+            ("read" if request.method in ("GET", "HEAD") else "action")
+        scope = head if len(parts) == 1 else path.rsplit("/", 1)[0]
+    else:
+        verb, scope = _VERBS.get(request.method, "action"), path
+    return f"{provider}/{kinds}/{verb}", scope or _scope_of(path)
+
+
+def _scope_of(path: str) -> str:
+    m = _SCOPE_RE.match(path)
+    return m.group(0) if m else path
+
+
+def refuse_denied(request: Request) -> None:
+    """Refuse a request under a scope the caller may not read, as the resource manager does.
+
+    A resource-manager middleware (registered by :func:`register`): 403 ``AuthorizationFailed``
+    naming the caller, the action and the scope, for any path under a denied subscription or
+    management group (see :func:`denied`). The subscriptions list is not refused: a caller
+    with any role on a subscription (a billing or cost reader) sees it listed.
+
+    Raises
+    ------
+    SandboxHTTPError
+        403 ``AuthorizationFailed``.
+    """
+    subs, groups = denied(request.sandbox)
+    if not subs and not groups:
+        return
+    m = _SCOPE_RE.match(request.path)
+    if m is None:
+        return
+    sub, group = m.group("sub"), m.group("group")
+    if not ((sub and sub.lower() in subs) or (group and group.lower() in groups)):
+        return
+    action, scope = _action_and_scope(request)
+    caller = str(request.claims.get("oid") or "00000000-0000-0000-0000-000000000000")
+    raise SandboxHTTPError(
+        403, "AuthorizationFailed",
+        f"The client '{caller}' with object id '{caller}' does not have authorization to "
+        f"perform action '{action}' over scope '{scope}' or the scope is invalid. If access "
+        "was recently granted, please refresh your credentials.")
+
+
 def arm_reply(request: Request, body: Any, status: int = 200) -> Reply:
     """Make a success reply with ARM's rate-limit header for the request's bucket.
 
@@ -337,6 +433,7 @@ def register(router: Router, sandbox: Sandbox) -> None:
     The operation-results and operation-status routes, and the resource manager's throttling of
     every one of its routes (:func:`throttle`, a middleware of the sandbox).
     """
+    sandbox.add_middleware("arm", refuse_denied)
     sandbox.add_middleware("arm", throttle)
     router.add("GET", "/subscriptions/{subscriptionId}/providers/{provider}/locations/{location}/"
                "operationResults/{operationId}", _poll, family="arm", api_versions=None,

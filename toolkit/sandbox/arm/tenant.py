@@ -28,20 +28,21 @@ from toolkit._spec.arm import (
     SUBSCRIPTION_API_VERSIONS,
     SUBSCRIPTION_TYPE,
 )
-from toolkit.sandbox.arm.common import arm_reply, find_subscription
+from toolkit.sandbox.arm.common import arm_reply, denied, find_subscription
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
     from toolkit.sandbox.world import ManagementGroup, World
 
-__all__ = ["PAGE_SIZE", "register"]
+__all__ = ["PAGE_SIZE", "page", "register"]
 
 PAGE_SIZE = 2
 MG_API_VERSIONS = MANAGEMENT_GROUP_API_VERSIONS
 
 
-def _page(request: Request, items: list[dict[str, Any]], next_key: str = NEXT_KEY) -> Reply:
+def page(request: Request, items: list[dict[str, Any]], next_key: str = NEXT_KEY) -> Reply:
+    """Answer one page of ``items`` (``$skiptoken`` is the offset), linking the next one."""
     raw = request.param("$skiptoken") or "0"
     if not raw.isdigit():
         raise SandboxHTTPError(400, "InvalidSkipToken",
@@ -60,11 +61,12 @@ def _page(request: Request, items: list[dict[str, Any]], next_key: str = NEXT_KE
 def _management_groups(request: Request) -> Reply:
     world = request.sandbox.world
     ns = request.sandbox.namespace
+    hidden = denied(request.sandbox)[1]  # the groups the caller may not read are not listed
     items = [{"id": _group_id(ns, mg.name),
               "type": f"{ns}.{MANAGEMENT_GROUP_TYPE}", "name": mg.name,
               "properties": {"tenantId": world.tenant_id, "displayName": mg.display_name}}
-             for mg in world.management_groups]
-    return _page(request, items, MANAGEMENT_GROUP_NEXT_KEY)
+             for mg in world.management_groups if mg.name.lower() not in hidden]
+    return page(request, items, MANAGEMENT_GROUP_NEXT_KEY)
 
 
 _EXPANDS = ("children", "path", "ancestors")
@@ -151,7 +153,7 @@ def _subscriptions(request: Request) -> Reply:
                                        "quotaId": "EnterpriseAgreement_2014-09-01",
                                        "spendingLimit": "Off"}}
              for s in world.subscriptions]
-    return _page(request, items)
+    return page(request, items)
 
 
 def _resource_groups(request: Request) -> Reply:
@@ -162,7 +164,7 @@ def _resource_groups(request: Request) -> Reply:
               "tags": {"purpose": g.purpose},
               "properties": {"provisioningState": "Succeeded"}}
              for g in sub.resource_groups]
-    return _page(request, items)
+    return page(request, items)
 
 
 def register(router: Router, sandbox: Sandbox) -> None:
