@@ -91,8 +91,6 @@ CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
     "management_group_tree": lambda w: toolkit.management_group_tree(**w.kw),
     "subscriptions": lambda w: toolkit.subscriptions(**w.kw),
     "resource_groups": lambda w: toolkit.resource_groups(w.sub, **w.kw),
-    "across_subscriptions": lambda w: toolkit.across_subscriptions(toolkit.resource_groups,
-                                                                   **w.kw).frame,
     "sql_servers": lambda w: toolkit.sql_servers(w.sub, **w.kw),
     "application_gateways": lambda w: toolkit.application_gateways(w.sub, **w.kw),
     "managed_clusters": lambda w: toolkit.managed_clusters(w.sub, **w.kw),

@@ -38,19 +38,19 @@ def _get(props: dict, dotted: str) -> Any:
 # (function, example folder and file, path the list is asked at, the example's property
 #  fields and the columns that hold them)
 ARM = {
-    "sql_servers": (toolkit.sql_servers, "22-sql-servers-list", "ServerList.json",
+    "sql_servers": (toolkit.sql_servers, "23-sql-servers-list", "ServerList.json",
                     "/providers/Microsoft.Sql/servers",
                     ["fullyQualifiedDomainName", "version", "state", "administratorLogin"]),
-    "application_gateways": (toolkit.application_gateways, "23-application-gateways-list",
+    "application_gateways": (toolkit.application_gateways, "24-application-gateways-list",
                              "ApplicationGatewayListAll.json",
                              "/providers/Microsoft.Network/applicationGateways",
                              ["sku.name", "sku.tier"]),
-    "managed_clusters": (toolkit.managed_clusters, "24-managed-clusters-list",
+    "managed_clusters": (toolkit.managed_clusters, "25-managed-clusters-list",
                          "ManagedClustersList.json",
                          "/providers/Microsoft.ContainerService/managedClusters",
                          ["kubernetesVersion", "currentKubernetesVersion", "dnsPrefix", "fqdn",
                           "nodeResourceGroup"]),
-    "openshift_clusters": (toolkit.openshift_clusters, "25-openshift-clusters-list",
+    "openshift_clusters": (toolkit.openshift_clusters, "26-openshift-clusters-list",
                            "OpenShiftClusters_List.json",
                            "/providers/Microsoft.RedHatOpenShift/openShiftClusters",
                            ["clusterProfile.version", "clusterProfile.domain",
@@ -87,7 +87,7 @@ def test_a_subscriptions_list_example_through_two_pages(replay, name) -> None:
 
 
 def test_the_sql_servers_columns(replay) -> None:
-    body = example("22-sql-servers-list", "ServerList.json")["responses"]["200"]["body"]
+    body = example("23-sql-servers-list", "ServerList.json")["responses"]["200"]["body"]
     replay.add("GET", r"/servers\?", Answer(200, body))
     df = toolkit.sql_servers(SUB, connection=replay.conn)
     assert df["kind"].tolist() == [i["kind"] for i in body["value"]]
@@ -99,7 +99,7 @@ def test_the_sql_servers_columns(replay) -> None:
 
 
 def test_the_gateways_columns(replay) -> None:
-    body = example("23-application-gateways-list",
+    body = example("24-application-gateways-list",
                    "ApplicationGatewayListAll.json")["responses"]["200"]["body"]
     replay.add("GET", r"/applicationGateways\?", Answer(200, body))
     df = toolkit.application_gateways(SUB, connection=replay.conn)
@@ -111,7 +111,7 @@ def test_the_gateways_columns(replay) -> None:
 
 
 def test_the_managed_clusters_columns(replay) -> None:
-    body = example("24-managed-clusters-list",
+    body = example("25-managed-clusters-list",
                    "ManagedClustersList.json")["responses"]["200"]["body"]
     replay.add("GET", r"/managedClusters\?", Answer(200, body))
     df = toolkit.managed_clusters(SUB, connection=replay.conn)
@@ -125,7 +125,7 @@ def test_the_managed_clusters_columns(replay) -> None:
 
 
 def test_the_openshift_clusters_columns(replay) -> None:
-    ex = example("25-openshift-clusters-list", "OpenShiftClusters_List.json")
+    ex = example("26-openshift-clusters-list", "OpenShiftClusters_List.json")
     body = ex["responses"]["200"]["body"]
     replay.add("GET", r"/openShiftClusters\?", Answer(200, body))
     df = toolkit.openshift_clusters(SUB, connection=replay.conn)
@@ -139,7 +139,7 @@ def test_the_openshift_clusters_columns(replay) -> None:
 
 
 def test_the_workspaces_examples_as_two_pages(replay) -> None:
-    folder = "26-fabric-workspaces-list"
+    folder = "27-fabric-workspaces-list"
     first = example(folder, "ListWorkspacesWithContinuation.json")["responses"]["200"]["body"]
     last = example(folder, "ListWorkspaces.json")["responses"]["200"]["body"]
     token = first["continuationToken"]

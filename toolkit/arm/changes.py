@@ -195,4 +195,5 @@ def policy_changes(store: str, start: Any = None, end: Any = None, *,
     return build_frame(rows, POLICY_CHANGES, attrs, flat=True)
 
 
-RECORD = register(OperationRecord("policy_changes", schema=POLICY_CHANGES))
+RECORD = register(OperationRecord("policy_changes", schema=POLICY_CHANGES,
+                                  derived_from="snapshot_policy_states"))

@@ -124,6 +124,11 @@ WITHOUT_EXCERPT: dict[str, str] = {
     "policy_states_resource": "the excerpt's resource-scope path takes the resource id as one "
                               "parameter ({resourceId}), where the route names its parts",
     "authentication_strength_policies": "no excerpt of the strength policies listing ships",
+    "sql_servers": "no excerpt of the SQL servers listing ships",
+    "application_gateways": "no excerpt of the application gateways listing ships",
+    "managed_clusters": "no excerpt of the managed clusters listing ships",
+    "openshift_clusters": "no excerpt of the OpenShift clusters listing ships",
+    "fabric_workspaces": "no excerpt of the Fabric workspaces listing ships",
 }
 
 #: Routes whose answer is the result of an operation another route started (none: the result
