@@ -94,6 +94,7 @@ def word_pairs(cloud: Any) -> list[tuple[str, str]]:
     namespace word inside a longer word is replaced with the longer one."""
     from dataclasses import fields
 
+    from toolkit._spec.arm import SQL_DNS_SUFFIXES
     from toolkit._spec.clouds import NEUTRAL
 
     pairs = {(getattr(NEUTRAL.words, f.name), getattr(cloud.words, f.name))
@@ -103,6 +104,7 @@ def word_pairs(cloud: Any) -> list[tuple[str, str]]:
               (NEUTRAL.words.async_header.replace("-", ""),
                cloud.words.async_header.replace("-", ""))}
     pairs |= {(h, cloud.hosts[f]) for f, h in NEUTRAL.hosts.items() if h and cloud.hosts[f]}
+    pairs.add((SQL_DNS_SUFFIXES[NEUTRAL.name], SQL_DNS_SUFFIXES[cloud.name]))
     return sorted((p for p in pairs if p[0] != p[1]), key=lambda p: -len(p[0]))
 
 

@@ -111,7 +111,8 @@ def test_a_derived_operation_names_a_requesting_one_and_sends_nothing() -> None:
                        "evaluated_expressions": "policy_states",
                        "classification_consents": "problem_classifications",
                        "air_quality_pollutants": "air_quality",
-                       "read_policy_history": "snapshot_policy_states"}
+                       "read_policy_history": "snapshot_policy_states",
+                       "policy_changes": "snapshot_policy_states"}
     assert set(registry.requesting()) == set(records()) - set(derived)
     assert set(derived.values()) <= set(registry.requesting())
 
