@@ -66,6 +66,7 @@ SERVICE_MODULES = (
     "toolkit.sandbox.graph.identity",
     "toolkit.sandbox.fabric.eventstream",
     "toolkit.sandbox.maps.search",
+    "toolkit.sandbox.maps.reverse",
     "toolkit.sandbox.maps.route",
     "toolkit.sandbox.maps.traffic",
     "toolkit.sandbox.maps.weather.handlers",
