@@ -1,6 +1,6 @@
-"""Weather: current air quality, daily and hourly forecasts and severe alerts for one place or many, over
-HTTP against the sandbox, the services' real examples (13-15) replayed, and the sandbox's air
-and alert model at unit level."""
+"""Weather: current air quality, daily and hourly forecasts and severe alerts for one place or
+many, over HTTP against the sandbox, the services' real examples (13-15) replayed, and the
+sandbox's air and alert model at unit level."""
 
 from __future__ import annotations
 
