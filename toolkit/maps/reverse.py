@@ -71,8 +71,10 @@ def reverse_geocode_rows(index: int, point: Sequence[float], answer: Any) -> dic
     error = answer.get("error")
     if error is not None:
         err = as_dict(error)
-        return {**base, "error": {"code": err.get("code") or "Error",
-                                  "message": err.get("message") or str(error)}}
+        code, message = err.get("code"), err.get("message")
+        if code is None and message is None:  # an error that says nothing is still an error
+            code, message = "Error", f"the service answered an error: {error!r}"[:300]
+        return {**base, "error": {"code": code, "message": message}}
     matches = geocode_rows(answer, "")
     if not matches:
         return base
