@@ -140,6 +140,8 @@ CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
     "autocomplete": lambda w: toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"],
                                                    **w.kw),
     "geocode": lambda w: toolkit.geocode(["Ordino", "Canillo"], top=2, **w.kw),
+    "reverse_geocode": lambda w: toolkit.reverse_geocode(
+        [TOWNS["Ordino"], TOWNS["Canillo"], (-30.0, 30.0)], **w.kw),
     "route_directions": lambda w: toolkit.route_directions(
         [{"origin": TOWNS["Andorra la Vella"], "destination": TOWNS["Canillo"]}],
         max_route_count=2, **w.kw),
@@ -151,6 +153,8 @@ CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
     "air_quality_pollutants": lambda w: toolkit.air_quality_pollutants(w.frame("air_quality")),
     "air_quality_forecast": lambda w: toolkit.air_quality_forecast(
         list(TOWNS.values())[:2], duration=3, **w.kw),
+    "air_quality_hourly_forecast": lambda w: toolkit.air_quality_hourly_forecast(
+        list(TOWNS.values())[:2], duration=12, **w.kw),
     "severe_weather_alerts": lambda w: toolkit.severe_weather_alerts(list(TOWNS.values()),
                                                                      **w.kw),
 }

@@ -155,6 +155,7 @@ if TYPE_CHECKING:  # pragma: no cover
         authentication_strength_policies as authentication_strength_policies,
         authentication_strength_usage as authentication_strength_usage,
     )
+    from toolkit.maps.reverse import reverse_geocode as reverse_geocode
     from toolkit.maps.route import (
         route_directions as route_directions,
         snap_to_roads as snap_to_roads,
@@ -167,6 +168,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.maps.weather import (
         air_quality as air_quality,
         air_quality_forecast as air_quality_forecast,
+        air_quality_hourly_forecast as air_quality_hourly_forecast,
         air_quality_pollutants as air_quality_pollutants,
         severe_weather_alerts as severe_weather_alerts,
     )

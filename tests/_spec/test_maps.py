@@ -18,6 +18,7 @@ from tests._spec.conftest import (
     imports_beyond_spec,
     schema,
     schema_enum,
+    schema_parameter,
     spec_list,
     spec_section,
     spec_text,
@@ -165,6 +166,40 @@ def test_country_codes_of_the_examples_are_accepted() -> None:
               for ex in _examples("14-maps-weather-severe-alerts")]
     assert len(codes) >= 3 and all(rx.fullmatch(c) for c in codes), codes
     assert "ISO 3166-1 Alpha-2" in _row("### 4.1", "countryRegion")
+
+
+def test_reverse_geocoding_facts_are_the_schemas() -> None:
+    excerpt = "28-maps-reverse-geocode"
+    assert list(maps.REVERSE_GEOCODE_TYPES) == schema(excerpt)["parameters"][
+        "ReverseGeocodingResultTypes"]["items"]["enum"]
+    item = schema(excerpt)["definitions"]["ReverseGeocodingBatchRequestItem"]["properties"]
+    assert item["resultTypes"]["items"]["enum"] == list(maps.REVERSE_GEOCODE_TYPES)
+    batch = schema(excerpt)["paths"]["/reverseGeocode:batch"]["post"]
+    assert f"up to **{maps.REVERSE_GEOCODE_BATCH_SIZE}** queries" in batch["description"]
+    assert schema(excerpt)["info"]["version"] == maps.GEOCODE_API_VERSIONS[0]
+    for ex in _examples(excerpt):
+        assert ex["parameters"]["api-version"] in maps.GEOCODE_API_VERSIONS
+        body = ex["parameters"].get("reverseGeocodingBatchRequestBody", {"batchItems": []})
+        for asked in body["batchItems"]:
+            assert set(asked.get("resultTypes", [])) <= set(maps.REVERSE_GEOCODE_TYPES)
+    # the types reverse geocoding answers are among those forward geocoding documents
+    assert set(maps.REVERSE_GEOCODE_TYPES) <= set(maps.GEOCODE_TYPES)
+
+
+def test_hourly_durations_are_the_schemas() -> None:
+    excerpt = "29-maps-weather-hourly-air-quality-forecast"
+    duration = schema_parameter(excerpt, "duration")
+    assert duration["enum"] == list(maps.AIR_QUALITY_HOURLY_DURATIONS)
+    assert ", ".join(map(str, maps.AIR_QUALITY_HOURLY_DURATIONS)) in duration["description"]
+    (ex,) = _examples(excerpt)
+    assert ex["parameters"]["duration"] in maps.AIR_QUALITY_HOURLY_DURATIONS
+    assert ex["parameters"]["api-version"] in maps.WEATHER_API_VERSIONS
+    results = ex["responses"]["200"]["body"]["results"]
+    assert len(results) == ex["parameters"]["duration"]
+    for result in results:  # each hour's category follows its index by the spec's bands
+        assert result["category"] == maps.AIR_QUALITY_CATEGORIES[
+            bisect_left(maps.AIR_QUALITY_BANDS, result["globalIndex"])]
+        assert {p["type"] for p in result["pollutants"]} == set(maps.POLLUTANT_TYPES)
 
 
 # ------------------------------------------------------------------------------ routing
@@ -316,8 +351,16 @@ def test_alert_statuses_are_the_eight_of_the_spec_in_its_order() -> None:
     ("toolkit.maps.weather:POLLUTANT_SHORT_NAMES", "POLLUTANT_SHORT_NAMES"),
     ("toolkit.maps.route:ROUTE_BATCH_SIZE", "ROUTE_BATCH_SIZE"),
     ("toolkit.sandbox.maps.route:SNAP_MAX_POINTS", "SNAP_MAX_POINTS"),
-    ("toolkit.maps.search:COUNTRY_CODE_PATTERN", "COUNTRY_CODE_PATTERN"),
+    ("toolkit._core.validate:COUNTRY_CODE_PATTERN", "COUNTRY_CODE_PATTERN"),
     ("toolkit.sandbox.maps.search:COUNTRY_CODE_PATTERN", "COUNTRY_CODE_PATTERN"),
+    ("toolkit.sandbox.maps.reverse:COUNTRY_CODE_PATTERN", "COUNTRY_CODE_PATTERN"),
+    ("toolkit.maps.reverse:REVERSE_GEOCODE_TYPES", "REVERSE_GEOCODE_TYPES"),
+    ("toolkit.sandbox.maps.reverse:REVERSE_GEOCODE_TYPES", "REVERSE_GEOCODE_TYPES"),
+    ("toolkit.maps.reverse:REVERSE_GEOCODE_BATCH_SIZE", "REVERSE_GEOCODE_BATCH_SIZE"),
+    ("toolkit.sandbox.maps.reverse:REVERSE_GEOCODE_BATCH_SIZE", "REVERSE_GEOCODE_BATCH_SIZE"),
+    ("toolkit.maps.weather:AIR_QUALITY_HOURLY_DURATIONS", "AIR_QUALITY_HOURLY_DURATIONS"),
+    ("toolkit.sandbox.maps.weather.handlers:AIR_QUALITY_HOURLY_DURATIONS",
+     "AIR_QUALITY_HOURLY_DURATIONS"),
 ])
 def test_the_other_tables_are_the_spec(where: str, fact: str) -> None:
     module, name = where.split(":")

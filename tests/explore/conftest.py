@@ -42,6 +42,8 @@ def frames(sandbox):
         "alerts": toolkit.severe_weather_alerts(PLACES, connection=conn),
         "suggestions": toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"],
                                             connection=conn),
+        "addresses": toolkit.reverse_geocode([TOWNS["Ordino"], TOWNS["Canillo"], (-30.0, 30.0)],
+                                             connection=conn),
     }
     conn.close()
     return out

@@ -193,3 +193,23 @@ def test_route_colours_follow_the_delay_relative_to_the_free_flow_time(frames) -
     for *_, label in DELAY_STEPS:
         assert label in page
     assert "alternative 1 (dashed)" in page and '"dash":"8 6"' in page
+
+
+def test_addresses_map_holds_a_layer_per_type_and_the_points_asked(sandbox) -> None:
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    df = toolkit.reverse_geocode([(1.5331, 42.5560), (1.5975, 42.5676), (-30.0, 30.0)],
+                                 connection=conn)
+    conn.close()
+    before = df.copy()
+    m = explore.addresses(df)
+    summary = map_summary(m).set_index("layer")
+    kinds = df["type"].dropna().astype(str).value_counts()
+    for kind, n in kinds.items():
+        assert summary.loc[f"addresses: {kind}", "features"] == n
+    assert summary.loc["points asked", "features"] == 3
+    assert summary.loc["points asked", "tooltip_fields"] == tooltip_labels("reverse_geocode")
+    assert tooltip_labels("reverse_geocode") == ["point", "address", "type", "confidence",
+                                                 "distance from the point"]
+    assert df.equals(before)
+    with pytest.raises(toolkit.ValidationError):
+        explore.addresses(df.drop(columns=["input_point"]))

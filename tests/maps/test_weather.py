@@ -1,6 +1,6 @@
-"""Weather: current air quality, daily forecasts and severe alerts for one place or many, over
-HTTP against the sandbox, the services' real examples (13-15) replayed, and the sandbox's air
-and alert model at unit level."""
+"""Weather: current air quality, daily and hourly forecasts and severe alerts for one place or
+many, over HTTP against the sandbox, the services' real examples (13-15) replayed, and the
+sandbox's air and alert model at unit level."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from toolkit._core.errors import ApiError, AuthenticationError, ValidationError
 from toolkit.maps._schemas import (
     AIR_QUALITY,
     AIR_QUALITY_FORECAST,
+    AIR_QUALITY_HOURLY_FORECAST,
     AIR_QUALITY_POLLUTANTS,
     SEVERE_WEATHER_ALERTS,
 )
@@ -243,6 +244,70 @@ def test_todays_forecast_agrees_with_the_current_hour(conn, sandbox) -> None:
     assert (now["dateTime"] < today["dateTime"] + pd.Timedelta(days=1)).all()
     # the day's forecast is its worst hour, so never better than the hour now
     assert (today["globalIndex"].to_numpy() >= now["globalIndex"].to_numpy()).all()
+
+
+@pytest.mark.parametrize("duration", [1, 12, 24])
+def test_hourly_forecast_has_the_hours_asked_from_the_current_one(conn, sandbox,
+                                                                  duration) -> None:
+    with sandbox.recording() as log:
+        df = toolkit.air_quality_hourly_forecast([ORDINO, "Canillo"], duration=duration,
+                                                 connection=conn)
+    hourly = [e for e in log if "forecasts/hourly" in e.path]
+    assert len(hourly) == 2 and parse_qs(hourly[0].query)["duration"] == [str(duration)]
+    _check_schema(df, AIR_QUALITY_HOURLY_FORECAST)
+    assert df["location_index"].tolist() == [0] * duration + [1] * duration
+    assert df["hour"].tolist() == list(range(duration)) * 2
+    assert df["place"].fillna("").tolist() == [""] * duration + ["Canillo"] * duration
+    steps = df[df["location_index"] == 0]["dateTime"].diff().dropna()
+    assert (steps == pd.Timedelta(hours=1)).all()
+    assert all(len(p) == 6 for p in df["pollutants"])
+    assert df.attrs["operation"] == "air_quality_hourly_forecast"
+    # the first hour is the current reading
+    now = toolkit.air_quality([ORDINO, "Canillo"], connection=conn)
+    first = df[df["hour"] == 0].reset_index(drop=True)
+    assert first["dateTime"].tolist() == now["dateTime"].tolist()
+    assert first["globalIndex"].tolist() == now["globalIndex"].tolist()
+    assert first["dominantPollutant"].tolist() == now["dominantPollutant"].tolist()
+
+
+def test_hourly_forecast_agrees_with_the_daily_forecast_of_each_day(conn) -> None:
+    hours = toolkit.air_quality_hourly_forecast(TOWNS, duration=96, connection=conn)
+    days = toolkit.air_quality_forecast(TOWNS, duration=5, connection=conn)
+    local = hours["dateTime"].dt.tz_convert("Europe/Andorra")
+    hours = hours.assign(local_day=local.dt.normalize())
+    days = days.assign(local_day=days["dateTime"].dt.tz_convert("Europe/Andorra").dt.normalize())
+    full = hours.groupby(["location_index", "local_day"])["hour"].transform("size") == 24
+    worst = hours.groupby(["location_index", "local_day"])["globalIndex"].max()
+    checked = 0
+    for (i, day), value in worst.items():
+        daily = days[(days["location_index"] == i) & (days["local_day"] == day)]
+        assert len(daily) == 1
+        # never worse than the day's forecast; the day's worst hour when all of it is forecast
+        assert value <= daily["globalIndex"].iloc[0]
+        if full[(hours["location_index"] == i) & (hours["local_day"] == day)].all():
+            assert value == daily["globalIndex"].iloc[0]
+            checked += 1
+    assert checked >= 2 * len(TOWNS)
+
+
+def test_hourly_pollutants_reshape_and_the_flag(conn, sandbox) -> None:
+    df = toolkit.air_quality_hourly_forecast(ORDINO, duration=12, connection=conn)
+    long = toolkit.air_quality_pollutants(df)
+    assert len(long) == 12 * 6 and long["dateTime"].nunique() == 12
+    assert long.groupby("dateTime")["is_dominant"].sum().eq(1).all()
+    with sandbox.recording() as log:
+        bare = toolkit.air_quality_hourly_forecast(ORDINO, duration=1, pollutants=False,
+                                                   connection=conn)
+    assert parse_qs(log[0].query)["pollutants"] == ["false"]
+    assert bare["pollutants"].isna().all() and bare["globalIndex"].notna().all()
+
+
+@pytest.mark.parametrize("duration", [0, 2, 6, 25, 97, True, 24.0, "24", None])
+def test_hourly_duration_is_one_of_the_services_spans(conn, sandbox, duration) -> None:
+    with sandbox.recording() as log, pytest.raises(ValidationError) as info:
+        toolkit.air_quality_hourly_forecast(ORDINO, duration=duration, connection=conn)
+    assert log == [] and info.value.parameter == "duration"
+    assert "1, 12, 24, 48, 72, 96" in str(info.value)
 
 
 def test_pollutants_false_sends_the_flag_and_gives_no_pollutant_rows(conn, sandbox) -> None:

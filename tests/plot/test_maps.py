@@ -160,3 +160,22 @@ def test_draw_background_reports_the_credit_it_owes() -> None:
 def test_a_background_that_is_not_lines_is_refused(bad) -> None:
     with pytest.raises(ValidationError, match="background"):
         toolkit.plot.routes(IN_ANDORRA, background=bad)
+
+
+def test_plot_addresses_joins_each_point_to_its_match_and_counts_the_types(sandbox) -> None:
+    import matplotlib.pyplot as plt
+
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    points = [(1.5331, 42.5560), (1.5975, 42.5676), (-30.0, 30.0)]
+    df = toolkit.reverse_geocode(points, connection=conn)
+    ax = toolkit.plot.addresses(df, background=None)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    kinds = df["type"].dropna().astype(str).value_counts()
+    assert legend[0] == "point asked" and "no match (1)" in legend
+    assert all(f"{k} ({n})" in legend for k, n in kinds.items())
+    joins = [c for c in ax.collections if c.__class__.__name__ == "LineCollection"]
+    assert len(joins) == 1 and len(joins[0].get_segments()) == 2
+    texts = {t.get_text() for t in ax.texts}
+    assert set(df["address.addressLine"].dropna()) <= texts
+    plt.close("all")
+    conn.close()

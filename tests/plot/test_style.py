@@ -184,6 +184,12 @@ def frames() -> Any:
         towns = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
         out["forecast"] = toolkit.air_quality_forecast(towns, duration=7, connection=conn)
         out["alerts"] = toolkit.severe_weather_alerts(towns, connection=conn)
+        out["hourly"] = toolkit.air_quality_hourly_forecast(towns[:3], duration=48,
+                                                            connection=conn)
+        stops = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
+        out["addresses"] = toolkit.reverse_geocode(
+            [*stops, (1.5240, 42.5090), (1.5350, 42.5575), (1.4500, 42.6000)],
+            connection=conn)
         drive_to = out["two_ways"].geometry.iloc[0].geoms[0]
         points = [drive_to.interpolate(f, normalized=True) for f in (0, 0.25, 0.5, 0.75, 1)]
         along = toolkit.air_quality_forecast([(p.x, p.y) for p in points], duration=3,
@@ -219,6 +225,9 @@ PICTURES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "air_quality_forecast__grid": lambda f: toolkit.plot.air_quality_forecast(f["forecast"]),
     "forecast_along": lambda f: toolkit.plot.forecast_along(f["along"], "km"),
     "alert_timeline": lambda f: toolkit.plot.alert_timeline(f["alerts"]),
+    "air_quality_hours": lambda f: toolkit.plot.air_quality_hours(
+        f["hourly"], labels=["Andorra la Vella", "Ordino", "Canillo"], tz="Europe/Andorra"),
+    "addresses": lambda f: toolkit.plot.addresses(f["addresses"]),
 }
 
 

@@ -135,3 +135,25 @@ def test_forecast_along_a_route_one_line_per_day(frames) -> None:
     plt.close("all")
     with pytest.raises(ValidationError, match="km"):
         toolkit.plot.forecast_along(week.drop(columns="km"))
+
+
+def test_plot_hourly_forecast_one_line_per_place_each_hour_in_its_colour(sandbox) -> None:
+    import matplotlib.pyplot as plt
+
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    hourly = toolkit.air_quality_hourly_forecast(TOWNS[:2], duration=12, connection=conn)
+    before = hourly.copy()
+    ax = toolkit.plot.air_quality_hours(hourly, labels="place", tz="Europe/Andorra")
+    lines = [line for line in ax.get_lines() if len(line.get_xdata()) > 2]
+    assert len(lines) == 2
+    for line, (_, rows) in zip(lines, hourly.groupby("location_index"), strict=True):
+        assert list(line.get_ydata()) == rows["globalIndex"].tolist()
+    dots = ax.collections
+    assert [tuple(c) for c in dots[0].get_facecolors()] == [
+        _rgba(c) for c in hourly[hourly["location_index"] == 0]["categoryColor"]]
+    assert ax.get_xlabel() == "hour (Europe/Andorra)"
+    assert hourly.equals(before)
+    with pytest.raises(ValidationError):
+        toolkit.plot.air_quality_hours(hourly.iloc[0:0])
+    plt.close("all")
+    conn.close()

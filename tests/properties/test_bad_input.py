@@ -240,8 +240,10 @@ VALID: dict[str, dict[str, Any]] = {
     "traffic_incidents": {"bbox": (1.40, 42.42, 1.79, 42.66)},
     "air_quality": {"locations": (1.5218, 42.5075)},
     "air_quality_forecast": {"locations": (1.5218, 42.5075)},
+    "air_quality_hourly_forecast": {"locations": (1.5218, 42.5075)},
     "severe_weather_alerts": {"locations": (1.5218, 42.5075)},
     "geocode": {"query": "Ordino"},
+    "reverse_geocode": {"points": [(1.5218, 42.5075), (1.5331, 42.5560)]},
     "authentication_strength_usage": {"policy_id": "00000000-0000-0000-0000-000000000002"},
     "authentication_strength_policies": {},
     "authentication_strength_audit": {"policy_ids": ["00000000-0000-0000-0000-000000000002"]},
@@ -273,7 +275,8 @@ class Rule:
 
 _ARM_IDS = ("backend_health", "update_encryption_protector", "encryption_protector",
             "policy_states", "cluster_monitoring_credentials", "hosted_cluster_credentials")
-_WEATHER = ("air_quality", "air_quality_forecast", "severe_weather_alerts")
+_WEATHER = ("air_quality", "air_quality_forecast", "air_quality_hourly_forecast",
+            "severe_weather_alerts")
 _INVENTORY = ("sql_servers", "application_gateways", "managed_clusters", "openshift_clusters")
 
 RULES: list[Rule] = [
@@ -287,6 +290,7 @@ RULES: list[Rule] = [
         "problem_classifications", "autocomplete", "route_directions",
         "snap_to_roads", "traffic_incidents", *_WEATHER)],
     Rule("geocode", "api_version", BAD_API_VERSION),
+    Rule("reverse_geocode", "api_version", BAD_API_VERSION),
     *[Rule(f, "max_items", BAD_INT(0)) for f in ("sql_operations", "policy_states",
                                                   "support_services", "problem_classifications")],
     *[Rule(f, "timeout", BAD_TIMEOUT) for f in ("backend_health", "update_encryption_protector",
@@ -536,6 +540,23 @@ RULES: list[Rule] = [
     Rule("air_quality", "pollutants", NOT_BOOL),
     Rule("severe_weather_alerts", "details", NOT_BOOL),
     Rule("air_quality_forecast", "duration", BAD_INT(1, 7, optional=False)),
+    Rule("air_quality_hourly_forecast", "duration", st.one_of(
+        BAD_INT(1, 96, optional=False), st.sampled_from([0, 2, 6, 13, 25, 36, 95]))),
+    Rule("air_quality_hourly_forecast", "pollutants", NOT_BOOL),
+    # reverse geocoding
+    Rule("reverse_geocode", "points", st.one_of(
+        st.none(), st.just([]), st.text(max_size=5), st.integers(),
+        bad_point().filter(lambda p: not isinstance(p, str)),
+        st.lists(bad_point("lonlat").filter(lambda p: isinstance(p, tuple) and len(p) == 2 and
+                                            all(isinstance(v, float) for v in p)),
+                 min_size=1, max_size=2).map(lambda bad: [(1.5218, 42.5075), *bad]))),
+    Rule("reverse_geocode", "result_types", st.one_of(
+        st.integers(), st.just([]), st.sampled_from(["Town", "address ", "", "Street"]),
+        st.lists(st.sampled_from(["Address", "Town", 4, None]), min_size=2, max_size=3)
+        .filter(lambda xs: any(x != "Address" for x in xs)))),
+    Rule("reverse_geocode", "view", st.one_of(
+        NOT_TEXT_NOR_NONE, st.sampled_from(["", "A", "AND", "1A", "Automatic"]))),
+    Rule("reverse_geocode", "language", BAD_BLANK),
     # identity
     Rule("authentication_strength_usage", "policy_id", st.one_of(
         st.none(), st.just([]), st.integers(), st.dictionaries(st.text(max_size=2),
@@ -782,6 +803,11 @@ def test_the_edges_of_each_range_are_accepted(conn: Any, sandbox: Any) -> None:
                                      connection=conn),
         lambda: toolkit.air_quality_forecast((1.5218, 42.5075), duration=7, connection=conn),
         lambda: toolkit.air_quality_forecast((1.5218, 42.5075), duration=1, connection=conn),
+        lambda: toolkit.air_quality_hourly_forecast((1.5218, 42.5075), duration=1,
+                                                    connection=conn),
+        lambda: toolkit.air_quality_hourly_forecast((1.5218, 42.5075), duration=96,
+                                                    connection=conn),
+        lambda: toolkit.reverse_geocode([(180, 90), (-180, -90)], connection=conn),
         lambda: toolkit.geocode("Ordi", coordinates=(180, 90), top=20, connection=conn),
         lambda: toolkit.geocode("Ordi", bbox=(1.5, 42.5, 1.50001, 42.50001), top=1,
                                 connection=conn),

@@ -175,6 +175,13 @@ SCENARIOS: list[Scenario] = [
                            "GetDailyAirQuality.json"),
              lambda c: toolkit.air_quality_forecast((-122.3, 47.6), duration=2, connection=c),
              "air_quality_forecast", items_key="results", next_key="nextLink"),
+    Scenario("air_quality_hourly_forecast", "GET", r"/weather/airQuality/forecasts/hourly",
+             lambda: _body("29-maps-weather-hourly-air-quality-forecast",
+                           "GetHourlyAirQuality.json"),
+             lambda c: toolkit.air_quality_hourly_forecast([(-122.1, 47.6), (-122.2, 47.7)],
+                                                           duration=12, connection=c),
+             "air_quality_hourly_forecast", items_key="results", next_key="nextLink",
+             after=toolkit.air_quality_pollutants),
     Scenario("severe_weather_alerts", "GET", r"/weather/severe/alerts",
              lambda: _body("14-maps-weather-severe-alerts", "GetSevereWeatherAlerts.json"),
              lambda c: toolkit.severe_weather_alerts((-122.3, 47.6), connection=c),
@@ -274,6 +281,11 @@ SCENARIOS: list[Scenario] = [
              lambda: _body("21-maps-geocode", "ForwardGeocodingByQuery.json"),
              lambda c: toolkit.geocode("15127 NE 24th Street Redmond WA", connection=c),
              "geocode", items_key="features", next_key="nextLink"),
+    Scenario("reverse_geocode", "POST", r"/reverseGeocode:batch",
+             lambda: _body("28-maps-reverse-geocode", "ReverseGeocodingBatch.json"),
+             lambda c: toolkit.reverse_geocode([(-122.138681, 47.630358), (-122.1, 47.6)],
+                                               connection=c),
+             "reverse_geocode", error_column="error.code"),
 ]
 #: Operations that send requests but have no scenario of their own here, and why.
 ELSEWHERE = {

@@ -207,6 +207,17 @@ def _forecast(conn, catalog, **kw):
     return toolkit.air_quality_forecast(_places(), duration=3, connection=conn)
 
 
+def _hourly(conn, catalog, **kw):
+    return toolkit.air_quality_hourly_forecast(_places(), duration=12, connection=conn)
+
+
+def _reverse(conn, catalog, **kw):
+    # the towns, points along the valley road and one far out at sea (a row with no match)
+    points = [*_places(), *[(1.50 + 0.004 * i, 42.46 + 0.006 * i) for i in range(12)],
+              (-30.0, 30.0)]
+    return toolkit.reverse_geocode(points, connection=conn)
+
+
 def _alerts(conn, catalog, **kw):
     return toolkit.severe_weather_alerts(_places(), connection=conn)
 
@@ -286,6 +297,7 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("traffic_incidents", r"traffic/incident", _incidents),
     Case("air_quality", r"airQuality/current", _air, key="location_index"),
     Case("air_quality_forecast", r"forecasts/daily", _forecast, key="location_index"),
+    Case("air_quality_hourly_forecast", r"forecasts/hourly", _hourly, key="location_index"),
     Case("severe_weather_alerts", r"severe/alerts", _alerts, key="location_index"),
     Case("encryption_protector", r"encryptionProtector/current\?", _protector_read,
          volatile=("systemData.lastModifiedAt", "systemData.createdAt")),
@@ -310,6 +322,7 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("authentication_strength_audit", r"authenticationStrengthPolicies", _audit,
          key="policy_id"),
     Case("geocode", r"/geocode\?", _geocode),
+    Case("reverse_geocode", r"reverseGeocode:batch", _reverse, key="input_index"),
 )}
 
 

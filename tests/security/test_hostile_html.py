@@ -70,6 +70,7 @@ def frames(sandbox) -> Iterator[dict[str, Any]]:
         incidents = toolkit.traffic_incidents(ANDORRA, connection=conn)
         suggestions = toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"],
                                            connection=conn)
+        addresses = toolkit.reverse_geocode(places, connection=conn)
     finally:
         conn.close()
     placed = alerts["alertId"].notna()
@@ -89,7 +90,11 @@ def frames(sandbox) -> Iterator[dict[str, Any]]:
     suggestions["geometry"] = gpd.points_from_xy(
         [1.52 + 0.01 * i for i in range(len(suggestions))], [42.51] * len(suggestions),
         crs=4326)
-    return {"alerts": alerts, "air": air, "incidents": incidents, "suggestions": suggestions}
+    addresses = addresses.copy()
+    addresses["type"] = _cycle(len(addresses))
+    addresses["address.formattedAddress"] = _cycle(len(addresses), 1)
+    return {"alerts": alerts, "air": air, "incidents": incidents, "suggestions": suggestions,
+            "addresses": addresses}
 
 
 def _maps(frames: dict[str, Any]) -> dict[str, Any]:
@@ -99,6 +104,7 @@ def _maps(frames: dict[str, Any]) -> dict[str, Any]:
         "air_quality": explore.air_quality(frames["air"], alerts=frames["alerts"]),
         "incidents": explore.incidents(frames["incidents"]),
         "suggestions": explore.suggestions(frames["suggestions"]),
+        "addresses": explore.addresses(frames["addresses"]),
     }
 
 

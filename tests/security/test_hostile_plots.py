@@ -89,6 +89,12 @@ def _cases(f: dict[str, pd.DataFrame], text: str) -> dict[str, Callable[[], Any]
         "forecast_along": lambda: plot.forecast_along(along, title=text, xlabel=text),
         "pollutants": lambda: plot.pollutants(pollutants, title=text),
         "air_quality_map": lambda: plot.air_quality_map(aq, labels=[text] * 4, title=text),
+        "air_quality_hours": lambda: plot.air_quality_hours(
+            _poisoned(f["air_quality_hourly_forecast"], {"categoryColor": "#zzz"}),
+            labels=[text, text + " 2"], title=text),
+        "addresses": lambda: plot.addresses(
+            _poisoned(f["reverse_geocode"], {"type": None, "address.addressLine": None}),
+            title=text, background=background),
         "alert_timeline": lambda: plot.alert_timeline(
             _poisoned(f["severe_weather_alerts"], {"name": None, "description.english": text,
                                                    "latestStatus.english": None}),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from toolkit._core.errors import ValidationError
 from toolkit._spec.arm import RESOURCE_GROUP_MAX, RESOURCE_GROUP_PATTERN, SERVER_NAME_PATTERN
 from toolkit._spec.common import UUID_PATTERN
+from toolkit._spec.maps import COUNTRY_CODE_PATTERN
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,6 +25,7 @@ __all__ = [
     "check_api_version",
     "check_bool",
     "check_choice",
+    "check_country_code",
     "check_expression",
     "check_frame",
     "check_int",
@@ -183,6 +185,24 @@ def check_language(value: Any, parameter: str = "language") -> str | None:
         raise ValidationError(parameter, value, "must be a language tag such as 'en' or "
                               "'fr-FR', or None")
     return value
+
+
+COUNTRY_CODE_RE = re.compile(COUNTRY_CODE_PATTERN)
+
+
+def check_country_code(value: Any, parameter: str, *, auto: bool = False) -> str | None:
+    """Check ``None`` or an ISO 3166-1 alpha-2 code (``'AD'``, ``'fr'``), given in upper case.
+
+    With ``auto``, ``'Auto'`` (any case) is accepted too: the maps services' ``view`` default.
+    """
+    if value is None:
+        return None
+    if auto and isinstance(value, str) and value.lower() == "auto":
+        return "Auto"
+    if not isinstance(value, str) or not COUNTRY_CODE_RE.fullmatch(value):
+        raise ValidationError(parameter, value, "must be an ISO 3166-1 alpha-2 code such as "
+                              "'AD' or 'FR'" + (" (or 'Auto')" if auto else ""))
+    return value.upper()
 
 
 def check_api_version(value: Any, parameter: str = "api_version") -> str:

@@ -14,6 +14,7 @@ __all__ = [
     "AIR_QUALITY_BANDS",
     "AIR_QUALITY_CATEGORIES",
     "AIR_QUALITY_COLORS",
+    "AIR_QUALITY_HOURLY_DURATIONS",
     "ALERT_STATUSES",
     "AUTOCOMPLETE_TYPES",
     "AUTOCOMPLETE_TYPE_GROUPS",
@@ -28,6 +29,8 @@ __all__ = [
     "INCIDENT_TYPES",
     "POLLUTANT_SHORT_NAMES",
     "POLLUTANT_TYPES",
+    "REVERSE_GEOCODE_BATCH_SIZE",
+    "REVERSE_GEOCODE_TYPES",
     "ROUTE_API_VERSIONS",
     "ROUTE_AVOID",
     "ROUTE_BATCH_SIZE",
@@ -90,6 +93,13 @@ GEOCODE_CONFIDENCE = ("Low", "Medium", "High")
 GEOCODE_MATCH_CODES = ("Good", "Ambiguous", "UpHierarchy")
 #: ``top`` of geocoding: fewest and most results (default 5).
 GEOCODE_TOP = (1, 20)
+#: The entity types reverse geocoding's ``resultTypes`` accepts, the most specific first (the
+#: service returns the most specific one it finds; Search 2025-01-01 ``search.json``,
+#: ``ReverseGeocodingResultTypes``).
+REVERSE_GEOCODE_TYPES = ("Address", "Neighborhood", "PopulatedPlace", "Postcode1",
+                         "AdminDivision1", "AdminDivision2", "CountryRegion")
+#: Points of one ``POST /reverseGeocode:batch`` request (at least 1, at most 100).
+REVERSE_GEOCODE_BATCH_SIZE = 100
 #: ISO 3166-1 alpha-2 country codes (``countryRegion``).
 COUNTRY_CODE_PATTERN = r"^[A-Za-z]{2}$"
 
@@ -135,6 +145,9 @@ DOMINANT_POLLUTANTS = ("Carbon Monoxide", "Nitrogen Dioxide", "Ozone", "Particul
 POLLUTANT_TYPES = ("CO", "NO2", "O3", "PM2.5", "PM10", "SO2")
 #: A dominant pollutant's name -> its pollutant type.
 POLLUTANT_SHORT_NAMES = dict(zip(DOMINANT_POLLUTANTS, POLLUTANT_TYPES, strict=True))
+#: ``duration`` of the hourly forecast: hours from now (Weather 1.1 ``HourlyDuration``,
+#: ``weather.json``; the service's default is 1).
+AIR_QUALITY_HOURLY_DURATIONS = (1, 12, 24, 48, 72, 96)
 #: Alert statuses (the common alerting protocol's message types).
 ALERT_STATUSES = ("New", "Update", "Continue", "Extend", "Upgrade", "Correct", "Cancel",
                   "Expire")

@@ -16,6 +16,7 @@ from toolkit._core.lazy import attach
 if TYPE_CHECKING:  # pragma: no cover
     from toolkit.explore._inspect import map_summary as map_summary
     from toolkit.explore.maps import (
+        addresses as addresses,
         incidents as incidents,
         routes as routes,
         snapped_trace as snapped_trace,

@@ -233,6 +233,13 @@ TOOLTIPS: dict[str, tuple[Field, ...]] = {
         Field("type", _plain("type")),
         Field("address", _plain("address.formattedAddress")),
     ),
+    "reverse_geocode": (
+        Field("point", _plain("input_index")),
+        Field("address", _plain("address.formattedAddress")),
+        Field("type", _plain("type")),
+        Field("confidence", _plain("confidence")),
+        Field("distance from the point", _plain("distance_m", " m", 0)),
+    ),
     "geocode": (
         Field("query", _plain("query")),
         Field("match", _plain("address.formattedAddress")),

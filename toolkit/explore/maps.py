@@ -1,4 +1,4 @@
-"""Interactive maps of routes, snapped GPS traces, traffic incidents and place suggestions."""
+"""Interactive maps of routes, GPS traces, incidents, suggestions and addresses at points."""
 
 from __future__ import annotations
 
@@ -19,13 +19,14 @@ from toolkit.explore._common import (
     spread_frame,
 )
 from toolkit.explore._describe import describe_map
+from toolkit.plot._style import NEUTRAL, SERIES_COLORS
 from toolkit.plot.description import counted, listed, sentences
 from toolkit.plot.maps import INCIDENT_COLORS
 
 if TYPE_CHECKING:
     import folium
 
-__all__ = ["incidents", "routes", "snapped_trace", "suggestions"]
+__all__ = ["addresses", "incidents", "routes", "snapped_trace", "suggestions"]
 
 #: Marker radius per incident severity.
 SEVERITY_RADII = {"LowImpact": 5, "Minor": 7, "Moderate": 9, "Serious": 12}
@@ -351,3 +352,53 @@ def suggestions(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 40
     return describe_map(m, f"{counted(len(placed), 'place suggestion')} for "
                            f"{counted(placed['query'].nunique(), 'query', 'queries')}",
                         f"The first of each: {listed(best, 6)}" if best else "", frames=[df])
+
+
+def addresses(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480) -> folium.Map:
+    """Map the addresses :func:`toolkit.reverse_geocode` found, beside the points asked.
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.reverse_geocode` returns (``input_point``, ``type``,
+        ``geometry``).
+    tiles : {"auto", "roads", "web"}
+    height : int or str
+
+    Returns
+    -------
+    folium.Map
+        One layer per type of entity found (``addresses: Address``...), coloured apart, and the
+        layer ``points asked`` (grey, the points themselves); tooltips hold the point's index,
+        the address, its type, confidence and distance from the point, popups the full record.
+
+    Raises
+    ------
+    ValidationError
+        The frame holds no point asked.
+    """
+    frame = geo_frame(df, ["input_point", "type"], "explore.addresses")
+    asked = has_geometry(frame["input_point"])
+    if not asked.any():
+        raise ValidationError("df", "no points", "explore.addresses needs the points asked")
+    found = has_geometry(frame["geometry"])
+    both = pd.concat([frame["input_point"][asked], frame["geometry"][found]])
+    m = new_map(bounds_of(both), tiles=tiles, frames=[df], features=int(asked.sum() + found.sum()),
+                height=height)
+    kinds = frame["type"].astype(object).where(found, None)
+    legend: list[tuple[str, ...]] = []
+    for k, kind in enumerate(dict.fromkeys(kinds.dropna().astype(str))):
+        rows = frame[(kinds.astype(str) == kind).to_numpy() & found]
+        colour = SERIES_COLORS[k % len(SERIES_COLORS)]
+        add_layer(m, rows, f"addresses: {kind}", colors=colour, radius=7,
+                  operation="reverse_geocode")
+        legend.append((kind, colour))
+    add_layer(m, frame[asked], "points asked", colors=NEUTRAL, radius=3,
+              geometry="input_point", operation="reverse_geocode", spread=False)
+    legend.append(("point asked", NEUTRAL, "dot"))
+    m = finish(m, legend=legend, title="reverse geocoding")
+    kinds_found = kinds.dropna().astype(str).value_counts()
+    return describe_map(m, f"{counted(int(asked.sum()), 'point')} asked, "
+                           f"{counted(int(found.sum()), 'match', 'matches')} found",
+                        "By type: " + ", ".join(f"{n:,} {k}" for k, n in kinds_found.items())
+                        if len(kinds_found) else "", frames=[df])

@@ -22,9 +22,9 @@ from toolkit._spec.maps import (
     TRAFFIC_CONGESTION,
 )
 
-__all__ = ["AIR_QUALITY", "AIR_QUALITY_FORECAST", "AIR_QUALITY_POLLUTANTS", "AUTOCOMPLETE",
-           "GEOCODE", "ROUTE_DIRECTIONS", "SEVERE_WEATHER_ALERTS", "SNAP_TO_ROADS",
-           "TRAFFIC_INCIDENTS"]
+__all__ = ["AIR_QUALITY", "AIR_QUALITY_FORECAST", "AIR_QUALITY_HOURLY_FORECAST",
+           "AIR_QUALITY_POLLUTANTS", "AUTOCOMPLETE", "GEOCODE", "REVERSE_GEOCODE",
+           "ROUTE_DIRECTIONS", "SEVERE_WEATHER_ALERTS", "SNAP_TO_ROADS", "TRAFFIC_INCIDENTS"]
 
 
 _ADDRESS = (
@@ -68,6 +68,25 @@ GEOCODE = Schema(
         *_ADDRESS,
         Col("geocodePoints", "list"),
         Col("bbox", "list"),
+        Col("geometry", "geometry"),
+    ),
+    geometry="geometry",
+)
+
+REVERSE_GEOCODE = Schema(
+    "reverse_geocode",
+    (
+        Col("input_index", "Int64"),
+        Col("type", "category", categories=GEOCODE_TYPES),
+        Col("confidence", "category", categories=GEOCODE_CONFIDENCE, ordered=True),
+        Col("matchCodes", "list"),
+        *_ADDRESS,
+        Col("geocodePoints", "list"),
+        Col("bbox", "list"),
+        Col("distance_m", "float"),
+        Col("error.code", "string"),
+        Col("error.message", "string"),
+        Col("input_point", "geometry"),
         Col("geometry", "geometry"),
     ),
     geometry="geometry",
@@ -177,6 +196,13 @@ AIR_QUALITY_FORECAST = Schema(
     "air_quality_forecast",
     (Col("location_index", "Int64"), *_PLACE, Col("day", "Int64"), *_AQ_COMMON,
      *_LOCATION_ERROR, Col("geometry", "geometry")),
+    geometry="geometry",
+)
+
+AIR_QUALITY_HOURLY_FORECAST = Schema(
+    "air_quality_hourly_forecast",
+    (Col("location_index", "Int64"), *_PLACE, Col("hour", "Int64"), *_AQ_COMMON,
+     Col("pollutants", "list"), *_LOCATION_ERROR, Col("geometry", "geometry")),
     geometry="geometry",
 )
 

@@ -54,6 +54,7 @@ from toolkit._spec.maps import (
     SNAP_MAX_GAP_M,
 )
 from toolkit.connection import get_connection
+from toolkit.maps._batch import Batches, chunks
 from toolkit.maps._schemas import ROUTE_DIRECTIONS, SNAP_TO_ROADS
 
 if TYPE_CHECKING:
@@ -423,11 +424,10 @@ def route_directions(queries: pd.DataFrame | Iterable[RouteQuery], *,
     sent = [i for i in range(len(items)) if i not in unplaced]
     if not sent:
         raise next(iter(unplaced.values()))
-    batches = _Batches(conn.pipeline("maps"), items, api_version,
-                       {"Accept-Language": language} if language else None)
-    outcomes = fan_out(batches.send, [sent[i:i + BATCH_SIZE]
-                                      for i in range(0, len(sent), BATCH_SIZE)],
-                       connection=conn, desc="route_directions", rate=BATCH_QPS, burst=1)
+    batches = Batches(conn.pipeline("maps"), BATCH_PATH, "route_directions", items, api_version,
+                      {"Accept-Language": language} if language else None)
+    outcomes = fan_out(batches.send, chunks(sent, BATCH_SIZE), connection=conn,
+                       desc="route_directions", rate=BATCH_QPS, burst=1)
     settle(outcomes, spared=(ProtocolError,))  # nothing came back (e.g. credentials): raise
     rows = [_failed_row(i, items[i], names[i], type(err).__name__, err)
             for i, err in unplaced.items()]
@@ -462,42 +462,6 @@ def _route_defaults(optimize_route: Any, travel_mode: Any, max_route_count: Any,
     if depart:
         defaults["departAt"] = depart
     return defaults
-
-
-class _Batches:
-    """Send batches of queries (up to 100), halving one the service timed out (408)."""
-
-    def __init__(self, pipe: Any, items: list[dict[str, Any]], api_version: str,
-                 headers: dict[str, str] | None) -> None:
-        self.pipe, self.items, self.api_version, self.headers = pipe, items, api_version, headers
-        self.request_ids: list[str] = []
-
-    def send(self, chunk: list[int]) -> list[Any]:
-        """Send the queries ``chunk`` indexes; return the service's answer per query."""
-        try:
-            response = self.pipe.send(Request(
-                "POST", BATCH_PATH, params={"api-version": self.api_version},
-                json={"batchItems": [self.items[i] for i in chunk]}, headers=self.headers,
-                operation="route_directions", no_retry=frozenset({408})))
-        except ApiError as err:
-            if err.status != 408:
-                raise
-            if len(chunk) > 1:
-                half = len(chunk) // 2
-                logger.info("route_directions: batch of %d timed out (408); sending it as "
-                            "two of %d and %d", len(chunk), half, len(chunk) - half)
-                return self.send(chunk[:half]) + self.send(chunk[half:])
-            return [{"error": {"code": err.code or "Timeout",
-                               "message": err.message or str(err)}}]
-        if response.request_id:
-            self.request_ids.append(response.request_id)
-        body = response.json() or {}
-        answers = body.get("batchItems") if isinstance(body, dict) else None
-        if not isinstance(answers, list) or len(answers) != len(chunk):
-            raise response.refuse(f"route_directions: the service answered "
-                                  f"{len(answers) if isinstance(answers, list) else 'no'} batch "
-                                  f"items for {len(chunk)} queries")
-        return answers
 
 
 def _failed_row(index: int, item: dict[str, Any], names: Any, code: str,

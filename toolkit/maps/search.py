@@ -10,7 +10,6 @@ functions that accept a name wherever a location is (weather, route waypoints).
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -33,6 +32,7 @@ from toolkit._core.registry import OperationRecord, register
 from toolkit._core.schemas import Schema
 from toolkit._core.validate import (
     check_api_version,
+    check_country_code,
     check_int,
     check_language,
     many_strings,
@@ -40,7 +40,6 @@ from toolkit._core.validate import (
 from toolkit._spec.maps import (
     AUTOCOMPLETE_TYPE_GROUPS,
     AUTOCOMPLETE_TYPES,
-    COUNTRY_CODE_PATTERN,
     GEOCODE_API_VERSIONS,
     GEOCODE_TOP,
     SEARCH_API_VERSIONS,
@@ -63,7 +62,6 @@ GEOCODE_API_VERSION = GEOCODE_API_VERSIONS[0]
 RESOLVED_CONFIDENCE = ("High", "Medium")
 #: Search (non-batch) allows 500 queries per second per account; stay just under.
 SEARCH_QPS = 450.0
-ISO2 = re.compile(COUNTRY_CODE_PATTERN)
 MIN_BBOX_DEG = 0.00001
 
 
@@ -71,17 +69,6 @@ def _choices(value: Any, parameter: str, allowed: Sequence[str]) -> list[str] | 
     if value is None:
         return None
     return many_strings(value, parameter, choices=allowed, case_insensitive=True)[0]
-
-
-def _iso2(value: Any, parameter: str, *, auto: bool = False) -> str | None:
-    if value is None:
-        return None
-    if auto and isinstance(value, str) and value.lower() == "auto":
-        return "Auto"
-    if not isinstance(value, str) or not ISO2.fullmatch(value):
-        raise ValidationError(parameter, value, "must be an ISO 3166-1 alpha-2 code such as "
-                              "'AD' or 'FR'" + (" (or 'Auto')" if auto else ""))
-    return value.upper()
 
 
 def _bbox(bbox: Any) -> tuple[float, float, float, float] | None:
@@ -241,8 +228,8 @@ def autocomplete(query: str | Sequence[str], *, coordinates: PointLike | None = 
     if point is None and box is None:
         raise ValidationError("coordinates", None, "coordinates (lon, lat) or bbox is required: "
                               "the service needs one when the other is absent")
-    country = _iso2(country_region, "country_region")
-    view_code = _iso2(view, "view", auto=True)
+    country = check_country_code(country_region, "country_region")
+    view_code = check_country_code(view, "view", auto=True)
     groups = _choices(result_type_groups, "result_type_groups", AUTOCOMPLETE_TYPE_GROUPS)
     types = _choices(result_types, "result_types", AUTOCOMPLETE_TYPES)
     check_int(top, "top", minimum=1, maximum=20)
@@ -330,8 +317,8 @@ def geocode(query: str | Sequence[str], *, coordinates: PointLike | None = None,
     queries = _queries(query, "must be a non-empty place name or address")
     box = _bbox(bbox)
     point = to_point(coordinates, "coordinates") if coordinates is not None else None
-    country = _iso2(country_region, "country_region")
-    view_code = _iso2(view, "view", auto=True)
+    country = check_country_code(country_region, "country_region")
+    view_code = check_country_code(view, "view", auto=True)
     check_int(top, "top", minimum=GEOCODE_TOP[0], maximum=GEOCODE_TOP[1])
     check_language(language)
     check_api_version(api_version)

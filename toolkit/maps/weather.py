@@ -1,6 +1,6 @@
 """Weather (spec 2 §2.5-2.7, §4.5-4.7) at one place or many.
 
-Current air quality, daily air-quality forecasts and severe weather alerts.
+Current air quality, daily and hourly air-quality forecasts and severe weather alerts.
 
 Every function takes ``locations`` in any of these shapes:
 
@@ -52,11 +52,16 @@ from toolkit._core.provenance import provenance, provenance_of
 from toolkit._core.registry import OperationRecord, register
 from toolkit._core.schemas import Schema
 from toolkit._core.validate import check_api_version, check_frame, check_int
-from toolkit._spec.maps import POLLUTANT_SHORT_NAMES, WEATHER_API_VERSIONS
+from toolkit._spec.maps import (
+    AIR_QUALITY_HOURLY_DURATIONS,
+    POLLUTANT_SHORT_NAMES,
+    WEATHER_API_VERSIONS,
+)
 from toolkit.connection import get_connection
 from toolkit.maps._schemas import (
     AIR_QUALITY,
     AIR_QUALITY_FORECAST,
+    AIR_QUALITY_HOURLY_FORECAST,
     AIR_QUALITY_POLLUTANTS,
     SEVERE_WEATHER_ALERTS,
 )
@@ -68,8 +73,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["air_quality", "air_quality_forecast", "air_quality_pollutants",
-           "severe_weather_alerts"]
+__all__ = ["air_quality", "air_quality_forecast", "air_quality_hourly_forecast",
+           "air_quality_pollutants", "severe_weather_alerts"]
 
 API_VERSION = WEATHER_API_VERSIONS[0]
 #: The service allows 50 weather requests per second per account; stay just under (a bucket of
@@ -81,6 +86,7 @@ RESULTS = PagingStyle(items_key="results")
 
 CURRENT_PATH = "/weather/airQuality/current/json"
 FORECAST_PATH = "/weather/airQuality/forecasts/daily/json"
+HOURLY_PATH = "/weather/airQuality/forecasts/hourly/json"
 ALERTS_PATH = "/weather/severe/alerts/json"
 
 #: UnitType codes of spec 2 §2.5.
@@ -392,6 +398,74 @@ def air_quality_forecast(locations: LocationsLike, *, duration: int = 1,
                   FORECAST_PATH, ids)
 
 
+def _duration_hours(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or \
+            int(value) not in AIR_QUALITY_HOURLY_DURATIONS:
+        raise ValidationError("duration", value, "must be one of "
+                              f"{', '.join(map(str, AIR_QUALITY_HOURLY_DURATIONS))} hours (the "
+                              "spans the service forecasts)")
+    return int(value)
+
+
+def air_quality_hourly_forecast(locations: LocationsLike, *, duration: int = 24,
+                                language: str | None = None, pollutants: bool = True,
+                                api_version: str = API_VERSION,
+                                connection: Connection | None = None) -> gpd.GeoDataFrame:
+    """Hourly air-quality forecasts for one place or many, from the current hour on.
+
+    Parameters
+    ----------
+    locations : pair, points, place names, GeoSeries/GeoDataFrame or DataFrame
+        As for :func:`air_quality`: ``(lon, lat)`` pairs, Points, lon/lat columns or place
+        names.
+    duration : int
+        Hours ahead: 1, 12, 24 (default), 48, 72 or 96 (the spans the service forecasts).
+    language : str, optional
+        IETF tag of the category and description text.
+    pollutants : bool
+        Ask for the per-pollutant details of each hour (the service's default). ``False``
+        sends ``pollutants=false``: the ``pollutants`` column is then empty.
+    api_version : str
+        The service version (``"1.1"``).
+    connection : Connection, optional
+        Defaults to the default connection.
+
+    Returns
+    -------
+    geopandas.GeoDataFrame
+        EPSG:4326, one row per place and hour (places in input order, hours in order):
+        ``location_index`` (Int64), ``place``, ``place_address`` (strings, as in
+        :func:`air_quality`), ``hour`` (Int64, 0 = the first hour the service forecasts),
+        ``dateTime`` (UTC start of the hour), ``globalIndex``, ``index`` (floats),
+        ``category`` (ordered category as in :func:`air_quality`), ``categoryColor``,
+        ``dominantPollutant`` (category), ``description``, ``pollutants`` (list of the
+        service's pollutant objects: :func:`air_quality_pollutants` makes a long frame of
+        them), ``error.code``, ``error.message`` (one row with the error for a place that
+        failed), ``geometry`` (the queried point).
+
+    Raises
+    ------
+    ValidationError
+        Before any request: ``duration`` not one of 1, 12, 24, 48, 72, 96, no places,
+        out-of-range coordinates, a bad language or flag.
+    ApiError
+        When every place failed, or the credential was refused.
+    """
+    hours = _duration_hours(duration)
+    lang = _language(language)
+    flag = _flag(pollutants, "pollutants")
+    check_api_version(api_version)
+    conn = get_connection(connection)
+    points, named, failed = _points(locations, conn)
+    params = {"api-version": api_version, "language": lang, "duration": hours,
+              "pollutants": flag}
+    answers, ids = _ask_all(conn, HOURLY_PATH, points, params, "air_quality_hourly_forecast",
+                            failed)
+    rows = _rows(answers, points, named, lambda i, k, r: [{**r, "hour": k}])
+    return _frame(rows, AIR_QUALITY_HOURLY_FORECAST, "air_quality_hourly_forecast", api_version,
+                  conn, HOURLY_PATH, ids)
+
+
 # ------------------------------------------------------------------------------ alerts
 
 
@@ -491,6 +565,9 @@ POLLUTANTS_RECORD = register(OperationRecord("air_quality_pollutants",
 FORECAST_RECORD = register(OperationRecord(
     "air_quality_forecast", schema=AIR_QUALITY_FORECAST, lifetime=3_600,
     plot="air_quality_forecast", explore="air_quality"))
+HOURLY_RECORD = register(OperationRecord(
+    "air_quality_hourly_forecast", schema=AIR_QUALITY_HOURLY_FORECAST, lifetime=1_800,
+    plot="air_quality_hours"))
 ALERTS_RECORD = register(OperationRecord(
     "severe_weather_alerts", schema=SEVERE_WEATHER_ALERTS, lifetime=300, plot="alert_timeline",
     explore="alerts"))

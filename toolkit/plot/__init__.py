@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from toolkit.plot.graph import authentication_strength_usage as authentication_strength_usage
     from toolkit.plot.maps import (
+        addresses as addresses,
         incidents as incidents,
         routes as routes,
         snapped_trace as snapped_trace,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.plot.provenance import mark_sandbox as mark_sandbox
     from toolkit.plot.weather import (
         air_quality_forecast as air_quality_forecast,
+        air_quality_hours as air_quality_hours,
         air_quality_map as air_quality_map,
         alert_timeline as alert_timeline,
         forecast_along as forecast_along,

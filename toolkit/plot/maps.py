@@ -1,4 +1,4 @@
-"""Map pictures: routes on the road network, GPS traces before and after snapping, incidents.
+"""Map pictures: routes, GPS traces before and after snapping, incidents, addresses at points.
 
 The background is a frame of lines (``background=``): the caller's own (any GeoDataFrame of
 roads, rivers, borders...), ``True`` for the road network the toolkit ships for Andorra
@@ -31,8 +31,9 @@ if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the pa
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "ROUTE_COLORS", "SEVERITY_SIZES", "draw_background",
-           "incidents", "routes", "snapped_trace", "spread_labels", "stamp_credit"]
+__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "ROUTE_COLORS", "SEVERITY_SIZES", "addresses",
+           "draw_background", "incidents", "routes", "snapped_trace", "spread_labels",
+           "stamp_credit"]
 
 #: One colour per incident type (warm for what blocks, cool for what slows).
 INCIDENT_COLORS = {
@@ -371,6 +372,111 @@ def _trace_text(title: str, recorded: int, snapped: pd.DataFrame) -> str:
     return sentences(f"{title}: {counted(recorded, 'recorded point')} and "
                      f"{counted(len(snapped), 'snapped point')} on the road, "
                      f"{added:,} of them interpolated", speeds)
+
+
+#: Most labels an address map writes (a label per match beyond it would bury the map).
+ADDRESS_LABELS = 12
+
+
+@marks_sandbox
+def addresses(df: pd.DataFrame, *, ax: Axes | None = None, background: Any = True,
+              labels: bool = True, title: str | None = None) -> Axes:
+    """Draw the points asked about and the addresses found for them, on the road network.
+
+    Each point asked is a small grey cross joined by a thin line to its match, which is coloured
+    by the type of entity found (address, place, postcode...); a point with no match or an error
+    is a hollow grey circle. With few matches (12 at most) each is labelled with its address
+    line (or formatted address).
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.reverse_geocode` returns (``input_point``, ``type``,
+        ``geometry``; ``address.addressLine`` and ``address.formattedAddress`` for labels).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    background : GeoDataFrame, True or None
+        Lines drawn underneath: a frame of your own, ``True`` for the bundled road network of
+        Andorra where it overlaps the data, ``None`` for nothing (see :func:`draw_background`).
+    labels : bool
+        Label the matches with their addresses (when there are at most 12).
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["input_point", "type", "geometry"], "plot.addresses")
+    import shapely
+    from matplotlib.collections import LineCollection
+    from matplotlib.lines import Line2D
+
+    from toolkit.plot._style import SERIES_COLORS
+
+    asked = np.asarray(df["input_point"], dtype=object)
+    found = np.asarray(df["geometry"], dtype=object)
+    has = np.array([g is not None and not g.is_empty for g in found], dtype=bool)
+    known = np.array([g is not None and not g.is_empty for g in asked], dtype=bool)
+    if not known.any():
+        raise ValidationError("df", "no points", "plot.addresses needs the points asked about")
+    xy_asked = shapely.get_coordinates(asked[known])
+    xy_found = shapely.get_coordinates(found[has]) if has.any() else np.empty((0, 2))
+    both = np.vstack([xy_asked, xy_found])
+    bounds = (*both.min(axis=0), *both.max(axis=0))
+    own = ax is None
+    ax = new_axes(ax, figsize=(8, 7))
+    credit = draw_background(ax, background, bounds)
+    pairs = [np.array([shapely.get_coordinates(a)[0], shapely.get_coordinates(f)[0]])
+             for a, f, ok in zip(asked, found, has & known, strict=True) if ok]
+    if pairs:
+        ax.add_collection(LineCollection(pairs, colors=NEUTRAL, linewidths=0.7, zorder=2))
+    ax.scatter(xy_asked[:, 0], xy_asked[:, 1], s=22, marker="x", color=NEUTRAL, linewidths=1.0,
+               zorder=3)
+    handles = [Line2D([], [], ls="", marker="x", color=NEUTRAL, label="point asked")]
+    kinds = df["type"].astype(object).where(has, None)
+    order = [k for k in dict.fromkeys(kinds.dropna().astype(str))]
+    for k, kind in enumerate(order):
+        pick = (kinds.astype(str) == kind).to_numpy() & has
+        xy = shapely.get_coordinates(found[pick])
+        colour = SERIES_COLORS[k % len(SERIES_COLORS)]
+        ax.scatter(xy[:, 0], xy[:, 1], s=46, color=colour, edgecolor="white", linewidths=0.8,
+                   zorder=5)
+        handles.append(Line2D([], [], ls="", marker="o", color=colour, markeredgecolor="white",
+                              label=f"{plot_text(kind)} ({int(pick.sum())})"))
+    missing = known & ~has
+    if missing.any():
+        xy = shapely.get_coordinates(asked[missing])
+        ax.scatter(xy[:, 0], xy[:, 1], s=60, facecolor="none", edgecolor=NEUTRAL, zorder=4)
+        handles.append(Line2D([], [], ls="", marker="o", markerfacecolor="none",
+                              color=NEUTRAL, label=f"no match ({int(missing.sum())})"))
+    if labels and 0 < int(has.sum()) <= ADDRESS_LABELS:
+        rows = df[has]
+        line = rows.get("address.addressLine", pd.Series(None, index=rows.index))
+        full = rows.get("address.formattedAddress", pd.Series(None, index=rows.index))
+        texts, xs, ys = [], [], []
+        for geom, a, b in zip(rows.geometry, line, full, strict=True):
+            text = a if isinstance(a, str) and a else b
+            if not isinstance(text, str) or not text:
+                continue
+            texts.append(ax.text(geom.x, geom.y, plot_text(text), fontsize=MIN_FONT_SIZE,
+                                 zorder=6, bbox={"facecolor": "white", "alpha": 0.8,
+                                                 "edgecolor": "none", "pad": 1}))
+            xs.append(geom.x)
+            ys.append(geom.y)
+        spread_labels(ax, texts, xs, ys)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    n = int(known.sum())
+    finish_map(ax, bounds, title or f"{n} point{'s' if n != 1 else ''}, "
+               f"{int(has.sum())} matched", credit, own=own)
+    counts = kinds.dropna().astype(str).value_counts()
+    set_description(ax, sentences(
+        f"{ax.get_title()}: {counted(n, 'point')} asked about, "
+        f"{counted(int(has.sum()), 'address', 'addresses')} found",
+        "By type of entity: " + ", ".join(f"{c:,} {k}" for k, c in counts.items())
+        if len(counts) else "",
+        f"{counted(int(missing.sum()), 'point')} with no match" if missing.any() else ""))
+    return ax
 
 
 def _draw_incidents(ax: Axes, df: pd.DataFrame, handles: list[Any]) -> None:

@@ -39,8 +39,8 @@ if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the pa
     from matplotlib.axes import Axes
     from matplotlib.patches import Rectangle
 
-__all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_map",
-           "alert_timeline", "forecast_along", "pollutants"]
+__all__ = ["AIR_QUALITY_COLORS", "STATUS_COLORS", "air_quality_forecast", "air_quality_hours",
+           "air_quality_map", "alert_timeline", "forecast_along", "pollutants"]
 
 SHORT_POLLUTANT = POLLUTANT_SHORT_NAMES
 
@@ -322,6 +322,86 @@ def _along_text(title: str, data: pd.DataFrame, distance: str, xlabel: str) -> s
                      f"{xlabel} {at.min():g} to {at.max():g}, "
                      f"{counted(data['dateTime'].nunique(), 'forecast day')}",
                      listed(days, 8, "more days"))
+
+
+@marks_sandbox
+def air_quality_hours(df: pd.DataFrame, *, labels: Any = None, tz: str | None = None,
+                      ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Draw the hourly forecast: one line per place, each hour marked in its category colour.
+
+    The global index hour by hour, the band limits (20, 50, 100, 150, 250) marked and named at
+    the right, so a reader sees when a place crosses into the next category.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The frame :func:`toolkit.air_quality_hourly_forecast` returns (``location_index``,
+        ``dateTime``, ``globalIndex``, ``categoryColor``, ``category``); places that failed are
+        left out.
+    labels : str, mapping or sequence, optional
+        Place names: a column of ``df``, a mapping ``location_index -> name`` or names in input
+        order.
+    tz : str, optional
+        Time zone of the time axis (``"Europe/Andorra"``); UTC when omitted.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["location_index", "dateTime", "globalIndex", "categoryColor"],
+                    "plot.air_quality_hours")
+    import matplotlib.dates as mdates
+
+    data = df.dropna(subset=["globalIndex", "location_index", "dateTime"])
+    if data.empty:
+        raise ValidationError("df", "no forecast rows", "plot.air_quality_hours needs at least "
+                              "one answered forecast hour")
+    zone = tz or "UTC"
+    names = _labels(data, labels)
+    ax = new_axes(ax, figsize=(10, 4.5))
+    for k, place in enumerate(names):
+        rows = data[data["location_index"] == place].sort_values("dateTime")
+        when = rows["dateTime"].dt.tz_convert(zone).dt.tz_localize(None)
+        style = series_style(k)
+        ax.plot(when, rows["globalIndex"].astype(float), color=style["color"], ls=style["ls"],
+                lw=1.5, label=names[place], zorder=2)
+        ax.scatter(when, rows["globalIndex"].astype(float), s=18, zorder=3,
+                   color=[_colour(r) for _, r in rows.iterrows()], edgecolor="#333333",
+                   linewidths=0.4, marker=style["marker"])
+    top = max(60.0, float(data["globalIndex"].max()) * 1.1)
+    ax.set_ylim(0, top)
+    _band_lines(ax, top)
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%a %H:%M"))
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel(f"hour ({plot_text(zone)})")
+    ax.set_ylabel("global air-quality index")
+    ax.legend(title="place", loc="upper left", bbox_to_anchor=(1.12, 1.0), frameon=False)
+    hours = int(data.groupby("location_index")["dateTime"].nunique().max())
+    ax.set_title(plot_text(title) if title else
+                 f"Hourly air-quality forecast, {hours} hour{'s' if hours != 1 else ''}")
+    ax.spines[["top", "right"]].set_visible(False)
+    set_description(ax, _hours_text(ax.get_title(), data, names, zone))
+    return ax
+
+
+def _hours_text(title: str, data: pd.DataFrame, names: dict[Any, str], zone: str) -> str:
+    """Describe the hourly forecast: per place, its range and its best and worst hours."""
+    def when(value: Any) -> str:
+        return f"{pd.Timestamp(value).tz_convert(zone):%a %H:%M}"
+
+    places = []
+    for place, name in names.items():
+        rows = data[data["location_index"] == place].sort_values("dateTime")
+        values = rows["globalIndex"].astype(float)
+        best, worst = rows.iloc[int(values.argmin())], rows.iloc[int(values.argmax())]
+        places.append(f"{name}: best {_reading(best)} at {when(best['dateTime'])}, worst "
+                      f"{_reading(worst)} at {when(worst['dateTime'])}")
+    return sentences(f"{title}: {counted(len(names), 'place')}, times in {zone}",
+                     listed(places, 8, "more places"))
 
 
 def _day_label(value: Any) -> str:

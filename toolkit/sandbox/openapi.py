@@ -90,6 +90,8 @@ _SOURCES: dict[str, _Source] = {
                               "post"),
     "autocomplete": _Source("09-maps-geocode-autocomplete", "/geocode:autocomplete", "get"),
     "geocode": _Source("21-maps-geocode", "/geocode", "get"),
+    "reverse_geocode": _Source("28-maps-reverse-geocode", "/reverseGeocode", "get"),
+    "reverse_geocode_batch": _Source("28-maps-reverse-geocode", "/reverseGeocode:batch", "post"),
     "route_directions_batch": _Source("10-maps-route-directions-batch",
                                       "/route/directions:batch", "post"),
     "snap_to_roads": _Source("11-maps-snap-to-roads", "/route/snapToRoads", "post"),
@@ -100,6 +102,9 @@ _SOURCES: dict[str, _Source] = {
                                      "/weather/severe/alerts/{format}", "get"),
     "air_quality_forecast": _Source("15-maps-weather-daily-air-quality-forecast",
                                     "/weather/airQuality/forecasts/daily/{format}", "get"),
+    "air_quality_hourly_forecast": _Source("29-maps-weather-hourly-air-quality-forecast",
+                                           "/weather/airQuality/forecasts/hourly/{format}",
+                                           "get"),
     "authentication_strength_usage": _Source(
         "16-graph-authentication-strength-usage",
         "/policies/authenticationStrengthPolicies/{authenticationStrengthPolicyId}/usage", "get"),
@@ -330,9 +335,11 @@ _TOWNS = ((1.5218, 42.5075), (1.5804, 42.5345))
 _QUERY_EXAMPLES: dict[str, dict[str, Any]] = {
     "autocomplete": {"query": "Can", "coordinates": list(_TOWNS[1]), "top": 5},
     "geocode": {"query": "Ordino", "top": 5},
+    "reverse_geocode": {"coordinates": list(_TOWNS[1])},
     "traffic_incidents": {"bbox": [1.40, 42.42, 1.79, 42.66]},
     "air_quality": {"query": [_TOWNS[0][1], _TOWNS[0][0]]},
     "air_quality_forecast": {"query": [_TOWNS[0][1], _TOWNS[0][0]], "duration": 3},
+    "air_quality_hourly_forecast": {"query": [_TOWNS[0][1], _TOWNS[0][0]], "duration": 24},
     "severe_weather_alerts": {"query": [42.5676, 1.5975]},
     "policy_states": {"$top": 10},
 }
@@ -359,6 +366,9 @@ def _body_examples(sandbox: Sandbox) -> dict[str, Any]:
                          _point(lon1, lat1, pointIndex=1, pointType="waypoint")]}]},
         "snap_to_roads": {"type": "FeatureCollection", "features": trace,
                           "includeSpeedLimit": True},
+        "reverse_geocode_batch": {"batchItems": [
+            {"coordinates": [lon0, lat0], "optionalId": "a"},
+            {"coordinates": [lon1, lat1], "resultTypes": ["PopulatedPlace"]}]},
         "create_eventstream": {"displayName": "described-stream",
                                "description": "Made from the sandbox's description."},
         "resource_graph": {"query": "resources | project id, name, type, location",

@@ -68,6 +68,7 @@ SERVICE_MODULES = (
     "toolkit.sandbox.fabric.eventstream",
     "toolkit.sandbox.fabric.workspaces",
     "toolkit.sandbox.maps.search",
+    "toolkit.sandbox.maps.reverse",
     "toolkit.sandbox.maps.route",
     "toolkit.sandbox.maps.traffic",
     "toolkit.sandbox.maps.weather.handlers",

@@ -48,8 +48,8 @@ from toolkit.sandbox.maps.traffic import parse_bbox
 if TYPE_CHECKING:
     from toolkit.sandbox.server import Sandbox
 
-__all__ = ["API_VERSIONS", "RESULT_TYPES", "Entity", "entities", "geocode_features", "register",
-           "suggest"]
+__all__ = ["API_VERSIONS", "RESULT_TYPES", "Entity", "address_fields", "entities",
+           "geocode_features", "language_code", "register", "suggest"]
 
 API_VERSIONS = SEARCH_API_VERSIONS
 
@@ -177,6 +177,10 @@ def _address(ent: Entity, lang: str | None, number: str | None = None) -> dict[s
     return address
 
 
+#: The service's address object of an entity (and house number), in a language.
+address_fields = _address
+
+
 def suggest(query: str, *, ref: tuple[float, float] | None, bbox: tuple[float, ...] | None,
             country: str | None, types: set[str] | None, groups: set[str] | None, top: int,
             lang: str | None) -> list[dict[str, Any]]:
@@ -281,8 +285,12 @@ def _codes(request: Request) -> None:
                                    "code.")
 
 
-def _lang(request: Request) -> str | None:
+def language_code(request: Request) -> str | None:
+    """Give the primary language of the request's ``Accept-Language``, or ``None``."""
     return request.language.split("-")[0].lower() if request.language else None
+
+
+_lang = language_code
 
 
 def _autocomplete(request: Request) -> Reply:

@@ -17,6 +17,12 @@ import requests
     ("/weather/airQuality/forecasts/daily/json", {"query": "42.5,1.5", "duration": "9"},
      "duration"),
     ("/weather/severe/alerts/json", {"query": "42.5,1.5", "details": "yes"}, "true or false"),
+    ("/weather/airQuality/forecasts/hourly/json", {"query": "42.5,1.5", "duration": "2"},
+     "1, 12, 24, 48, 72, 96"),
+    ("/weather/airQuality/forecasts/hourly/json", {"query": "42.5,1.5", "duration": "a"},
+     "duration"),
+    ("/weather/airQuality/forecasts/hourly/json", {"query": "42.5,1.5", "pollutants": "no"},
+     "true or false"),
 ])
 def test_the_sandbox_refuses_what_the_service_refuses(sandbox, path, params, words) -> None:
     raw = requests.get(f"{sandbox.url}{path}",

@@ -74,6 +74,19 @@ def test_daily_forecast_is_the_worst_hour_of_the_day(ww) -> None:
     assert day["globalIndex"] == max(hourly)
 
 
+def test_the_hourly_forecast_starts_with_the_current_reading(ww) -> None:
+    lat, lon = ESCALDES
+    at = sw.ANCHOR + timedelta(days=1, hours=7, minutes=41)
+    hours = sw.hourly_forecast(ww, lon, lat, at, 12, language="fr")
+    assert len(hours) == 12
+    assert hours[0] == sw.hourly_reading(ww, lon, lat, at, language="fr")
+    for k, rec in enumerate(hours):
+        top = (at + timedelta(hours=k)).replace(minute=0)
+        assert rec == sw.hourly_reading(ww, lon, lat, top, language="fr")
+    bare = sw.hourly_forecast(ww, lon, lat, at, 1, pollutants=False)
+    assert "pollutants" not in bare[0] and len(hours[0]["pollutants"]) == 6
+
+
 def test_category_of_bands_edges() -> None:
     cases = {0: "Excellent", 20: "Excellent", 20.1: "Fair", 50: "Fair", 50.1: "Poor",
              100: "Poor", 101: "Unhealthy", 150: "Unhealthy", 151: "Very unhealthy",

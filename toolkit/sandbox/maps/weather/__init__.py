@@ -1,7 +1,7 @@
 """Weather (spec 2 §2.5-2.7, §4.5-4.7) over the maps world (Andorra).
 
-Current air quality, daily air-quality forecasts and severe weather alerts, answered anywhere the
-real service covers.
+Current air quality, daily and hourly air-quality forecasts and severe weather alerts, answered
+anywhere the real service covers.
 
 **Air quality** is a deterministic field over space and time:
 
@@ -21,9 +21,10 @@ real service covers.
   §2.5 (upper limits 20, 50, 100, 150, 250 inclusive). ``index`` is the dominant pollutant's
   index on the local regulator's scale.
 
-Current readings are the field at the top of the current hour; the daily forecast of a day is,
-per pollutant, the highest hourly index of that local day, so today's forecast always agrees with
-(is at least) the current hour.
+Current readings are the field at the top of the current hour; the hourly forecast is the field
+at each hour from the top of the current hour on (so its first hour is the current reading); the
+daily forecast of a day is, per pollutant, the highest hourly index of that local day, so a day's
+forecast always agrees with (is at least) each of its hours.
 
 **Severe alerts** come from the national provider ("Meteo Andorra"): in each ten-day cycle a snow
 warning, a wind warning, an air-quality alert over the valley parishes during the episode and a

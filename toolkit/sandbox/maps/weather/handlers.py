@@ -1,4 +1,4 @@
-"""The weather routes: current air quality, the daily forecast and severe alerts.
+"""The weather routes: current air quality, the daily and hourly forecasts and severe alerts.
 
 Checked the way the service checks them and answered from :mod:`.world`.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from toolkit._spec.maps import AIR_QUALITY_HOURLY_DURATIONS
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
 from toolkit.sandbox.maps.weather.world import (
@@ -17,6 +18,7 @@ from toolkit.sandbox.maps.weather.world import (
     alerts_at,
     covered,
     daily_forecast,
+    hourly_forecast,
     hourly_reading,
     language_of,
 )
@@ -92,6 +94,24 @@ def _forecast(request: Request) -> Reply:
     return Reply(200, {"results": recs})
 
 
+def _hourly(request: Request) -> Reply:
+    note_arrival(request, "air_quality_hourly_forecast")
+    lon, lat = _point(request)
+    text = request.param("duration")
+    try:
+        duration = int(text) if text not in (None, "") else 1
+    except ValueError:
+        duration = 0
+    if duration not in AIR_QUALITY_HOURLY_DURATIONS:
+        raise SandboxHTTPError(400, "BadRequest", "'duration' must be one of "
+                               f"{', '.join(map(str, AIR_QUALITY_HOURLY_DURATIONS))} hours.",
+                               target="duration")
+    with_pollutants = _bool(request, "pollutants")
+    recs = hourly_forecast(_section(request), lon, lat, request.sandbox.now(), duration,
+                           language=request.param("language"), pollutants=with_pollutants)
+    return Reply(200, {"results": recs})
+
+
 def _alerts(request: Request) -> Reply:
     note_arrival(request, "severe_weather_alerts")
     lon, lat = _point(request)
@@ -106,10 +126,12 @@ def _alerts(request: Request) -> Reply:
 
 
 def register(router: Router, sandbox: Sandbox) -> None:
-    """Add the three weather routes."""
+    """Add the four weather routes."""
     router.add("GET", "/weather/airQuality/current/{format}", _current, family="maps",
                api_versions=API_VERSIONS, name="air_quality")
     router.add("GET", "/weather/airQuality/forecasts/daily/{format}", _forecast, family="maps",
                api_versions=API_VERSIONS, name="air_quality_forecast")
+    router.add("GET", "/weather/airQuality/forecasts/hourly/{format}", _hourly, family="maps",
+               api_versions=API_VERSIONS, name="air_quality_hourly_forecast")
     router.add("GET", "/weather/severe/alerts/{format}", _alerts, family="maps",
                api_versions=API_VERSIONS, name="severe_weather_alerts")

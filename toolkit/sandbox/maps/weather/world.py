@@ -52,6 +52,7 @@ __all__ = [
     "category_of",
     "covered",
     "daily_forecast",
+    "hourly_forecast",
     "hourly_reading",
     "language_of",
 ]
@@ -508,6 +509,25 @@ def daily_forecast(ww: WeatherWorld, lon: float, lat: float, at: datetime, durat
             values[k] = (float(c[j]), float(g[j]))
         rec = _reading(values, lang, with_pollutants=False)
         out.append({"dateTime": _iso(start.astimezone(UTC)), **rec})
+    return out
+
+
+def hourly_forecast(ww: WeatherWorld, lon: float, lat: float, at: datetime, duration: int, *,
+                    language: str | None = None, pollutants: bool = True
+                    ) -> list[dict[str, Any]]:
+    """Build AirQuality records of ``duration`` hours from the top of the hour of ``at`` on.
+
+    The field at each hour, as :func:`hourly_reading` reads it: the first record is the current
+    reading, and each hour's pollutants are at most their day's in :func:`daily_forecast`.
+    """
+    first = at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    hours = [first + timedelta(hours=k) for k in range(duration)]
+    idx = _pollutant_indices(concentrations(ww, lon, lat, hours))
+    lang = language_of(language)
+    out = []
+    for k, hour in enumerate(hours):
+        values = {p: (float(c[k]), float(g[k])) for p, (c, g) in idx.items()}
+        out.append({"dateTime": _iso(hour), **_reading(values, lang, pollutants)})
     return out
 
 
