@@ -262,6 +262,32 @@ def _alert_timeline(f: dict[str, Any]) -> list[str]:
             *(f"{n} {s}" for s, n in status.items())]
 
 
+def _air_quality_hours(f: dict[str, Any]) -> list[str]:
+    df = f["hourly"].dropna(subset=["globalIndex"])
+    names = ["Andorra la Vella", "Ordino", "Canillo"]
+    out = [f"{df['location_index'].nunique()} places", "times in Europe/Andorra"]
+    for place, rows in df.groupby("location_index"):
+        values = [float(v) for v in rows["globalIndex"]]
+        best = rows.iloc[values.index(min(values))]
+        local = pd.Timestamp(best["dateTime"]).tz_convert("Europe/Andorra")
+        out += [f"{names[int(place)]}: best {min(values):.0f} ({best['category']}) at "
+                f"{local:%a %H:%M}", f"worst {max(values):.0f}"]
+    return out
+
+
+def _addresses(f: dict[str, Any]) -> list[str]:
+    df = f["addresses"]
+    asked = sum(g is not None and not g.is_empty for g in df["input_point"])
+    found = [g is not None and not g.is_empty for g in df["geometry"]]
+    kinds = Counter(str(k) for k, ok in zip(df["type"], found, strict=True) if ok)
+    out = [f"{asked} points asked about", f"{sum(found)} addresses found",
+           *(f"{n} {k}" for k, n in kinds.items())]
+    missing = asked - sum(found)
+    if missing:
+        out.append(f"{missing} point{'s' if missing != 1 else ''} with no match")
+    return out
+
+
 EXPECTED: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "backend_health": _backend_health,
     "encryption_posture": _encryption_posture,
@@ -281,6 +307,8 @@ EXPECTED: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "air_quality_forecast__grid": _air_quality_forecast_grid,
     "forecast_along": _forecast_along,
     "alert_timeline": _alert_timeline,
+    "air_quality_hours": _air_quality_hours,
+    "addresses": _addresses,
 }
 
 
