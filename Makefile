@@ -1,5 +1,6 @@
 # Two commands do all the set-up on a fresh machine:
 #   make report   execute every notebook against the sandbox, write HTML reports to reports/
+#                 (each report twice: <name>.html with its code, <name>-no-code.html without)
 #   make test     ruff, mypy and the whole test suite, notebooks included (pytest --nbval), the
 #                 documentation site built strictly among the tests (tests/test_docs.py), on
 #                 TEST_WORKERS pytest-xdist workers (docs/testing.md); with CI set (as .ci/run
@@ -85,13 +86,16 @@ browser:
 # With nothing set the notebooks answer from the sandbox, its day pinned as the committed
 # outputs' (NOTEBOOK_NOW); name a cloud to report on yours: `make report CLOUD=public`
 # (CREDENTIAL=cli by default then; REPORT_ARGS="--subscription ... --place ..." for the rest).
+# Each report is written twice (REPORT_PAGES=both): in full, <name>.html, and without code,
+# <name>-no-code.html (text, tables, charts and maps); REPORT_PAGES=full or no-code for one.
 REPORT_JOBS ?= 3
+REPORT_PAGES ?= both
 CLOUD ?=
 CREDENTIAL ?= $(if $(CLOUD),cli,)
 REPORT_ARGS ?=
 
 report: $(STAMP)
-	$(PY) -m toolkit.report --jobs $(REPORT_JOBS) \
+	$(PY) -m toolkit.report --jobs $(REPORT_JOBS) --pages $(REPORT_PAGES) \
 		--timeout 300 --output-dir reports $(if $(CLOUD),--cloud $(CLOUD)) \
 		$(if $(CREDENTIAL),--credential $(CREDENTIAL)) $(REPORT_ARGS) $(NOTEBOOKS)
 

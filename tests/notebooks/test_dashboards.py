@@ -166,7 +166,7 @@ def test_the_air_quality_dashboard_shows_the_place_typed(voila, browser) -> None
         name.focus()
         page.keyboard.type("Canillo")
         page.keyboard.press("Enter")
-        title = page.locator(".widget-html h4").first
+        title = page.locator(".widget-html h2").first
         expect(title).to_contain_text("Canillo", timeout=ANSWER_TIMEOUT_MS)
         picture = page.locator(".widget-html img[alt^='Canillo: pollutants now: ']")
         expect(picture).to_have_count(1)

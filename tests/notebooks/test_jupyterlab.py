@@ -277,7 +277,7 @@ def test_the_air_quality_explorer_shows_the_place_typed(lab, browser) -> None:
 
     page = _open_and_run(browser, lab, NOTEBOOKS[2])
     try:
-        title = page.locator(".widget-html h4").first
+        title = page.locator(".widget-html h2").first
         title.wait_for()
         title.scroll_into_view_if_needed()
         # the explorer opens on the first place of the notebook's parameters

@@ -52,6 +52,7 @@ def test_a_parameter_given_twice_keeps_the_last_and_overrides_an_option() -> Non
     (["--jobs", "0"], "--jobs and --timeout must be at least 1"),
     (["--timeout", "-5"], "--jobs and --timeout must be at least 1"),
     (["--jobs", "two"], "argument --jobs: invalid int value: 'two'"),
+    (["--pages", "summary"], "argument --pages: invalid choice: 'summary'"),
     (["no-such-notebook.ipynb"], "no such notebook: no-such-notebook.ipynb"),
 ])
 def test_bad_options_stop_the_command_before_any_kernel(argv, said, capsys, tmp_path,
@@ -90,6 +91,10 @@ def test_a_notebook_that_fails_makes_the_exit_status_1_and_is_named(tmp_path, ca
     assert status == 1
     assert f"failed: {path}: RuntimeError: the service said no" in err
     assert "1 notebooks in" in out and (tmp_path / "out" / "fails.html").is_file()
+    assert (tmp_path / "out" / "fails-no-code.html").is_file()
+    # one page only, when asked
+    status = main([str(path), "--output-dir", str(tmp_path / "full"), "--pages", "full"])
+    assert status == 1 and [p.name for p in (tmp_path / "full").glob("*.html")] == ["fails.html"]
 
 
 def test_help_lists_the_options(capsys) -> None:
@@ -99,5 +104,5 @@ def test_help_lists_the_options(capsys) -> None:
     out = capsys.readouterr().out
     for option in ("--cloud", "--credential", "--management-group", "--subscription",
                    "--resource-group", "--day", "--place", "--workspace", "--history-store",
-                   "--parameter", "--output-dir", "--jobs", "--timeout"):
+                   "--parameter", "--output-dir", "--pages", "--jobs", "--timeout"):
         assert option in out

@@ -1,6 +1,7 @@
 """The reports' pages: one shared style sheet beside the reports, pictures with a palette where
 that is smaller (each checked for its size before it is decoded), only the web scripts a
-notebook uses."""
+notebook uses, and the report without code: the text, tables, charts and maps without a line of
+code."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 
 from toolkit.report import pages as report
 
@@ -130,7 +132,7 @@ def test_a_page_loads_no_script_from_the_web_that_the_notebook_does_not_use() ->
 
     page = report.page(_notebook("# Routes\nA story in words."), ROOT / "notebooks" / "x.ipynb")
     scripts = re.findall(r"<script[^>]*\bsrc=\"([^\"]*)\"", page)
-    assert scripts == [] and "<b>a table</b>" in page and "<title>x</title>" in page
+    assert scripts == [] and "<b>a table</b>" in page and "<title>Routes</title>" in page
     assert "mathjax" not in page.lower() and "require.min.js" not in page
     # a map's own page in a frame does not count: it does not see the report's scripts
     framed = '<iframe srcdoc="&lt;script&gt;define([], f)&lt;/script&gt;"></iframe>'
@@ -144,3 +146,91 @@ def test_a_page_loads_mathjax_and_requirejs_where_the_notebook_uses_them() -> No
     amd = "<script>require(['d3'], function (d3) { d3.select('b'); });</script>"
     page = report.page(_notebook("text", amd), ROOT / "notebooks" / "x.ipynb")
     assert "require.min.js" in page and "mathjax" not in page.lower()
+
+
+def _story() -> Any:
+    """A notebook as a report holds one: text, code, a warning, a table, a picture, an error."""
+    nb = nbformat.v4.new_notebook()
+    warning = ("/tmp/ipykernel_7/123.py:5: SandboxWarning: toolkit: invented data,\n"
+               "not your cloud's\n  conn = toolkit.connect(cloud=cloud)\n"
+               "C:\\Users\\me\\x.py:12: UserWarning: a second one\n  warnings.warn(msg)\n"
+               "an ordinary line\n")
+    png = base64.b64encode(_lines_png()).decode()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Compliance\nWhere are we `not` compliant?"),
+        nbformat.v4.new_code_cell("parameters_cell_without_output = None"),
+        nbformat.v4.new_code_cell("conn = toolkit.connect(cloud=cloud)", execution_count=2,
+                                  outputs=[nbformat.v4.new_output("stream", name="stderr",
+                                                                  text=warning)]),
+        nbformat.v4.new_code_cell("summary_of_compliance_by_assignment", execution_count=3,
+                                  outputs=[nbformat.v4.new_output(
+                                      "execute_result", execution_count=3,
+                                      data={"text/html": "<table><thead><tr><th></th><th>n</th>"
+                                                         "</tr></thead><tbody><tr><th>0</th>"
+                                                         "<td>4</td></tr></tbody></table>",
+                                            "text/plain": "n 4"})]),
+        nbformat.v4.new_code_cell("toolkit.plot.compliance_by(summary)", execution_count=4,
+                                  outputs=[nbformat.v4.new_output(
+                                      "display_data", data={"image/png": png},
+                                      metadata={"image/png": {"alt": "4 resources: 1 down"}})]),
+        nbformat.v4.new_code_cell("raise_an_error_on_purpose()", execution_count=5,
+                                  outputs=[nbformat.v4.new_output(
+                                      "error", ename="ApiError", evalue="HTTP 403 refused",
+                                      traceback=["\x1b[31mTraceback\x1b[0m",
+                                                 "----> 1 raise_an_error_on_purpose()"])]),
+    ]
+    return nb
+
+
+def test_the_report_without_code_keeps_the_story_and_no_code() -> None:
+    from bs4 import BeautifulSoup
+
+    nb = _story()
+    full = report.page(nb, ROOT / "notebooks" / "x.ipynb")
+    bare = report.page(nb, ROOT / "notebooks" / "x.ipynb", code=False)
+    soup = BeautifulSoup(bare, "html.parser")
+    full_text, bare_text = BeautifulSoup(full, "html.parser").get_text(), soup.get_text()
+    for line in ("conn = toolkit.connect(cloud=cloud)", "summary_of_compliance_by_assignment",
+                 "raise_an_error_on_purpose()", "toolkit.plot.compliance_by(summary)",
+                 "parameters_cell_without_output = None", "warnings.warn(msg)"):
+        assert line in full_text and line not in bare_text, line
+    assert "In\xa0[2]:" in full_text and "Out[3]:" in full_text
+    assert "In\xa0[" not in bare_text and "Out[" not in bare_text
+    assert soup.select(".jp-InputArea, .jp-InputPrompt, .jp-OutputPrompt, "
+                       ".jp-CodeMirrorEditor, .highlight") == []
+    assert BeautifulSoup(full, "html.parser").select(".jp-CodeMirrorEditor .highlight pre")
+    # one code cell left on the page per code cell with outputs, and nothing of those without
+    assert len(soup.select(".jp-CodeCell")) == 4
+    assert soup.find("h1").get_text().startswith("Compliance")
+    assert soup.find("code").get_text() == "not"  # the text's own code words are text
+    assert soup.select_one(".jp-RenderedImage img")["alt"] == "4 resources: 1 down"
+    assert soup.find("table") is not None
+    stderr = [e.get_text() for e in
+              soup.select('[data-mime-type="application/vnd.jupyter.stderr"] pre')]
+    assert stderr == [
+        "SandboxWarning: toolkit: invented data,\nnot your cloud's\n"
+        "UserWarning: a second one\nan ordinary line\n",
+        "ApiError: HTTP 403 refused"]
+    assert "<title>Compliance (without code)</title>" in bare
+    assert "<title>Compliance</title>" in full
+
+
+def test_a_warnings_line_of_code_is_left_out_and_nothing_else() -> None:
+    text = ("/tmp/ipykernel_1/2.py:3: FutureWarning: old\n  df.append(x)\n"
+            "plain: 1: not a warning's place\n  indented output stays\n")
+    assert report.without_code(text) == ("FutureWarning: old\nplain: 1: not a warning's "
+                                         "place\n  indented output stays\n")
+    assert report.without_code(["a ", "list\n"]) == "a list\n"
+    assert report.without_code("") == ""
+
+
+def test_the_pages_a_report_is_written_as() -> None:
+    from toolkit import ValidationError
+
+    assert report.page_names("02-policy") == {True: "02-policy.html",
+                                              False: "02-policy-no-code.html"}
+    assert report.page_names("x", "full") == {True: "x.html"}
+    assert report.page_names("x", "no-code") == {False: "x-no-code.html"}
+    with pytest.raises(ValidationError) as info:
+        report.page_names("x", "summary")
+    assert info.value.parameter == "pages" and "both, full, no-code" in info.value.rule

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -50,7 +51,17 @@ def test_each_report_is_written_whatever_another_one_does(tmp_path) -> None:
     assert [o.notebook.name for o in outcomes] == ["odd.ipynb", "told.ipynb", "fails.ipynb"]
     for name in ("odd", "told", "fails"):
         assert (out / f"{name}.html").is_file() and (out / f"{name}.ipynb").is_file()
+        assert (out / f"{name}-no-code.html").is_file()  # both pages by default
     first, second, third = outcomes
+    assert [o.no_code_html for o in outcomes] == [out / f"{n}-no-code.html"
+                                                  for n in ("odd", "told", "fails")]
+    # the failed one's page without code says what failed, without the traceback's code
+    def text(page: Path) -> str:
+        return re.sub(r"<[^>]+>", "", page.read_text())
+
+    bare = text(third.no_code_html or out)
+    assert "RuntimeError: a service said no" in bare and "raise RuntimeError" not in bare
+    assert "raise RuntimeError" in text(out / "fails.html")
     assert first.ok and second.ok and not third.ok
     assert "RuntimeError" in (third.error or "") and "a service said no" in (third.error or "")
     assert first.pictures_left[0] == "code cell 1: not a PNG picture"
@@ -103,3 +114,19 @@ def test_own_sandboxes_get_a_secret_in_the_kernels_not_in_this_process(tmp_path,
                          parameters={"cloud": "public"})
     executed = nbformat.read(tmp_path / "out2" / "probe.ipynb", as_version=4)
     assert "none" in json.dumps(executed.cells[-1].outputs)
+
+
+def test_the_pages_asked_for_are_written(tmp_path) -> None:
+    from toolkit import ValidationError
+
+    probe = _write(tmp_path / "probe.ipynb", "# a comment\nprint('the answer: 42')")
+    [done] = run_reports([probe], tmp_path / "out", jobs=1, timeout=120, say=lambda _: None,
+                         pages="no-code")
+    assert done.ok and done.html is None and done.no_code_html == tmp_path / "out" / \
+        "probe-no-code.html"
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.html")) == ["probe-no-code.html"]
+    page = re.sub(r"<[^>]+>", "", done.no_code_html.read_text())
+    assert "the answer: 42" in page and "print(" not in page and "a comment" not in page
+    with pytest.raises(ValidationError, match="pages="):
+        run_reports([probe], tmp_path / "never", pages="summary")
+    assert not (tmp_path / "never").exists()  # refused before anything was made

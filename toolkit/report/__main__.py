@@ -4,7 +4,8 @@ With nothing named, every curated notebook runs against its own sandbox (``make 
 ``--cloud public --credential cli`` runs them on the tenant the Azure CLI signed in to, each
 notebook discovering the scope it is not given. Parameters reach each notebook through
 papermill (those its ``parameters`` cell declares); the executed notebooks are kept beside their
-HTML pages in ``--output-dir``.
+HTML pages in ``--output-dir``: each report's full page (``<name>.html``) and its page without
+code (``<name>-no-code.html``: text, tables, charts and maps), or the one ``--pages`` names.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from toolkit.report.pages import PAGES
 
 __all__ = ["main", "parameters_of"]
 
@@ -55,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m toolkit.report",
         description="Run the curated notebooks (or the ones named) as reports of your cloud: "
-                    "each executed notebook and its HTML page are written to --output-dir.")
+                    "each executed notebook and its HTML pages are written to --output-dir.")
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="notebooks to run (default: every curated notebook)")
     scope = parser.add_argument_group("what the reports are about (default: what the "
@@ -81,6 +84,10 @@ def _parser() -> argparse.ArgumentParser:
     scope.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                        metavar=("NAME", "VALUE"), help="any other parameter (a YAML value)")
     parser.add_argument("--output-dir", type=Path, default=Path("reports"))
+    parser.add_argument("--pages", choices=PAGES, default="both",
+                        help="the pages of each report: both (default), full (<name>.html: "
+                             "text, code and outputs) or no-code (<name>-no-code.html: text, "
+                             "tables, charts and maps, without a line of code)")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
     parser.add_argument("--timeout", type=int, default=300, help="seconds a cell may take")
     return parser
@@ -156,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     outcomes = run_reports(notebooks, args.output_dir, parameters=parameters_of(args),
-                           jobs=args.jobs, timeout=args.timeout, say=say)
+                           jobs=args.jobs, timeout=args.timeout, say=say, pages=args.pages)
     failed = [o for o in outcomes if not o.ok]
     say(f"{len(outcomes)} notebooks in {time.perf_counter() - start:.1f} s ({args.jobs} at a "
         f"time); reports in {args.output_dir.resolve()}")

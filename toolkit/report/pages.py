@@ -9,8 +9,13 @@ them (``notebook-<hash>.css``, linked by a relative address), and PNG pictures a
 a palette of 256 colours where that is smaller (:func:`lighter_pictures`), each checked for its
 size before it is decoded.
 
-How the page is drawn is decided in :func:`exporter` alone, the one place where other views of
-a report (without its code cells, say) would be chosen.
+How the page is drawn is decided in :func:`exporter` alone: the full report (the notebook as
+it ran: text, code, prompts and outputs), or the report without code (:data:`NO_CODE`:
+``<name>-no-code.html``), for a reader who wants the answer and not how it was computed: the
+text, tables, charts and maps, with no code cell's input, no prompt, a warning without the
+line of code that raised it and an error without its traceback. Both pages are made for
+every reader (:mod:`toolkit.report.accessible`: charts described, tables with header text,
+frames named, WCAG 2.1 AA contrast).
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MAX_PICTURE_PIXELS", "Shrunk", "exporter", "lighter_pictures", "page",
-           "shared_styles", "web_scripts"]
+__all__ = ["MAX_PICTURE_PIXELS", "NO_CODE", "PAGES", "Shrunk", "exporter", "lighter_pictures",
+           "page", "page_names", "shared_styles", "web_scripts", "without_code"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: A picture larger than this (width times height, read from its header before anything is
@@ -51,6 +56,14 @@ _STYLE = re.compile(r"<style[^>]*>(.*?)</style>", re.S)
 _PNG_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=\s]+)")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _css_lock = threading.Lock()
+#: What the file name of a report without code adds to the full report's: ``<name>-no-code.html``.
+NO_CODE = "-no-code"
+#: Which pages a report run writes: both, the full report only, the report without code only.
+PAGES = ("both", "full", "no-code")
+#: A warning as Python writes it: ``<file>:<line>: <Category>: <message>``, then the line of
+#: code that raised it, indented by two spaces.
+_WARNING = re.compile(r"^(?P<where>[^\n]+?):(?P<line>\d+): (?P<category>[A-Za-z_][\w.]*): "
+                      r"(?P<message>.*)$")
 
 
 def _text(value: Any) -> str:
@@ -206,28 +219,103 @@ def lighter_pictures(nb: nbformat.NotebookNode) -> Shrunk:
     return done
 
 
-def exporter() -> HTMLExporter:
-    """Make the exporter every report page is written with (JupyterLab's page, offline).
+def without_code(text: Any) -> str:
+    """Write a stream's text without the lines of code Python's warnings quote.
 
-    Returns
-    -------
-    nbconvert.HTMLExporter
-        With the package's ``offline`` template.
-    """
-    from nbconvert import HTMLExporter
-
-    return HTMLExporter(template_name="offline", extra_template_basedirs=[str(TEMPLATES)])
-
-
-def page(nb: nbformat.NotebookNode, path: Path) -> str:
-    """Write the executed notebook at ``path`` as its report page.
+    A warning reads ``/tmp/ipykernel_7/123.py:5: SandboxWarning: <message>`` followed by the
+    line of code that raised it; the report without code keeps ``SandboxWarning: <message>``.
 
     Returns
     -------
     str
-        The HTML page, with only the web scripts the notebook uses (:func:`web_scripts`).
+        The text, each warning's place and quoted line left out; anything else as it was.
     """
-    html, _ = exporter().from_notebook_node(
-        nb, resources={"metadata": {"name": path.stem, "path": str(path.parent)},
+    out: list[str] = []
+    warned = False
+    for line in _text(text).splitlines(keepends=True):
+        found = _WARNING.match(line.rstrip("\r\n"))
+        if found:
+            out.append(f"{found['category']}: {found['message']}\n")
+            warned = True
+        elif warned and line.startswith("  "):
+            warned = False  # the quoted line of code, after the message's last line
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def page_names(stem: str, pages: str = "both") -> dict[bool, str]:
+    """Name the pages a report is written as: by whether the page shows the code.
+
+    Returns
+    -------
+    dict
+        ``{True: "<stem>.html", False: "<stem>-no-code.html"}``, or the one of them ``pages``
+        (one of :data:`PAGES`) asks for.
+
+    Raises
+    ------
+    ValidationError
+        When ``pages`` is none of :data:`PAGES`.
+    """
+    if pages not in PAGES:
+        from toolkit._core.errors import ValidationError
+
+        raise ValidationError("pages", pages, f"one of {', '.join(PAGES)}")
+    names = {True: f"{stem}.html", False: f"{stem}{NO_CODE}.html"}
+    return {code: name for code, name in names.items()
+            if pages == "both" or (pages == "full") == code}
+
+
+def exporter(*, code: bool = True) -> HTMLExporter:
+    """Make the exporter every report page is written with (JupyterLab's page, offline).
+
+    Parameters
+    ----------
+    code : bool
+        The full report (``True``), or the report without code: no code cell's input, no
+        ``In [n]:``/``Out[n]:`` prompt, warnings without their quoted line of code, errors
+        without their traceback.
+
+    Returns
+    -------
+    nbconvert.HTMLExporter
+        With the package's ``offline`` template and its filters.
+    """
+    from nbconvert import HTMLExporter
+
+    from toolkit.report.accessible import FILTERS
+
+    return HTMLExporter(template_name="offline", extra_template_basedirs=[str(TEMPLATES)],
+                        filters={**FILTERS, "without_code": without_code},
+                        exclude_input=not code, exclude_input_prompt=not code,
+                        exclude_output_prompt=not code)
+
+
+def page(nb: nbformat.NotebookNode, path: Path, *, code: bool = True) -> str:
+    """Write the executed notebook at ``path`` as its report page.
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        The executed notebook (not changed).
+    path : Path
+        Where it was run from (its name is the page's title when it has no heading).
+    code : bool
+        The full report, or the report without code (:func:`exporter`).
+
+    Returns
+    -------
+    str
+        The HTML page, with only the web scripts the notebook uses (:func:`web_scripts`),
+        titled by the notebook's first heading.
+    """
+    from toolkit.report.accessible import page_title
+
+    title = page_title(nb, path.stem)
+    if not code:
+        title += " (without code)"
+    html, _ = exporter(code=code).from_notebook_node(
+        nb, resources={"metadata": {"name": title, "path": str(path.parent)},
                        **web_scripts(nb)})
     return html

@@ -4,9 +4,10 @@ Each notebook is a template whose first cell, tagged ``parameters`` (the papermi
 convention), holds what varies. :func:`run_reports` hands each notebook the parameters it
 declares (papermill injects them in a cell after that one), executes it in its own kernel from
 the notebook's folder (nbclient, as papermill's engine runs it), keeps the executed notebook
-(``<name>.ipynb``) beside its page (``<name>.html``) in the output folder, and goes on with the
-others when one fails. Several run at once (``jobs``): a notebook spends most of its time
-waiting on services and on its kernel, and the longest (by the run its committed outputs
+(``<name>.ipynb``) beside its pages in the output folder, the full report (``<name>.html``) and
+the report without code (``<name>-no-code.html``, :mod:`toolkit.report.pages`), and goes on
+with the others when one fails. Several run at once (``jobs``): a notebook spends most of its
+time waiting on services and on its kernel, and the longest (by the run its committed outputs
 record) start first.
 """
 
@@ -23,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.report.pages import lighter_pictures, page, shared_styles
+from toolkit.report.pages import lighter_pictures, page, page_names, shared_styles
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,7 @@ class Outcome:
 
     notebook: Path
     html: Path | None = None
+    no_code_html: Path | None = None
     executed: Path | None = None
     error: str | None = None
     seconds: float = 0.0
@@ -109,7 +111,7 @@ class Outcome:
 
 async def _one(path: Path, out_dir: Path, parameters: Mapping[str, Any], timeout: int,
                say: Callable[[str], None], jobs: asyncio.Semaphore,
-               env: Mapping[str, str] | None) -> Outcome:
+               env: Mapping[str, str] | None, pages: str) -> Outcome:
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -149,21 +151,29 @@ async def _one(path: Path, out_dir: Path, parameters: Mapping[str, Any], timeout
         outcome.pictures_left = shrunk.left
         for left in shrunk.left:
             say(f"{path}: a picture of {left}; written as it was")
-        outcome.html = out_dir / f"{path.stem}.html"
-        outcome.html.write_text(shared_styles(page(nb, path), out_dir), encoding="utf-8")
+        for code, name in page_names(path.stem, pages).items():
+            written = out_dir / name
+            written.write_text(shared_styles(page(nb, path, code=code), out_dir),
+                               encoding="utf-8")
+            if code:
+                outcome.html = written
+            else:
+                outcome.no_code_html = written
 
     await asyncio.to_thread(write)
     state = "executed" if outcome.ok else f"FAILED ({outcome.error})"
-    say(f"{path}: {state} in {outcome.seconds:.1f} s; report {outcome.html}")
+    written = " and ".join(str(p) for p in (outcome.html, outcome.no_code_html) if p)
+    say(f"{path}: {state} in {outcome.seconds:.1f} s; written to {written}")
     return outcome
 
 
 async def _all(notebooks: Sequence[Path], out_dir: Path, parameters: Mapping[str, Any],
                jobs: int, timeout: int, say: Callable[[str], None],
-               env: Mapping[str, str] | None) -> list[Outcome]:
+               env: Mapping[str, str] | None, pages: str) -> list[Outcome]:
     limit = asyncio.Semaphore(jobs)
     order = sorted(notebooks, key=lambda p: -_recorded_seconds(p))  # the longest first
-    tasks = {p: asyncio.ensure_future(_one(p, out_dir, parameters, timeout, say, limit, env))
+    tasks = {p: asyncio.ensure_future(_one(p, out_dir, parameters, timeout, say, limit, env,
+                                           pages))
              for p in order}
     await asyncio.gather(*tasks.values())
     return [tasks[p].result() for p in notebooks]
@@ -171,7 +181,7 @@ async def _all(notebooks: Sequence[Path], out_dir: Path, parameters: Mapping[str
 
 def run_reports(notebooks: Sequence[Path], out_dir: Path, *,
                 parameters: Mapping[str, Any] | None = None, jobs: int = 2, timeout: int = 300,
-                say: Callable[[str], None] | None = None) -> list[Outcome]:
+                say: Callable[[str], None] | None = None, pages: str = "both") -> list[Outcome]:
     """Execute notebooks with their parameters and write each as a report.
 
     Parameters
@@ -188,13 +198,22 @@ def run_reports(notebooks: Sequence[Path], out_dir: Path, *,
         Seconds one cell may take.
     say : callable, optional
         Where progress lines go (the log otherwise).
+    pages : {"both", "full", "no-code"}
+        The pages each report is written as: the full report (``<name>.html``) and the report
+        without code (``<name>-no-code.html``), or one of them.
 
     Returns
     -------
     list of Outcome
         One per notebook, in the order given.
+
+    Raises
+    ------
+    ValidationError
+        When ``pages`` is none of the three (before any notebook runs).
     """
     tell = say or logger.info
+    page_names("report", pages)  # a pages word that names none: refused before any kernel
     out_dir.mkdir(parents=True, exist_ok=True)
     given = dict(parameters or {})
     env = None
@@ -205,4 +224,4 @@ def run_reports(notebooks: Sequence[Path], out_dir: Path, *,
         # sign in to its sandbox
         env = {**os.environ, "TOOLKIT_SANDBOX_SECRET": secrets.token_urlsafe(24)}
     return asyncio.run(_all(notebooks, out_dir.resolve(), given, max(1, jobs), timeout, tell,
-                            env))
+                            env, pages))

@@ -430,8 +430,10 @@ class AirQualityExplorer:
         from toolkit.plot.description import describe
         from toolkit.widgets._static import png_tag
 
-        self.title.value = (f"<h4 style='margin:4px 0'>{html_text(result.label)} "
-                            f"<small>({result.lon:.4f}, {result.lat:.4f})</small></h4>")
+        # a second-level heading: under a dashboard's title, beside a notebook's sections, so
+        # that no level is skipped in either; at the size of the text around it
+        self.title.value = (f"<h2 style='margin:4px 0;font-size:1em'>{html_text(result.label)} "
+                            f"<small>({result.lon:.4f}, {result.lat:.4f})</small></h2>")
         self.message.value = "<br>".join(html_text(n) for n in result.notes)
         self.table.value = result.summary().astype(object).fillna("").to_html(index=False)
         fig = result.figure()
