@@ -42,6 +42,8 @@ def frames(sandbox):
         "alerts": toolkit.severe_weather_alerts(PLACES, connection=conn),
         "suggestions": toolkit.autocomplete("Can", coordinates=TOWNS["Canillo"],
                                             connection=conn),
+        "ranges": toolkit.route_range([TOWNS["Encamp"], (-30.0, 10.0), "Ordino"],
+                                      time_budget=[300, 600], connection=conn),
     }
     conn.close()
     return out

@@ -398,6 +398,7 @@ def test_every_map_of_sandbox_frames_carries_the_sandbox_mark(frames) -> None:
         "suggestions": toolkit.explore.suggestions(placed),
         "air_quality": toolkit.explore.air_quality(frames["air"], alerts=frames["alerts"]),
         "alerts": toolkit.explore.alerts(frames["alerts"]),
+        "reachable_ranges": toolkit.explore.reachable_ranges(frames["ranges"]),
     }
     assert set(maps) == set(toolkit.explore.__all__) - {"map_summary"}
     for name, m in maps.items():

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.explore._inspect import map_summary as map_summary
     from toolkit.explore.maps import (
         incidents as incidents,
+        reachable_ranges as reachable_ranges,
         routes as routes,
         snapped_trace as snapped_trace,
         suggestions as suggestions,

@@ -1,7 +1,7 @@
 """The maps family of the sandbox, over the real road network of Andorra.
 
-Autocomplete, route directions batch, snap to roads and traffic incidents (road network:
-OpenStreetMap contributors, ODbL).
+Autocomplete, geocoding, route directions batch, route matrices, reachable ranges, snap to roads,
+traffic incidents and weather (road network: OpenStreetMap contributors, ODbL).
 
 The road network and the places load on the first maps request (and are kept for the process),
 so starting a sandbox stays fast. Every maps request's arrival time is noted per operation, so a
@@ -23,7 +23,7 @@ __all__ = ["DOCUMENTED_QPS", "note_arrival", "peak_rate"]
 
 #: Queries per second the real service allows one account (notes on the maps service).
 DOCUMENTED_QPS = {"autocomplete": 500, "route_directions_batch": 10, "snap_to_roads": 50,
-                  "traffic_incidents": 50}
+                  "traffic_incidents": 50, "route_range": 50}
 
 
 def note_arrival(request: Request, operation: str) -> None:
