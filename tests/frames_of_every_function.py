@@ -148,6 +148,10 @@ CALLS: dict[str, Callable[[World], pd.DataFrame]] = {
     "snap_to_roads": lambda w: toolkit.snap_to_roads(
         [TOWNS["Andorra la Vella"], (1.5300, 42.5100), (1.5400, 42.5150)],
         include_speed_limit=True, **w.kw),
+    "route_matrix": lambda w: toolkit.route_matrix(
+        [TOWNS["Andorra la Vella"], TOWNS["Encamp"]], ["Canillo", TOWNS["Ordino"]], **w.kw),
+    "route_range": lambda w: toolkit.route_range(
+        [TOWNS["Andorra la Vella"], "Canillo"], time_budget=[300, 600], **w.kw),
     "traffic_incidents": lambda w: toolkit.traffic_incidents(ANDORRA, **w.kw),
     "air_quality": lambda w: toolkit.air_quality(list(TOWNS.values()), **w.kw),
     "air_quality_pollutants": lambda w: toolkit.air_quality_pollutants(w.frame("air_quality")),

@@ -155,6 +155,8 @@ if TYPE_CHECKING:  # pragma: no cover
         authentication_strength_policies as authentication_strength_policies,
         authentication_strength_usage as authentication_strength_usage,
     )
+    from toolkit.maps.matrix import route_matrix as route_matrix
+    from toolkit.maps.reach import route_range as route_range
     from toolkit.maps.reverse import reverse_geocode as reverse_geocode
     from toolkit.maps.route import (
         route_directions as route_directions,

@@ -17,6 +17,10 @@ ITEM = {"method": "POST", "resource_url": "https://fabric.example/v1/workspaces/
         "url": "https://fabric.example/v1/operations/op-1", "operation_id": "op-1"}
 
 
+STATUS = {"method": "POST", "resource_url": "https://maps.example/route/matrix:async",
+          "url": "https://maps.example/route/operations/op-1"}
+
+
 def _token(**state) -> str:
     return "tkop1." + base64.urlsafe_b64encode(orjson.dumps(state)).decode().rstrip("=")
 
@@ -38,6 +42,9 @@ def test_a_token_reads_back_what_was_written() -> None:
                                      args={}, state=ITEM))
     assert item["operation_id"] == "op-1" and item["_urls"] == [ITEM["resource_url"],
                                                                 ITEM["url"]]
+    status = decode_token(encode_token(kind="status", family="maps", name="route_matrix",
+                                       args={}, state=STATUS))
+    assert status["_urls"] == [STATUS["resource_url"], STATUS["url"]]
 
 
 @pytest.mark.parametrize("token, says", [
@@ -62,6 +69,10 @@ def test_a_token_reads_back_what_was_written() -> None:
      "operation URL is missing"),
     (_token(v=2, kind="item", family="fabric", name="create_eventstream", args={},
             **{**ITEM, "operation_id": "op-2"}), "not the operation its URL polls"),
+    (_token(v=2, kind="status", family="maps", name="route_matrix", args={},
+            **{**STATUS, "url": None}), "operation URL is missing"),
+    (_token(v=2, kind="status", family="maps", name="route_matrix", args={},
+            **{**STATUS, "url": ["https://maps.example/x"]}), "url must be a URL"),
     (_token(v=2, kind="item", family="fabric", name="create_eventstream", args={},
             **{**ITEM, "operation_id": {"id": "op-1"}}), "not the operation its URL polls"),
 ])

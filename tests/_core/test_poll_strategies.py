@@ -16,6 +16,7 @@ from toolkit._core.poll_strategies import (
     AsyncHeaderPolling,
     ItemStatusPolling,
     LocationPolling,
+    OperationLocationPolling,
     restore_strategy,
     retry_after,
 )
@@ -53,9 +54,11 @@ def test_the_async_header_is_chosen_before_location(replay) -> None:
                                  "Location": "{url}/results/1"})
     only_location = _answer(replay, 202, {"Location": "{url}/results/1"})
     nothing = _answer(replay, 202, {})
+    operation = _answer(replay, 202, {"Operation-Location": "{url}/status/1",
+                                      "Location": "{url}/results/1"})
     choose = [next((s for s in Operation.strategies if s.can_poll(r, replay.pipe)), None)
-              for r in (both, only_location, nothing)]
-    assert choose == [AsyncHeaderPolling, LocationPolling, None]
+              for r in (both, only_location, nothing, operation)]
+    assert choose == [AsyncHeaderPolling, LocationPolling, None, OperationLocationPolling]
     assert ItemOperation.strategies == (ItemStatusPolling,)
     assert not ItemStatusPolling.can_poll(nothing, replay.pipe)
 
@@ -177,6 +180,56 @@ def test_item_failure_carries_the_operations_error_or_says_how_it_ended(replay) 
         strategy.poll(replay.pipe, "op")
 
 
+def test_operation_location_follows_the_status_then_reads_the_result_it_names(replay) -> None:
+    initial = _answer(replay, 202, {"Operation-Location": "{url}/route/operations/7?v=1",
+                                    "Retry-After": "3"}, method="POST", path="/route/matrix")
+    strategy = OperationLocationPolling.from_initial(initial, replay.pipe, 20.0)
+    assert strategy.url == replay.url + "/route/operations/7?v=1" and strategy.next_wait == 3.0
+    replay.add("GET", r"/route/operations/7\?", Answer(200, {"status": "NotStarted"}),
+               Answer(200, {"status": "Running"}, {"Retry-After": "5"}),
+               Answer(200, {"status": "Completed", "result": {
+                   "resultUrl": replay.url + "/elsewhere/7/result?v=2"}}))
+    replay.add("GET", r"/elsewhere/7/result", Answer(200, {"kind": "RouteMatrix"}))
+    assert strategy.poll(replay.pipe, "op").status == "InProgress"
+    assert strategy.status == "NotStarted" and strategy.next_wait == 20.0
+    assert strategy.poll(replay.pipe, "op").status == "InProgress"
+    assert strategy.next_wait == 5.0
+    done = strategy.poll(replay.pipe, "op")
+    assert done.status == "Succeeded" and done.final.json() == {"kind": "RouteMatrix"}
+    assert strategy.result_url == replay.url + "/elsewhere/7/result?v=2"
+    assert strategy.state() == {"method": "POST", "resource_url": replay.url + "/route/matrix",
+                                "url": replay.url + "/route/operations/7?v=1"}
+
+
+@pytest.mark.parametrize("status", ["Completed", "Succeeded", "succeeded"])
+def test_operation_location_without_a_result_url_reads_the_status_urls_result(
+        replay, status) -> None:
+    strategy = OperationLocationPolling.from_initial(
+        _answer(replay, 202, {"Operation-Location": "{url}/ops/8?api-version=1"}), replay.pipe,
+        1.0)
+    replay.add("GET", r"/ops/8\?", Answer(200, {"status": status, "result": {"resultUrl": 7}}))
+    replay.add("GET", r"/ops/8/result\?api-version=1$", Answer(200, {"done": True}))
+    assert strategy.poll(replay.pipe, "op").final.json() == {"done": True}
+
+
+def test_operation_location_failure_and_answers_without_a_status(replay) -> None:
+    strategy = OperationLocationPolling.from_initial(
+        _answer(replay, 202, {"Operation-Location": "{url}/ops/9"}), replay.pipe, 1.0)
+    replay.add("GET", r"/ops/9$", Answer(200, {"status": "Failed", "error": {
+        "code": "InternalServerError", "message": "try again"}}),
+        Answer(200, {"status": "Failed"}), Answer(200, {"kind": "RouteMatrix"}),
+        Answer(200, {"status": 3}), Answer(200, {"status": "Paused"}))
+    failed = strategy.poll(replay.pipe, "op")
+    assert failed.status == "Failed" and failed.failure.code == "InternalServerError"
+    assert failed.failure.message == "try again"
+    bare = strategy.poll(replay.pipe, "op").failure
+    assert bare.code == "Failed" and bare.message == "the operation ended Failed"
+    for _ in range(2):  # no status, or one that is not a word: the answer is not a status
+        with pytest.raises(ProtocolError, match="no status"):
+            strategy.poll(replay.pipe, "op")
+    assert strategy.poll(replay.pipe, "op").status == "InProgress"  # a state to come
+
+
 def test_each_strategy_is_restored_from_its_state_ready_to_poll(replay) -> None:
     made = [
         AsyncHeaderPolling.from_initial(_answer(replay, 202, {
@@ -187,6 +240,9 @@ def test_each_strategy_is_restored_from_its_state_ready_to_poll(replay) -> None:
                                      replay.pipe, 1.0),
         ItemStatusPolling.from_initial(_answer(replay, 202, {"Location": "{url}/o/3"},
                                                method="POST"), replay.pipe, 1.0),
+        OperationLocationPolling.from_initial(_answer(replay, 202, {
+            "Operation-Location": "{url}/s/4", "Retry-After": "8"}, method="POST"),
+            replay.pipe, 1.0),
     ]
     for strategy in made:
         state = {"kind": strategy.kind, **strategy.state()}
@@ -194,6 +250,6 @@ def test_each_strategy_is_restored_from_its_state_ready_to_poll(replay) -> None:
         assert type(again) is type(strategy)
         assert again.state() == strategy.state() and again.url == strategy.url
         assert again.next_wait == 0.0 and again.default_wait == 30.0
-    assert [s.kind for s in made] == ["arm", "arm", "item"]
+    assert [s.kind for s in made] == ["arm", "arm", "item", "status"]
     item = restore_strategy({"kind": "item", **made[2].state()}, 1.0)
     assert isinstance(item, ItemStatusPolling) and item.status == "Running"

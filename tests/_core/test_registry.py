@@ -97,9 +97,10 @@ def test_the_records_carry_what_the_core_asked_for() -> None:
     assert record("snap_to_roads").input_first and record("snap_to_roads").explore == \
         "snapped_trace"
     assert {n for n, r in records().items() if r.resume is not None} == {
-        "backend_health", "update_encryption_protector", "create_eventstream"}
+        "backend_health", "update_encryption_protector", "create_eventstream", "route_matrix"}
     never_cached = {"cluster_monitoring_credentials", "hosted_cluster_credentials",
-                    "update_encryption_protector", "create_eventstream", "backend_health"}
+                    "update_encryption_protector", "create_eventstream", "backend_health",
+                    "route_matrix"}
     assert all(record(n).lifetime is None for n in never_cached)
     assert schema_for("encryption_protector").names == schema_for(
         "update_encryption_protector").names

@@ -31,7 +31,8 @@ from toolkit._spec import maps
 VERSIONS = {  # the spec's words for the operations of each tuple (spec 2 §9), their schemas
     "SEARCH_API_VERSIONS": (["autocomplete"], ["09-maps-geocode-autocomplete"]),
     "ROUTE_API_VERSIONS": (["route directions batch", "snap to roads"],
-                           ["10-maps-route-directions-batch", "11-maps-snap-to-roads"]),
+                           ["10-maps-route-directions-batch", "11-maps-snap-to-roads",
+                            "30-maps-route-matrix", "31-maps-route-range"]),
     "TRAFFIC_API_VERSIONS": (["traffic incidents"], ["12-maps-traffic-incident"]),
     "WEATHER_API_VERSIONS": (["current air quality", "severe alerts", "daily forecasts"],
                              ["13-maps-weather-current-air-quality",
@@ -85,6 +86,8 @@ def test_the_newest_version_is_the_one_the_spec_the_schemas_and_examples_use(nam
 @pytest.mark.parametrize(("client", "server", "spec"), [
     ("toolkit.maps.search", "toolkit.sandbox.maps.search", "SEARCH_API_VERSIONS"),
     ("toolkit.maps.route", "toolkit.sandbox.maps.route", "ROUTE_API_VERSIONS"),
+    ("toolkit.maps.matrix", "toolkit.sandbox.maps.matrix", "ROUTE_API_VERSIONS"),
+    ("toolkit.maps.reach", "toolkit.sandbox.maps.reach", "ROUTE_API_VERSIONS"),
     ("toolkit.maps.traffic", "toolkit.sandbox.maps.traffic", "TRAFFIC_API_VERSIONS"),
     ("toolkit.maps.weather", "toolkit.sandbox.maps.weather.world", "WEATHER_API_VERSIONS"),
 ])
@@ -262,6 +265,79 @@ def test_the_snap_example_keeps_within_the_limits() -> None:
     assert all(metres(a, b) <= maps.SNAP_MAX_GAP_M for a, b in itertools.pairwise(points))
 
 
+# ------------------------------------------------------------------------------ matrix, range
+MATRIX, RANGE = "30-maps-route-matrix", "31-maps-route-range"
+
+
+def _request_field(excerpt: str, definition: str, field: str) -> dict[str, Any]:
+    return schema(excerpt)["definitions"][definition]["properties"][field]
+
+
+def _description(excerpt: str, path: str) -> str:
+    return next(iter(schema(excerpt)["paths"][path].values()))["description"]
+
+
+def test_matrix_enumerations_are_the_specifications_with_the_default_first() -> None:
+    assert list(maps.MATRIX_TRAVEL_MODES) == schema_enum(MATRIX, "RouteMatrixTravelModeEnum")
+    assert list(maps.MATRIX_TRAFFIC) == schema_enum(MATRIX, "RouteMatrixTrafficEnum")
+    assert list(maps.MATRIX_AVOID) == schema_enum(MATRIX, "RouteMatrixAvoidEnum")
+    for definition in ("RouteMatrixTravelModeEnum", "RouteMatrixTrafficEnum"):
+        declared = schema(MATRIX)["definitions"][definition]
+        assert declared["enum"][0] == declared["default"], definition
+    sync = _request_field(MATRIX, "RouteMatrixRequest", "optimizeRoute")
+    asynchronous = _request_field(MATRIX, "RouteMatrixAsyncRequest", "optimizeRoute")
+    assert sync["enum"] == [maps.MATRIX_OPTIMIZE[0]] == [sync["default"]]
+    assert set(asynchronous["enum"]) == set(maps.MATRIX_OPTIMIZE)
+    assert asynchronous["default"] == maps.MATRIX_OPTIMIZE[0]
+    for word in maps.MATRIX_TIME_WORDS:
+        assert f"`{word}`" in _request_field(MATRIX, "RouteMatrixRequest", "departAt")[
+            "description"]
+    assert "`now`" not in _request_field(MATRIX, "RouteMatrixRequest", "arriveAt")["description"]
+    assert list(maps.ROUTE_OPERATION_STATUSES) == _request_field(MATRIX, "RouteOperation",
+                                                                 "status")["enum"]
+
+
+@pytest.mark.parametrize(("path", "rows"), [("/route/matrix", "MATRIX_SYNC_LIMITS"),
+                                            ("/route/matrix:async", "MATRIX_ASYNC_LIMITS")])
+def test_matrix_limits_are_the_rows_of_the_specifications_tables(path: str, rows: str) -> None:
+    text = _description(MATRIX, path)
+    found = [(int(c), int(o), int(d)) for c, o, d in re.findall(
+        r"(\d+) cells \((\d+)(?: origins)?, (\d+)(?: destinations)?\)", text)]
+    assert found == [row[:3] for row in getattr(maps, rows)]
+    for _, _, _, condition in getattr(maps, rows):
+        assert condition in ("options", "region", "defaults")
+        if condition == "region":
+            assert f"{maps.MATRIX_REGION_KM} km x {maps.MATRIX_REGION_KM} km box" in text
+        if condition == "defaults":
+            assert "traffic historical" in text and "no other parameter" in text
+
+
+def test_the_matrix_examples_stay_within_the_facts() -> None:
+    for name, key in (("PostRouteMatrix.json", "routeMatrixRequest"),
+                      ("PostRouteMatrixAsync.json", "routeMatrixAsyncRequest")):
+        request = example(MATRIX, name)["parameters"][key]
+        assert request["travelMode"] in maps.MATRIX_TRAVEL_MODES
+        assert request["traffic"] in maps.MATRIX_TRAFFIC
+        assert request["optimizeRoute"] in maps.MATRIX_OPTIMIZE
+        assert set(request["avoid"]) <= set(maps.MATRIX_AVOID)
+    status = example(MATRIX, "GetRouteOperationStatusCompleted.json")["responses"]["200"]
+    assert status["body"]["status"] in maps.ROUTE_OPERATION_STATUSES
+
+
+def test_range_facts_are_the_specifications() -> None:
+    assert list(maps.RANGE_AVOID) == schema_enum(RANGE, "RouteRangeAvoidEnum")
+    props = schema(RANGE)["definitions"]["InputRouteRangeProperties"]["properties"]
+    assert props["timeBudgetInSec"]["maximum"] == maps.RANGE_MAX_TIME_S
+    assert props["distanceBudgetInMeters"]["maximum"] == maps.RANGE_MAX_DISTANCE_M
+    # the range takes the route's travel modes and optimizations, the default first
+    assert props["travelMode"]["enum"] == list(maps.ROUTE_TRAVEL_MODES)
+    assert set(props["optimizeRoute"]["enum"]) == set(maps.ROUTE_OPTIMIZE)
+    assert props["optimizeRoute"]["default"] == maps.ROUTE_OPTIMIZE[0]
+    (ex,) = _examples(RANGE)
+    budget = ex["parameters"]["routeRangeRequest"]["properties"]["timeBudgetInSec"]
+    assert 0 < budget <= maps.RANGE_MAX_TIME_S
+
+
 # ------------------------------------------------------------------------------ traffic
 def test_incident_types_are_the_schemas_and_hold_the_specs() -> None:
     assert list(maps.INCIDENT_TYPES) == schema_enum("12-maps-traffic-incident",
@@ -350,6 +426,13 @@ def test_alert_statuses_are_the_eight_of_the_spec_in_its_order() -> None:
     ("toolkit.maps._schemas:TRAFFIC_CONGESTION", "TRAFFIC_CONGESTION"),
     ("toolkit.maps.weather:POLLUTANT_SHORT_NAMES", "POLLUTANT_SHORT_NAMES"),
     ("toolkit.maps.route:ROUTE_BATCH_SIZE", "ROUTE_BATCH_SIZE"),
+    ("toolkit.maps.matrix:TRAVEL_MODES", "MATRIX_TRAVEL_MODES"),
+    ("toolkit.maps.matrix:OPTIMIZE", "MATRIX_OPTIMIZE"),
+    ("toolkit.maps.matrix:TRAFFIC", "MATRIX_TRAFFIC"),
+    ("toolkit.maps.matrix:AVOID", "MATRIX_AVOID"),
+    ("toolkit.maps.reach:AVOID", "RANGE_AVOID"),
+    ("toolkit.maps.reach:TRAVEL_MODES", "ROUTE_TRAVEL_MODES"),
+    ("toolkit.maps.reach:OPTIMIZE", "ROUTE_OPTIMIZE"),
     ("toolkit.sandbox.maps.route:SNAP_MAX_POINTS", "SNAP_MAX_POINTS"),
     ("toolkit._core.validate:COUNTRY_CODE_PATTERN", "COUNTRY_CODE_PATTERN"),
     ("toolkit.sandbox.maps.search:COUNTRY_CODE_PATTERN", "COUNTRY_CODE_PATTERN"),

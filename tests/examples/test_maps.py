@@ -1,8 +1,13 @@
-"""The services' real answers (examples 09-12, 21, 25 and 26) parse into the right frames: every
-record, value and dtype; the batch and hourly examples are replayed over HTTP through the public
-functions."""
+"""The services' real answers (examples 09-12, 21 and 28-31) parse into the right frames:
+every record, value and dtype. The batch and hourly examples are replayed over HTTP through the
+public functions; so are the route matrix's and the reachable range's, on a connection in the
+public cloud's words (the examples name its hosts): the asynchronous matrix from its 202 through
+its status to its result."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -20,6 +25,8 @@ from toolkit.maps._schemas import (
     SNAP_TO_ROADS,
     TRAFFIC_INCIDENTS,
 )
+from toolkit.maps.matrix import ROUTE_MATRIX
+from toolkit.maps.reach import ROUTE_RANGE
 from toolkit.maps.reverse import reverse_geocode_frame, reverse_geocode_rows
 from toolkit.maps.route import route_rows, routes_frame, snap_frame, stitch
 from toolkit.maps.search import autocomplete_frame, autocomplete_rows, geocode_frame, geocode_rows
@@ -266,3 +273,127 @@ def test_hourly_air_quality_example_through_the_function(replay) -> None:
     assert ozone["concentration.value"].tolist() == [
         next(p for p in r["pollutants"] if p["type"] == "O3")["concentration"]["value"]
         for r in results]
+
+
+# ------------------------------------------------------------------------------ matrix, range
+MATRIX = "30-maps-route-matrix"
+PUBLIC_HOST = "https://atlas.microsoft.com"
+
+
+@pytest.fixture
+def public_replay(waits) -> Any:
+    with replay_server() as rp:
+        conn = toolkit.connect(maps_url=rp.url, cloud="public", maps_key="k" * 32,
+                               progress=False)
+        conn.sleep = waits
+        rp.conn = conn
+        yield rp
+        conn.close()
+
+
+def _sides(request: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    origins, destinations = (f["geometry"]["coordinates"] for f in request["features"])
+    return origins, destinations
+
+
+def _on(rp: Any, value: Any) -> Any:
+    """An example's value with the public host replaced by the public_replay's."""
+    return json.loads(json.dumps(value).replace(PUBLIC_HOST, rp.url))
+
+
+def _cells_match(df: pd.DataFrame, cells: list[dict[str, Any]]) -> None:
+    _check_schema(df, ROUTE_MATRIX)
+    assert len(df) == len(cells)
+    for (_, row), cell in zip(df.iterrows(), cells, strict=True):
+        assert (row["originIndex"], row["destinationIndex"]) == (cell["originIndex"],
+                                                                 cell["destinationIndex"])
+        assert row["statusCode"] == cell["statusCode"]
+        if "error" in cell:
+            assert row["error.code"] == cell["error"]["code"]
+            assert row["error.message"] == cell["error"]["message"]
+            assert pd.isna(row["durationInSeconds"]) and pd.isna(row["departureAt"])
+            continue
+        assert pd.isna(row["error.code"])
+        for key in ("distanceInMeters", "durationInSeconds", "durationTrafficInSeconds"):
+            assert row[key] == cell[key], key
+        for key in ("departureAt", "arrivalAt"):
+            assert row[key] == pd.Timestamp(cell[key]) and str(row[key].tz) == "UTC", key
+
+
+def test_route_matrix_example_is_the_frame(public_replay) -> None:
+    ex = example(MATRIX, "PostRouteMatrix.json")
+    request = ex["parameters"]["routeMatrixRequest"]
+    public_replay.add("POST", r"^/route/matrix\?api-version=2025-01-01$",
+               Answer(200, ex["responses"]["200"]["body"]))
+    df = toolkit.route_matrix(*_sides(request), travel_mode=request["travelMode"],
+                              optimize_route=request["optimizeRoute"],
+                              traffic=request["traffic"], depart_at=request["departAt"],
+                              avoid=request["avoid"], connection=public_replay.conn)
+    _cells_match(df, ex["responses"]["200"]["body"]["properties"]["matrix"])
+    origins, destinations = _sides(request)
+    assert [list(line.coords) for line in df.geometry] == [
+        [tuple(o), tuple(d)] for o in origins for d in destinations]
+    assert df.attrs["api_version"] == "2025-01-01"
+    assert [m for m, _ in public_replay.seen] == ["POST"]
+
+
+def _async_answers(rp: Any) -> None:
+    accepted = example(MATRIX, "PostRouteMatrixAsync.json")["responses"]["202"]["headers"]
+    status = example(MATRIX, "GetRouteOperationStatusCompleted.json")["responses"]
+    result = example(MATRIX, "GetRouteMatrixAsyncResult.json")["responses"]["200"]["body"]
+    rp.add("POST", r"^/route/matrix:async\?api-version=2025-01-01$",
+           Answer(202, None, _on(rp, accepted)))
+    rp.add("GET", r"^/route/operations/bc3f9365-3ee0-4564-aa27-825016325557/result\?",
+           Answer(200, result))
+    rp.add("GET", r"^/route/operations/bc3f9365-3ee0-4564-aa27-825016325557\?",
+           Answer(200, _on(rp, status["200"]["body"])))
+
+
+def test_the_asynchronous_matrix_example_from_its_202_to_its_result(public_replay) -> None:
+    request = example(MATRIX, "PostRouteMatrixAsync.json")["parameters"][
+        "routeMatrixAsyncRequest"]
+    _async_answers(public_replay)
+    df = toolkit.route_matrix(*_sides(request), travel_mode=request["travelMode"],
+                              optimize_route="shortest", depart_at=request["departAt"],
+                              avoid=request["avoid"], connection=public_replay.conn)
+    cells = example(MATRIX, "GetRouteMatrixAsyncResult.json")["responses"]["200"]["body"][
+        "properties"]["matrix"]
+    _cells_match(df, cells)
+    assert df["error.code"].tolist()[1::2] == ["OUT_OF_REGION"] * 2
+    # the 202, the status (Completed at once), then the result at the resultUrl it named (with
+    # the api-version the service wrote there)
+    assert [m for m, _ in public_replay.seen] == ["POST", "GET", "GET"]
+    assert public_replay.seen[2][1].endswith("/result?api-version=2024-07-01-preview")
+
+
+def test_a_resumed_asynchronous_matrix_names_what_answered(public_replay) -> None:
+    request = example(MATRIX, "PostRouteMatrixAsync.json")["parameters"][
+        "routeMatrixAsyncRequest"]
+    _async_answers(public_replay)
+    op = toolkit.route_matrix(*_sides(request), optimize_route="shortest", wait=False,
+                              connection=public_replay.conn)
+    df = toolkit.resume_operation(op.continuation_token, connection=public_replay.conn)
+    _cells_match(df, example(MATRIX, "GetRouteMatrixAsyncResult.json")["responses"]["200"][
+        "body"]["properties"]["matrix"])
+    assert df.attrs["api_version"] == "2024-07-01-preview"
+    assert df.attrs["endpoint"].endswith("/result")
+
+
+def test_route_range_example_is_the_frame(public_replay) -> None:
+    ex = example("31-maps-route-range", "PostRouteRange.json")
+    request = ex["parameters"]["routeRangeRequest"]
+    body = ex["responses"]["200"]["body"]
+    public_replay.add("POST", r"^/route/range\?api-version=2025-01-01$", Answer(200, body))
+    df = toolkit.route_range(tuple(request["geometry"]["coordinates"]),
+                             time_budget=request["properties"]["timeBudgetInSec"],
+                             connection=public_replay.conn)
+    _check_schema(df, ROUTE_RANGE)
+    center, boundary = body["features"]
+    row = df.iloc[0]
+    assert len(df) == 1 and row["origin_index"] == 0 and row["timeBudgetInSec"] == 6000.0
+    assert pd.isna(row["distanceBudgetInMeters"]) and pd.isna(row["error.code"])
+    assert (row["center"].x, row["center"].y) == tuple(center["geometry"]["coordinates"])
+    assert [list(p) for p in row.geometry.exterior.coords] == \
+        boundary["geometry"]["coordinates"][0]
+    assert list(row["bbox"]) == boundary["bbox"]
+    assert row.geometry.exterior.is_ccw

@@ -44,6 +44,8 @@ def frames(sandbox):
                                             connection=conn),
         "addresses": toolkit.reverse_geocode([TOWNS["Ordino"], TOWNS["Canillo"], (-30.0, 30.0)],
                                              connection=conn),
+        "ranges": toolkit.route_range([TOWNS["Encamp"], (-30.0, 10.0), "Ordino"],
+                                      time_budget=[300, 600], connection=conn),
     }
     conn.close()
     return out

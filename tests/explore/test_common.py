@@ -399,6 +399,7 @@ def test_every_map_of_sandbox_frames_carries_the_sandbox_mark(frames) -> None:
         "air_quality": toolkit.explore.air_quality(frames["air"], alerts=frames["alerts"]),
         "alerts": toolkit.explore.alerts(frames["alerts"]),
         "addresses": toolkit.explore.addresses(frames["addresses"]),
+        "reachable_ranges": toolkit.explore.reachable_ranges(frames["ranges"]),
     }
     assert set(maps) == set(toolkit.explore.__all__) - {"map_summary"}
     for name, m in maps.items():

@@ -49,6 +49,23 @@ def test_snapped_trace_map(frames) -> None:
     assert summary.loc["snapped", "geometry_types"] == ["Point"]
 
 
+def test_reachable_ranges_map_one_layer_per_budget_and_the_origins(frames) -> None:
+    ranges = frames["ranges"]
+    before = ranges.copy()
+    m = explore.reachable_ranges(ranges)
+    summary = map_summary(m).set_index("layer")
+    # the failed origin (far out at sea) draws nothing; the others one polygon per budget
+    assert summary.loc["within 10 min", "features"] == 2
+    assert summary.loc["within 5 min", "features"] == 2
+    assert summary.loc["within 5 min", "geometry_types"] == ["Polygon"]
+    assert summary.loc["origins", "features"] == 2
+    assert summary.loc["within 5 min", "tooltip_fields"] == tooltip_labels("route_range")
+    assert list(summary.index[:2]) == ["within 10 min", "within 5 min"]  # largest first
+    assert ranges.equals(before)
+    with pytest.raises(toolkit.ValidationError, match="polygon"):
+        explore.reachable_ranges(ranges[ranges["error.code"].notna()])
+
+
 def test_suggestions_without_positions_say_so(frames) -> None:
     sugg = frames["suggestions"]
     if sugg.geometry.notna().any():

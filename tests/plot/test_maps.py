@@ -82,6 +82,37 @@ def test_incidents_picture(planned) -> None:
         toolkit.plot.incidents(incidents.drop(columns="endPoint"))
 
 
+def test_reachable_ranges_picture(sandbox) -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    ranges = toolkit.route_range([TOWNS["Canillo"], (-30.0, 10.0)], time_budget=[600, 300],
+                                 connection=conn)
+    before = ranges.copy()
+    ax = toolkit.plot.reachable_ranges(ranges)
+    patches = [p for p in ax.patches if p.get_gid() == "range"]
+    assert len(patches) == 2  # the origin at sea failed: nothing drawn for it
+    # the larger budget first (under), lighter; the smaller on top, darker
+    first, second = (to_hex(p.get_facecolor()) for p in patches)
+    assert first != second
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["5 min", "10 min", "origin (on the road)"]
+    assert "Canillo" not in _texts(ax)  # a position was given, not a name
+    assert any(t.startswith("origin 0") for t in _texts(ax))
+    assert ATTRIBUTION in _texts(ax)
+    assert ax.get_title() == "Reachable within 5 and 10 min from 1 place"
+    assert ranges.equals(before)
+    plt.close(ax.figure)
+    distance = toolkit.route_range(TOWNS["Canillo"], distance_budget=2500, connection=conn)
+    ax = toolkit.plot.reachable_ranges(distance, labels=False, background=None)
+    assert ax.get_legend().get_texts()[0].get_text() == "2.5 km"
+    assert not _texts(ax) or ATTRIBUTION not in _texts(ax)
+    plt.close(ax.figure)
+    with pytest.raises(ValidationError, match=r"plot\.reachable_ranges needs the columns"):
+        toolkit.plot.reachable_ranges(ranges.drop(columns="center"))
+
+
 def _route_frame(points: list[tuple[float, float]]) -> gpd.GeoDataFrame:
     line = shapely.MultiLineString([points])
     return gpd.GeoDataFrame({"query_index": [0], "route_index": [0]}, geometry=[line],

@@ -173,6 +173,11 @@ def frames() -> Any:
             [{"origin": depot, "destination": TOWNS["Soldeu"]}], max_route_count=2,
             connection=conn)
         out["incidents"] = toolkit.traffic_incidents(ANDORRA, connection=conn)
+        out["matrix"] = toolkit.route_matrix(
+            ["Andorra la Vella", "Canillo", "Encamp", "Sant Julià de Lòria"],
+            ["Ordino", "La Massana", "Soldeu", (1.30, 42.60)], connection=conn)
+        out["ranges"] = toolkit.route_range("Encamp", time_budget=[300, 600, 900],
+                                            connection=conn)
         out["raw"] = drive([depot, TOWNS["Encamp"]], spacing_m=50, noise_m=10)
         out["snapped"] = toolkit.snap_to_roads(out["raw"], include_speed_limit=True,
                                                connection=conn)
@@ -217,6 +222,10 @@ PICTURES: dict[str, Callable[[dict[str, Any]], Any]] = {
                                                          incidents=f["incidents"]),
     "snapped_trace": lambda f: toolkit.plot.snapped_trace(f["raw"], f["snapped"]),
     "incidents": lambda f: toolkit.plot.incidents(f["incidents"]),
+    "travel_times": lambda f: toolkit.plot.travel_times(f["matrix"]),
+    "travel_times__distance": lambda f: toolkit.plot.travel_times(f["matrix"],
+                                                                  value="distance"),
+    "reachable_ranges": lambda f: toolkit.plot.reachable_ranges(f["ranges"]),
     "air_quality_map": lambda f: toolkit.plot.air_quality_map(f["air"], labels="place"),
     "pollutants": lambda f: toolkit.plot.pollutants(f["air"], location=int(
         f["air"]["globalIndex"].idxmax())),

@@ -238,6 +238,8 @@ VALID: dict[str, dict[str, Any]] = {
                                       "destination": (1.5331, 42.5560)}]},
     "snap_to_roads": {"points": [(1.5218, 42.5075), (1.5230, 42.5080)]},
     "traffic_incidents": {"bbox": (1.40, 42.42, 1.79, 42.66)},
+    "route_matrix": {"origins": [(1.5218, 42.5075)], "destinations": [(1.5331, 42.5560)]},
+    "route_range": {"origin": (1.5218, 42.5075), "time_budget": 600},
     "air_quality": {"locations": (1.5218, 42.5075)},
     "air_quality_forecast": {"locations": (1.5218, 42.5075)},
     "air_quality_hourly_forecast": {"locations": (1.5218, 42.5075)},
@@ -288,15 +290,16 @@ RULES: list[Rule] = [
     *[Rule(f, "api_version", BAD_API_VERSION) for f in (
         *_ARM_IDS, "check_server_names", "sql_operations", "support_services",
         "problem_classifications", "autocomplete", "route_directions",
-        "snap_to_roads", "traffic_incidents", *_WEATHER)],
+        "snap_to_roads", "traffic_incidents", "route_matrix", "route_range", *_WEATHER)],
     Rule("geocode", "api_version", BAD_API_VERSION),
     Rule("reverse_geocode", "api_version", BAD_API_VERSION),
     *[Rule(f, "max_items", BAD_INT(0)) for f in ("sql_operations", "policy_states",
                                                   "support_services", "problem_classifications")],
     *[Rule(f, "timeout", BAD_TIMEOUT) for f in ("backend_health", "update_encryption_protector",
-                                                "create_eventstream", "create_eventstreams")],
+                                                "create_eventstream", "create_eventstreams",
+                                                "route_matrix")],
     *[Rule(f, "wait", NOT_BOOL) for f in ("backend_health", "update_encryption_protector",
-                                          "create_eventstream")],
+                                          "create_eventstream", "route_matrix")],
     # policy states
     Rule("policy_states", "resource", st.one_of(NOT_TEXT, st.text(max_size=8).filter(
         lambda s: s.lower() not in ("latest", "default")))),
@@ -534,6 +537,53 @@ RULES: list[Rule] = [
         st.integers(), st.just([]), st.sampled_from(["Crash", "accident ", "", "Jam"]),
         st.lists(st.sampled_from(["Accident", "Crash", 4, None]), min_size=2, max_size=3)
         .filter(lambda xs: any(x != "Accident" for x in xs)))),
+    # route matrix: both sides, the service's limits of size (with options, at most 1,000 a
+    # side), the options and the times
+    *[Rule("route_matrix", side, bad_locations()) for side in ("origins", "destinations")],
+    Rule("route_matrix", "origins", st.integers(1001, 1100).map(lambda n: [(1.52, 42.5)] * n),
+         extra=(("avoid", "tollRoads"),)),
+    Rule("route_matrix", "destinations", st.integers(10_001, 10_050).map(
+        lambda n: np.tile([1.52, 42.5], (n, 1)))),
+    Rule("route_matrix", "travel_mode", st.one_of(
+        NOT_TEXT, st.sampled_from(["bike", "Driving", "", "walking "]))),
+    Rule("route_matrix", "optimize_route", st.one_of(
+        NOT_TEXT, st.sampled_from(["fastestWithTraffic", "Fastest", ""]))),
+    Rule("route_matrix", "traffic", st.one_of(
+        NOT_TEXT, st.sampled_from(["now", "Live", "", "live"]))),
+    *[Rule("route_matrix", p, st.one_of(
+        st.integers(), st.floats(), st.booleans(), st.lists(st.integers(), max_size=1),
+        st.sampled_from(["tomorrow at noon", "2026-13-45T99:00:00", "", "soon"])))
+      for p in ("depart_at", "arrive_at")],
+    Rule("route_matrix", "arrive_at", st.just("now")),
+    Rule("route_matrix", "arrive_at", st.sampled_from(["2026-11-20T09:00:00Z", "any"]),
+         extra=(("depart_at", "now"),)),
+    Rule("route_matrix", "avoid", st.one_of(
+        st.integers(), st.text(max_size=6), st.lists(st.sampled_from(["tollRoads", "mud", 3]),
+                                                     min_size=2, max_size=3).filter(
+            lambda xs: any(x != "tollRoads" for x in xs)))),
+    Rule("route_matrix", "avoid", st.just("tollRoads"), extra=(("travel_mode", "walking"),)),
+    # reachable range: one budget, in the service's range
+    Rule("route_range", "origin", bad_locations()),
+    Rule("route_range", "time_budget", st.one_of(
+        st.none(), st.floats(max_value=0), st.floats(min_value=21_600.001, max_value=1e9),
+        st.sampled_from([math.nan, math.inf, "600", True, [], [600, -1], [600, "x"],
+                         pd.Timedelta(hours=7), pd.Timedelta(seconds=-5)]))),
+    Rule("route_range", "distance_budget", st.one_of(
+        st.floats(max_value=0), st.floats(min_value=500_000.001, max_value=1e9),
+        st.sampled_from([math.nan, "5 km", False, [], [5000, 0], pd.Timedelta(minutes=5)])),
+        extra=(("time_budget", None),)),
+    Rule("route_range", "distance_budget", st.floats(1, 500_000)),  # with time_budget: both
+    Rule("route_range", "travel_mode", st.one_of(
+        NOT_TEXT, st.sampled_from(["walking", "Driving", "", "truck "]))),
+    Rule("route_range", "optimize_route", st.one_of(
+        NOT_TEXT, st.sampled_from(["fastest", "Shortest", ""]))),
+    Rule("route_range", "avoid", st.one_of(
+        st.integers(), st.text(max_size=6), st.lists(st.sampled_from(["carTrains", "mud", 3]),
+                                                     min_size=2, max_size=3).filter(
+            lambda xs: any(x != "carTrains" for x in xs)))),
+    Rule("route_range", "depart_at", st.one_of(
+        st.integers(), st.floats(), st.booleans(), st.lists(st.integers(), max_size=1),
+        st.sampled_from(["tomorrow at noon", "2026-13-45T99:00:00", ""]))),
     # weather
     *[Rule(f, "locations", bad_locations()) for f in _WEATHER],
     *[Rule(f, "language", BAD_BLANK) for f in _WEATHER],

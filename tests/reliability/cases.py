@@ -191,6 +191,17 @@ def _snap(conn, catalog, **kw):
                                  connection=conn)
 
 
+def _matrix(conn, catalog, **kw):
+    # the shortest routes: the asynchronous matrix (202, its status polled, then its result)
+    towns = list(TOWNS.values())
+    return toolkit.route_matrix(towns, towns, optimize_route="shortest", connection=conn, **kw)
+
+
+def _ranges(conn, catalog, **kw):
+    towns = [TOWNS[t] for t in ("Andorra la Vella", "Canillo", "Soldeu")]
+    return toolkit.route_range(towns, time_budget=[300, 900], connection=conn)
+
+
 def _incidents(conn, catalog, **kw):
     return toolkit.traffic_incidents(ANDORRA_BBOX, connection=conn)
 
@@ -294,6 +305,8 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("autocomplete", r"geocode:autocomplete", _autocomplete),
     Case("route_directions", r"directions:batch", _routes, key="query_index"),
     Case("snap_to_roads", r"snapToRoads", _snap),
+    Case("route_matrix", r"/route/matrix|/route/operations/", _matrix, lro=True),
+    Case("route_range", r"/route/range", _ranges, key="origin_index"),
     Case("traffic_incidents", r"traffic/incident", _incidents),
     Case("air_quality", r"airQuality/current", _air, key="location_index"),
     Case("air_quality_forecast", r"forecasts/daily", _forecast, key="location_index"),

@@ -82,6 +82,10 @@ def _cases(f: dict[str, pd.DataFrame], text: str) -> dict[str, Callable[[], Any]
         "snapped_trace": lambda: plot.snapped_trace(list(TOWNS.values())[:2],
                                                     f["snap_to_roads"], title=text),
         "incidents": lambda: plot.incidents(incidents, title=text),
+        "travel_times": lambda: plot.travel_times(
+            _poisoned(f["route_matrix"], {"origin_place": None, "destination_place": text})),
+        "reachable_ranges": lambda: plot.reachable_ranges(
+            _poisoned(f["route_range"], {"place": None}), background=background),
         "air_quality_forecast": lambda: plot.air_quality_forecast(
             forecast, labels=[text, text + " 2"], title=text),
         "air_quality_forecast, one place": lambda: plot.air_quality_forecast(

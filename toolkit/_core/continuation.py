@@ -1,11 +1,12 @@
 """Continuation tokens: a long-running operation written down as a string, and read back.
 
 A token is ``tkop1.`` followed by the URL-safe base64 (unpadded) of a JSON object: the token
-version, the polling kind (``arm`` or ``item``), the service family, the operation's name, the
-JSON-able arguments its result parser needs (none, for the toolkit's operations), and the URLs
-its polling strategy follows. It never holds a credential. Tokens are not signed: what one names
-is checked instead, field by field here and, before any request, each URL against the origins
-the connection trusts (see :func:`toolkit._core.polling.restore_operation`).
+version, the polling kind (``arm``, ``status`` or ``item``), the service family, the
+operation's name, the JSON-able arguments its result parser needs (none, for the toolkit's
+operations), and the URLs its polling strategy follows. It never holds a credential. Tokens are
+not signed: what one names is checked instead, field by field here and, before any request, each
+URL against the origins the connection trusts (see
+:func:`toolkit._core.polling.restore_operation`).
 
 A token says what to poll, never what the result is: the frame of a resumed operation takes its
 names and provenance from the answers the service gives (:func:`answered_from`: the endpoint and
@@ -66,7 +67,7 @@ def encode_token(*, kind: str, family: str, name: str, args: Mapping[str, Any],
 
     Parameters
     ----------
-    kind : {"arm", "item"}
+    kind : {"arm", "status", "item"}
         The polling kind, which says how the state is read back.
     family : str
         The service family whose pipeline polls the operation.
@@ -100,7 +101,8 @@ def decode_token(token: Any) -> dict[str, Any]:
     dict
         The state: ``v``, ``kind``, ``family``, ``name``, ``args``, ``method``, the strategy's
         URLs (``resource_url``, ``async_url``, ``location`` for ``arm``; ``resource_url``,
-        ``url``, ``operation_id`` for ``item``), and ``_urls``, the URLs present.
+        ``url`` for ``status``, and ``operation_id`` for ``item``), and ``_urls``, the URLs
+        present.
 
     Raises
     ------
@@ -119,7 +121,7 @@ def decode_token(token: Any) -> dict[str, Any]:
         raise token_error("is damaged: it does not decode") from err
     if not isinstance(state, dict) or state.get("v") != _TOKEN_VERSION:
         raise token_error("was made by another version of the toolkit")
-    shape = {"kind": ("arm", "item"), "family": ("arm", "maps", "graph", "fabric"),
+    shape = {"kind": ("arm", "status", "item"), "family": ("arm", "maps", "graph", "fabric"),
              "name": _resumable()}
     for key, allowed in shape.items():
         if state.get(key) not in allowed:
@@ -132,7 +134,7 @@ def decode_token(token: Any) -> dict[str, Any]:
         value = state.get(key)
         if value is not None and not isinstance(value, str):
             raise token_error(f"is damaged: {key} must be a URL")
-    if state["kind"] == "item" and not isinstance(state.get("url"), str):
+    if state["kind"] != "arm" and not isinstance(state.get("url"), str):
         raise token_error("is damaged: the operation URL is missing")
     if state["kind"] == "arm" and not (state.get("async_url") or state.get("location")):
         raise token_error("is damaged: the operation URL is missing")

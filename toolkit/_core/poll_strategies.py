@@ -10,6 +10,10 @@ own, and driven by the one waiter of :mod:`toolkit._core.polling`:
 * :class:`LocationPolling` (resource manager): 202 while running, then the final answer (200/201
   with the result, 204 without); an empty final body for a PUT or PATCH means "read the
   resource"; an error answer is the operation's failure.
+* :class:`OperationLocationPolling` (the maps route operations: the asynchronous route
+  matrix): the status at ``Operation-Location`` answers 200 with ``status`` ``NotStarted`` or
+  ``Running`` until ``Completed``, when its ``result.resultUrl`` names the result (else the
+  status URL's ``/result``), or ``Failed`` with the operation's error.
 * :class:`ItemStatusPolling` (item operations: eventstream creation): the operation state at
   ``Location`` answers 200 with ``status`` ``NotStarted``/``Running`` (its ``Location`` followed)
   until ``Succeeded``, when ``Location`` points at the result, or ``Failed`` with the operation's
@@ -53,13 +57,17 @@ from toolkit._spec.fabric import OPERATION_STATE_PATH
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["AsyncHeaderPolling", "ItemStatusPolling", "LocationPolling", "Poll",
-           "PollingStrategy", "restore_strategy", "retry_after"]
+__all__ = ["AsyncHeaderPolling", "ItemStatusPolling", "LocationPolling",
+           "OperationLocationPolling", "Poll", "PollingStrategy", "restore_strategy",
+           "retry_after"]
 
 _TERMINAL = {"succeeded", "failed", "canceled", "cancelled"}
 #: Item states that mean "still going" (``Undefined`` included; unknown ones count too).
 _ITEM_RUNNING = frozenset({"undefined", "notstarted", "running"})
 _ITEM_FAILED = frozenset({"failed", "canceled", "cancelled"})
+#: States of an operation followed at ``Operation-Location`` that mean it is done (the maps
+#: route operations say ``Completed``; azure-core's ``OperationResourcePolling`` ``Succeeded``).
+_STATUS_DONE = frozenset({"completed", "succeeded"})
 
 
 def retry_after(response: Response, default: float) -> float:
@@ -131,7 +139,7 @@ class PollingStrategy(ABC):
         Seconds the service asked to wait before the next poll.
     """
 
-    #: The kind a continuation token records (``arm`` or ``item``).
+    #: The kind a continuation token records (``arm``, ``status`` or ``item``).
     kind: ClassVar[str]
 
     def __init__(self, *, method: str, resource_url: str, url: str,
@@ -267,6 +275,80 @@ class LocationPolling(PollingStrategy):
                 "async_url": None, "location": self.url}
 
 
+class OperationLocationPolling(PollingStrategy):
+    """Follow the status at ``Operation-Location``, then read the result it names.
+
+    Parameters
+    ----------
+    **kwargs
+        As for :class:`PollingStrategy`; ``url`` is the status URL.
+
+    Attributes
+    ----------
+    status : str
+        The last status the service reported (``NotStarted`` before the first poll).
+    result_url : str or None
+        Where the result was read, once done.
+    """
+
+    kind = "status"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.status = "NotStarted"
+        self.result_url: str | None = None
+
+    @classmethod
+    def can_poll(cls, initial: Response, pipeline: Pipeline) -> bool:
+        """Tell whether the answer carries ``Operation-Location``."""
+        return bool(initial.headers.get("operation-location"))
+
+    @classmethod
+    def from_initial(cls, initial: Response, pipeline: Pipeline,
+                     default_wait: float) -> OperationLocationPolling:
+        """Follow the status URL of the answer's ``Operation-Location``."""
+        strategy = cls(method=initial.method.upper(), resource_url=initial.url,
+                       url=initial.headers["operation-location"], default_wait=default_wait)
+        strategy.next_wait = retry_after(initial, default_wait)
+        return strategy
+
+    def poll(self, pipeline: Pipeline, name: str) -> Poll:
+        """Read the status; once done, read the result (where the status names it)."""
+        response = pipeline.send(Request("GET", self.url, operation=name))
+        body = response.json_object()
+        status = body.get("status")
+        if not isinstance(status, str) or not status:
+            raise ProtocolError(f"{name}: the operation's status answer has no status (a "
+                                f"{type(status).__name__} instead of a word)", url=self.url,
+                                status=response.status)
+        self.status = status
+        self.next_wait = retry_after(response, self.default_wait)
+        low = status.lower()
+        if low in _STATUS_DONE:
+            named = body.get("result")
+            link = named.get("resultUrl") if isinstance(named, dict) else None
+            parts = urlsplit(self.url)
+            self.result_url = link if isinstance(link, str) and link else \
+                parts._replace(path=parts.path.rstrip("/") + "/result").geturl()
+            final = pipeline.send(Request("GET", self.result_url, operation=name))
+            return Poll("Succeeded", final=final)
+        if low in _ITEM_FAILED:
+            error = body.get("error")
+            info = parse_error_body({"error": error} if isinstance(error, dict) else None)
+            info.code = info.code or status
+            info.message = info.message or f"the operation ended {status}"
+            return Poll(status, failure=OperationFailedError(200, info, operation=name,
+                                                             url=self.url))
+        if low not in ("notstarted", "running"):
+            logger.info("%s: operation status %r not known to the toolkit; still polling",
+                        name, status)
+        return Poll()
+
+    def state(self) -> dict[str, Any]:
+        """Give the method, the resource URL and the status URL."""
+        return {"method": self.method, "resource_url": self.resource_url, "url": self.url}
+
+
 class ItemStatusPolling(PollingStrategy):
     """Follow an item operation's state, then read its result.
 
@@ -397,6 +479,8 @@ def restore_strategy(state: Mapping[str, Any], default_wait: float) -> PollingSt
               "default_wait": default_wait}
     if state["kind"] == "item":
         return ItemStatusPolling(url=state["url"], state_word="Running", **common)
+    if state["kind"] == "status":
+        return OperationLocationPolling(url=state["url"], **common)
     if state["async_url"]:
         return AsyncHeaderPolling(url=state["async_url"], location=state["location"], **common)
     return LocationPolling(url=state["location"] or state["resource_url"], **common)

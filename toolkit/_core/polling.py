@@ -3,8 +3,9 @@
 :meth:`Operation.start` sends the request that starts an operation. A first answer of 200 or 201
 carries the result (the operation is done at once); a 202 names where to follow it, and the
 handle's polling strategy (:mod:`toolkit._core.poll_strategies`) is the first of its kind that can
-follow that answer: the async-operation header or ``Location`` for :class:`Operation` (resource
-manager), the operation state for :class:`ItemOperation` (eventstream creation). A 202 naming
+follow that answer: the async-operation header, ``Operation-Location`` or ``Location`` for
+:class:`Operation` (resource manager, the maps route operations), the operation state for
+:class:`ItemOperation` (eventstream creation). A 202 naming
 nothing to follow is a :class:`~toolkit._core.errors.ProtocolError`.
 
 The handle waits: ``result(timeout=)`` polls to the end and returns the parsed result;
@@ -40,6 +41,7 @@ from toolkit._core.poll_strategies import (
     AsyncHeaderPolling,
     ItemStatusPolling,
     LocationPolling,
+    OperationLocationPolling,
     PollingStrategy,
     restore_strategy,
 )
@@ -73,8 +75,8 @@ class Operation(Generic[T]):
     """
 
     #: The strategies that can follow an accepted operation, the first that can poll chosen.
-    strategies: ClassVar[tuple[type[PollingStrategy], ...]] = (AsyncHeaderPolling,
-                                                                LocationPolling)
+    strategies: ClassVar[tuple[type[PollingStrategy], ...]] = (
+        AsyncHeaderPolling, OperationLocationPolling, LocationPolling)
     #: Said of an accepted operation the toolkit cannot follow to its end.
     accepted_note: ClassVar[str] = (" The operation goes on on the service; the toolkit did not "
                                     "send the request again.")
@@ -99,8 +101,8 @@ class Operation(Generic[T]):
     @classmethod
     def start(cls, pipeline: Pipeline, method: str, path: str, *, name: str,
               parse: Callable[[Response], T], params: dict[str, Any] | None = None,
-              json: Any = None, idempotent: bool = True,
-              resume: Mapping[str, Any] | None = None) -> Self:
+              json: Any = None, content_type: str = "application/json",
+              idempotent: bool = True, resume: Mapping[str, Any] | None = None) -> Self:
         """Send the request that starts a long-running operation.
 
         Parameters
@@ -119,6 +121,8 @@ class Operation(Generic[T]):
             Query parameters.
         json : object, optional
             The JSON body.
+        content_type : str
+            The body's ``Content-Type`` (``application/geo+json`` for a GeoJSON body).
         idempotent : bool
             Whether the request may be repeated on a transport error or a 5xx (a creation is
             not: it is retried only on 429).
@@ -137,7 +141,8 @@ class Operation(Generic[T]):
             A 202 naming nothing this class's strategies can follow.
         """
         initial = pipeline.send(Request(method, path, params=params, json=json, operation=name,
-                                        expected=(200, 201, 202), idempotent=idempotent))
+                                        expected=(200, 201, 202), idempotent=idempotent,
+                                        content_type=content_type))
         if initial.status != 202:
             return cls(pipeline, name=name, parse=parse, strategy=None, final=initial,
                        url=initial.url, resume=resume)._started(initial)

@@ -27,13 +27,25 @@ __all__ = [
     "GEOCODE_TYPES",
     "INCIDENT_SEVERITIES",
     "INCIDENT_TYPES",
+    "MATRIX_ASYNC_LIMITS",
+    "MATRIX_AVOID",
+    "MATRIX_OPTIMIZE",
+    "MATRIX_REGION_KM",
+    "MATRIX_SYNC_LIMITS",
+    "MATRIX_TIME_WORDS",
+    "MATRIX_TRAFFIC",
+    "MATRIX_TRAVEL_MODES",
     "POLLUTANT_SHORT_NAMES",
     "POLLUTANT_TYPES",
+    "RANGE_AVOID",
+    "RANGE_MAX_DISTANCE_M",
+    "RANGE_MAX_TIME_S",
     "REVERSE_GEOCODE_BATCH_SIZE",
     "REVERSE_GEOCODE_TYPES",
     "ROUTE_API_VERSIONS",
     "ROUTE_AVOID",
     "ROUTE_BATCH_SIZE",
+    "ROUTE_OPERATION_STATUSES",
     "ROUTE_OPTIMIZE",
     "ROUTE_OUTPUT_OPTIONS",
     "ROUTE_TRAVEL_MODES",
@@ -115,6 +127,48 @@ ROUTE_BATCH_SIZE = 100
 #: Points of one snap-to-roads request, and the longest gap between consecutive points.
 SNAP_MAX_POINTS = 5000
 SNAP_MAX_GAP_M = 6000.0
+
+# The route matrix and the reachable range (Route 2025-01-01: ``POST /route/matrix``,
+# ``/route/matrix:async``, ``/route/operations/{id}``, ``POST /route/range``), from the
+# specification ``specification/maps/data-plane/Route/stable/2025-01-01/route.json`` of
+# Azure/azure-rest-api-specs (commit 027abe5f; its enumerations and the limit tables of the
+# matrix operations' descriptions).
+
+#: ``travelMode`` of a matrix (``RouteMatrixTravelModeEnum``), the default first.
+MATRIX_TRAVEL_MODES = ("driving", "truck", "walking")
+#: ``optimizeRoute`` of a matrix, the default first: the synchronous matrix takes ``fastest``
+#: only (``RouteMatrixOptimizeRouteEnum``), the asynchronous one ``shortest`` too
+#: (``RouteMatrixAsyncOptimizeRouteEnum``).
+MATRIX_OPTIMIZE = ("fastest", "shortest")
+#: ``traffic`` of a matrix (``RouteMatrixTrafficEnum``), the default first; ``live`` needs a
+#: time (it may not be used with ``any``).
+MATRIX_TRAFFIC = ("historical", "live")
+#: ``avoid`` of a matrix (``RouteMatrixAvoidEnum``).
+MATRIX_AVOID = ("tollRoads", "unpavedRoads")
+#: The words ``departAt``/``arriveAt`` of a matrix take beside a date-time: ``any`` (the default:
+#: the time does not matter) and ``now`` (``departAt`` only: each cell at its processing time).
+MATRIX_TIME_WORDS = ("any", "now")
+#: The synchronous matrix's rows of limits, as ``(cells, origins, destinations, condition)``: a
+#: request is processed under the first row it fits. ``options``: any parameters; ``region``:
+#: cells outside a box of :data:`MATRIX_REGION_KM` are ``OUT_OF_REGION``; ``defaults``:
+#: ``departAt``/``arriveAt`` ``any``, ``traffic`` ``historical``, ``travelMode`` driving or
+#: truck and no other parameter.
+MATRIX_SYNC_LIMITS = ((100, 100, 100, "options"), (200, 200, 200, "region"),
+                      (2500, 1000, 1000, "defaults"))
+#: The asynchronous matrix's rows of limits (``defaults`` also means ``optimizeRoute``
+#: ``fastest``).
+MATRIX_ASYNC_LIMITS = ((2500, 1000, 1000, "region"), (50_000, 10_000, 10_000, "defaults"))
+#: Side (km) of the axis-aligned box the points of a ``region`` matrix must lie in.
+MATRIX_REGION_KM = 400
+#: ``status`` of an asynchronous route operation (``RouteOperation``): running, then done.
+ROUTE_OPERATION_STATUSES = ("NotStarted", "Running", "Completed", "Failed")
+#: ``avoid`` of a reachable range (``RouteRangeAvoidEnum``).
+RANGE_AVOID = ("limitedAccessHighways", "tollRoads", "ferries", "tunnels", "borderCrossings",
+               "lowEmissionZones", "unpavedRoads", "carpools", "carTrains")
+#: The largest budgets of a reachable range: ``timeBudgetInSec`` and ``distanceBudgetInMeters``
+#: (one of the two, not both).
+RANGE_MAX_TIME_S = 21_600.0
+RANGE_MAX_DISTANCE_M = 500_000.0
 
 # ------------------------------------------------------------------------------------ traffic
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.explore.maps import (
         addresses as addresses,
         incidents as incidents,
+        reachable_ranges as reachable_ranges,
         routes as routes,
         snapped_trace as snapped_trace,
         suggestions as suggestions,

@@ -167,6 +167,21 @@ def _route_name(row: pd.Series, tz: str | None) -> str:
     return f"{label}: {kind}" if label else kind
 
 
+def _trip(row: pd.Series, tz: str | None) -> str:
+    """Name a matrix cell: its origin and destination, by place or by position."""
+    ends = []
+    for side in ("origin", "destination"):
+        name, index = _get(row, f"{side}_place"), _get(row, f"{side}Index")
+        ends.append(_short(name) if isinstance(name, str) and name else
+                    "" if _missing(index) else f"{side} {index}")
+    return " → ".join(ends)
+
+
+def _budget(row: pd.Series, tz: str | None) -> str:
+    """Write a reachable range's budget: minutes or kilometres."""
+    return str(_minutes("timeBudgetInSec")(row, tz) or _km("distanceBudgetInMeters")(row, tz))
+
+
 def _short(text: str, limit: int = TOOLTIP_TEXT) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
@@ -189,6 +204,17 @@ TOOLTIPS: dict[str, tuple[Field, ...]] = {
         Field("delay", _delay),
         Field("departs", _time("departureAt")),
         Field("arrives", _time("arrivalAt")),
+    ),
+    "route_matrix": (
+        Field("trip", _trip),
+        Field("time", _minutes("durationTrafficInSeconds")),
+        Field("distance", _km("distanceInMeters")),
+        Field("error", _plain("error.code")),
+    ),
+    "route_range": (
+        Field("place", _place),
+        Field("within", _budget),
+        Field("error", _plain("error.code")),
     ),
     "snap_to_roads": (
         Field("point", _plain("inputIndex")),

@@ -1,4 +1,6 @@
-"""Interactive maps of routes, GPS traces, incidents, suggestions and addresses at points."""
+"""Interactive maps of routes, GPS traces, incidents, suggestions, addresses at points and
+reachable ranges.
+"""
 
 from __future__ import annotations
 
@@ -21,12 +23,13 @@ from toolkit.explore._common import (
 from toolkit.explore._describe import describe_map
 from toolkit.plot._style import NEUTRAL, SERIES_COLORS
 from toolkit.plot.description import counted, listed, sentences
-from toolkit.plot.maps import INCIDENT_COLORS
+from toolkit.plot.maps import INCIDENT_COLORS, RANGE_CMAP
 
 if TYPE_CHECKING:
     import folium
 
-__all__ = ["addresses", "incidents", "routes", "snapped_trace", "suggestions"]
+__all__ = ["addresses", "incidents", "reachable_ranges", "routes", "snapped_trace",
+           "suggestions"]
 
 #: Marker radius per incident severity.
 SEVERITY_RADII = {"LowImpact": 5, "Minor": 7, "Moderate": 9, "Serious": 12}
@@ -402,3 +405,65 @@ def addresses(df: pd.DataFrame, *, tiles: str = "auto", height: int | str = 480)
                            f"{counted(int(found.sum()), 'match', 'matches')} found",
                         "By type: " + ", ".join(f"{n:,} {k}" for k, n in kinds_found.items())
                         if len(kinds_found) else "", frames=[df])
+
+
+def reachable_ranges(df: pd.DataFrame, *, tiles: str = "auto",
+                     height: int | str = 480) -> folium.Map:
+    """Map reachable ranges: one layer per budget, the largest under the others, and the origins.
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.route_range` returns (``timeBudgetInSec`` or
+        ``distanceBudgetInMeters``, ``center``, ``geometry``); failed rows (no polygon) are left
+        out.
+    tiles : {"auto", "roads", "web"}
+    height : int or str
+
+    Returns
+    -------
+    folium.Map
+        Layers ``within <budget>`` (one per budget, coloured from the plot's
+        :data:`~toolkit.plot.maps.RANGE_CMAP`, the smallest darkest) and ``origins`` (where the
+        service snapped each origin); tooltips hold the place and the budget (min or km),
+        popups the full record.
+
+    Raises
+    ------
+    ValidationError
+        No row has a polygon.
+    """
+    import geopandas as gpd
+    import matplotlib as mpl
+    from matplotlib.colors import to_hex
+
+    from toolkit.plot.maps import budget_label
+
+    frame = geo_frame(df, ["timeBudgetInSec", "distanceBudgetInMeters", "center"],
+                      "explore.reachable_ranges")
+    drawn = frame[has_geometry(frame["geometry"])]
+    if drawn.empty:
+        raise ValidationError("df", "no polygons", "explore.reachable_ranges needs ranges with "
+                              "a polygon (every origin failed)")
+    key = "timeBudgetInSec" if drawn["timeBudgetInSec"].notna().any() else \
+        "distanceBudgetInMeters"
+    budgets = sorted({float(b) for b in drawn[key].dropna()})
+    cmap = mpl.colormaps[RANGE_CMAP]
+    colours = {b: to_hex(cmap(0.15 + 0.7 * (k / max(len(budgets) - 1, 1))))
+               for k, b in enumerate(budgets)}
+    m = new_map(bounds_of(drawn["geometry"]), tiles=tiles, frames=[df], features=len(drawn),
+                height=height)
+    for budget in reversed(budgets):
+        rows = drawn[drawn[key] == budget].drop(columns=["center"])
+        add_layer(m, rows, f"within {budget_label(key, budget)}", colors=colours[budget],
+                  weight=2, spread=False, operation="route_range")
+    centers = drawn.drop_duplicates("origin_index") if "origin_index" in drawn else drawn
+    points = gpd.GeoDataFrame(centers.drop(columns=["geometry", "center"]),
+                              geometry=list(centers["center"]), crs="EPSG:4326")
+    add_layer(m, points, "origins", colors="#FFFFFF", radius=6, outline="#000000",
+              operation="route_range")
+    m = finish(m, legend=[(budget_label(key, b), colours[b]) for b in budgets],
+               title="reachable within")
+    return describe_map(m, f"{counted(len(drawn), 'reachable range')} within "
+                           f"{listed([budget_label(key, b) for b in budgets], 6)} from "
+                           f"{counted(len(centers), 'origin')}", frames=[df])

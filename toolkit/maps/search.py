@@ -3,8 +3,9 @@
 Autocomplete gives ranked suggestions for a partial query; geocoding finds places and addresses by
 name, with their coordinates.
 
-:func:`place_resolver` turns place names into coordinates through :func:`geocode` for the
-functions that accept a name wherever a location is (weather, route waypoints).
+:class:`Places` and :func:`resolve_locations` turn place names into coordinates through
+:func:`geocode` for the functions that accept a name wherever a location is (weather, route
+waypoints, matrices and reachable ranges).
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ from toolkit.maps._schemas import AUTOCOMPLETE, GEOCODE
 
 if TYPE_CHECKING:
     import geopandas as gpd
+    import numpy as np
 
     from toolkit.connection import Connection
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Places", "autocomplete", "collect_names", "geocode"]
+__all__ = ["Places", "autocomplete", "collect_names", "geocode", "resolve_locations"]
 
 API_VERSION = SEARCH_API_VERSIONS[0]
 GEOCODE_API_VERSION = GEOCODE_API_VERSIONS[0]
@@ -414,6 +416,50 @@ class Places:
         return {"place": asked,
                 "place_address": [self.found[n].address if n in self.found else None
                                   for n in asked]}
+
+
+def resolve_locations(locations: object, parameter: str, conn: Connection
+                      ) -> tuple[np.ndarray, dict[str, list[Any]], dict[int, ToolkitError]]:
+    """Read locations as an ``(n, 2)`` array of (lon, lat), the names among them geocoded.
+
+    The points given as coordinates are checked first (before any request); then the names are
+    geocoded at once (:class:`Places`).
+
+    Parameters
+    ----------
+    locations : object
+        What :func:`~toolkit._core.geo.to_lonlat` reads, place names included.
+    parameter : str
+        The parameter they came under, for errors.
+    conn : Connection
+        The connection geocode asks through.
+
+    Returns
+    -------
+    (numpy.ndarray, dict, dict)
+        The points (NaN where a name could not be placed); the ``place`` and ``place_address``
+        columns (:meth:`Places.columns`); the positions whose name could not be placed, each
+        with its :class:`~toolkit._core.errors.PlaceNotFoundError` (nothing is asked about them).
+    """
+    import numpy as np
+
+    from toolkit._core.geo import location_names, to_lonlat
+
+    points = to_lonlat(locations, parameter, min_points=1, places=collect_names)
+    names = location_names(locations)
+    places = Places(parameter, conn)
+    failed: dict[int, ToolkitError] = {}
+    if names is not None:
+        missing = places.lookup([n for n in names if n is not None])
+        for i, name in enumerate(names):
+            if name is None:
+                continue
+            if name in missing:
+                failed[i] = missing[name]
+                points[i] = np.nan
+            else:
+                points[i] = places.found[name][:2]
+    return points, places.columns(names, len(points)), failed
 
 
 AUTOCOMPLETE_RECORD = register(OperationRecord("autocomplete", schema=AUTOCOMPLETE,

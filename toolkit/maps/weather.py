@@ -46,7 +46,7 @@ import pandas as pd
 from toolkit._core.concurrency import fan_out, settle
 from toolkit._core.errors import ApiError, AuthenticationError, ToolkitError, ValidationError
 from toolkit._core.frames import build_frame, to_geoframe
-from toolkit._core.geo import LocationsLike, latlon_param, location_names, to_lonlat
+from toolkit._core.geo import LocationsLike, latlon_param
 from toolkit._core.paging import PagingStyle, iter_pages
 from toolkit._core.provenance import provenance, provenance_of
 from toolkit._core.registry import OperationRecord, register
@@ -106,28 +106,10 @@ DOMINANT_TYPES = POLLUTANT_SHORT_NAMES
 
 def _points(locations: object, conn: Connection
             ) -> tuple[np.ndarray, dict[str, list[Any]], dict[int, ToolkitError]]:
-    """Check the places as an ``(n, 2)`` array of (lon, lat) before any request, then geocode names.
+    """Check the places before any request, then geocode names (:func:`resolve_locations`)."""
+    from toolkit.maps.search import resolve_locations
 
-    Returns the frame's ``place`` columns, and the locations whose name could not be placed (their
-    rows carry the error; nothing is asked about them).
-    """
-    from toolkit.maps.search import Places, collect_names
-
-    points = to_lonlat(locations, "locations", min_points=1, places=collect_names)
-    names = location_names(locations)
-    places = Places("locations", conn)
-    failed: dict[int, ToolkitError] = {}
-    if names is not None:
-        missing = places.lookup([n for n in names if n is not None])
-        for i, name in enumerate(names):
-            if name is None:
-                continue
-            if name in missing:
-                failed[i] = missing[name]
-                points[i] = np.nan
-            else:
-                points[i] = places.found[name][:2]
-    return points, places.columns(names, len(points)), failed
+    return resolve_locations(locations, "locations", conn)
 
 
 def _language(language: Any) -> str | None:

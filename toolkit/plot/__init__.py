@@ -26,9 +26,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from toolkit.plot.maps import (
         addresses as addresses,
         incidents as incidents,
+        reachable_ranges as reachable_ranges,
         routes as routes,
         snapped_trace as snapped_trace,
     )
+    from toolkit.plot.matrix import travel_times as travel_times
     from toolkit.plot.policy import (
         compliance_by as compliance_by,
         compliance_trend as compliance_trend,

@@ -1,4 +1,4 @@
-"""Map pictures: routes, GPS traces before and after snapping, incidents, addresses at points.
+"""Map pictures: routes, GPS traces and their snapping, incidents, addresses, reachable ranges.
 
 The background is a frame of lines (``background=``): the caller's own (any GeoDataFrame of
 roads, rivers, borders...), ``True`` for the road network the toolkit ships for Andorra
@@ -20,9 +20,17 @@ import pandas as pd
 
 from toolkit._core.errors import ValidationError
 from toolkit._core.maprules import bounds_of
+from toolkit._core.provenance import from_sandbox
 from toolkit._core.text import plot_text
 from toolkit._data.andorra import ATTRIBUTION
-from toolkit.plot._common import fit_height, marks_sandbox, new_axes, require_columns, root_figure
+from toolkit.plot._common import (
+    fit_height,
+    mark_figure,
+    marks_sandbox,
+    new_axes,
+    require_columns,
+    root_figure,
+)
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL
 from toolkit.plot.description import counted, listed, sentences, set_description
 
@@ -31,9 +39,9 @@ if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the pa
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "ROUTE_COLORS", "SEVERITY_SIZES", "addresses",
-           "draw_background", "incidents", "routes", "snapped_trace", "spread_labels",
-           "stamp_credit"]
+__all__ = ["ATTRIBUTION", "INCIDENT_COLORS", "RANGE_CMAP", "ROUTE_COLORS", "SEVERITY_SIZES",
+           "addresses", "budget_label", "draw_background", "incidents", "reachable_ranges",
+           "routes", "snapped_trace", "spread_labels", "stamp_credit"]
 
 #: One colour per incident type (warm for what blocks, cool for what slows).
 INCIDENT_COLORS = {
@@ -47,6 +55,9 @@ SEVERITY_SIZES = {"LowImpact": 40, "Minor": 70, "Moderate": 110, "Serious": 160}
 #: alternatives, and the start, stops and end markers.
 ROUTE_COLORS = {"main": "#332288", "alternative": "#000000", "start": "#000000",
                 "stop": "#9E9E9E", "end": "#FFFFFF"}
+#: The colours of the budgets of reachable ranges (sequential, colour-blind safe): the
+#: smallest budget darkest, drawn on top.
+RANGE_CMAP = "viridis"
 _ROAD_STYLE = {  # class -> (width, colour)
     "primary": (1.6, "#b0b0b0"), "primary_link": (1.2, "#b0b0b0"),
     "secondary": (1.2, "#c4c4c4"), "secondary_link": (1.0, "#c4c4c4"),
@@ -567,3 +578,142 @@ def _incidents_text(title: str, df: pd.DataFrame) -> str:
         if len(df) else "",
         f"{closed:,} with the road closed" if closed else "")
 
+
+def budget_label(key: str, amount: float) -> str:
+    """Write a reachable range's budget as a reader reads it: ``10 min``, ``5 km``."""
+    if key == "timeBudgetInSec":
+        minutes = amount / 60
+        return f"{minutes:g} min" if minutes == round(minutes, 1) else f"{minutes:.1f} min"
+    km = amount / 1000
+    return f"{km:g} km" if km == round(km, 1) else f"{km:.1f} km"
+
+
+@marks_sandbox
+def reachable_ranges(df: pd.DataFrame, *, ax: Axes | None = None, background: Any = True,
+                     labels: bool = True, title: str | None = None) -> Axes:
+    """Draw reachable ranges over the roads: one colour per budget, the origins marked.
+
+    The largest budget's areas are drawn first and lightest, the smallest on top and darkest,
+    so nested ranges (10, 20, 30 minutes) read as rings; each origin's center (where the
+    service snapped it to a road) is marked and named.
+
+    Parameters
+    ----------
+    df : GeoDataFrame
+        The frame :func:`toolkit.route_range` returns (``timeBudgetInSec`` or
+        ``distanceBudgetInMeters``, ``center``, ``geometry``; ``place`` names the centers);
+        failed rows (empty polygons) are skipped.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    background : GeoDataFrame, True or None
+        Lines drawn underneath: a frame of your own, ``True`` for the bundled road network of
+        Andorra where it overlaps the data, ``None`` for nothing (see :func:`draw_background`).
+    labels : bool
+        Name each origin by its place (or its position in the input).
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    require_columns(df, ["timeBudgetInSec", "distanceBudgetInMeters", "center", "geometry"],
+                    "plot.reachable_ranges")
+    import matplotlib as mpl
+    import shapely
+    from matplotlib.patches import Patch, PathPatch
+    from matplotlib.path import Path
+
+    ok = df[[g is not None and not g.is_empty for g in df.geometry]]
+    key = "timeBudgetInSec" if ok["timeBudgetInSec"].notna().any() or \
+        not ok["distanceBudgetInMeters"].notna().any() else "distanceBudgetInMeters"
+    budgets = sorted({float(b) for b in ok[key].dropna()})
+    bounds = bounds_of(ok.geometry) if len(ok) else None
+    own = ax is None
+    ax = new_axes(ax, figsize=(8.5, 7))
+    credit = draw_background(ax, background, bounds)
+    cmap = mpl.colormaps[RANGE_CMAP]
+    colours = {b: cmap(0.15 + 0.7 * (k / max(len(budgets) - 1, 1)))
+               for k, b in enumerate(budgets)}
+    for budget in reversed(budgets):  # the largest first, under the others
+        for geom in ok.geometry[ok[key] == budget]:
+            for part in shapely.get_parts(geom):
+                rings = [np.asarray(part.exterior.coords),
+                         *(np.asarray(r.coords) for r in part.interiors)]
+                path = Path.make_compound_path(*(Path(r, closed=True) for r in rings))
+                ax.add_patch(PathPatch(path, facecolor=colours[budget], alpha=0.45,
+                                       edgecolor=colours[budget], linewidth=1.4, zorder=2,
+                                       gid="range"))
+    handles: list[Any] = [Patch(facecolor=colours[b], edgecolor=colours[b], alpha=0.6,
+                                label=budget_label(key, b)) for b in budgets]
+    centers = ok.drop_duplicates("origin_index") if "origin_index" in ok.columns else ok
+    points = [(c.x, c.y, row) for c, row in zip(centers["center"], centers.itertuples(),
+                                               strict=True) if c is not None and not c.is_empty]
+    if points:
+        from matplotlib.lines import Line2D
+
+        ax.scatter([p[0] for p in points], [p[1] for p in points], s=40, marker="o",
+                   color="white", edgecolor="black", linewidths=1.0, zorder=6)
+        handles.append(Line2D([], [], ls="", marker="o", color="white", markeredgecolor="black",
+                              label="origin (on the road)"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+              title="reachable within")
+    amounts = [budget_label(key, b) for b in budgets]
+    unit = amounts[-1].rsplit(" ", 1)[-1] if amounts else ""
+    numbers = [a.rsplit(" ", 1)[0] for a in amounts]
+    what = (f"{', '.join(numbers[:-1])} and {numbers[-1]} {unit}" if len(numbers) > 1 else
+            amounts[0] if amounts else "no budget")
+    # framed (and its own figure fitted) before the labels are spread over it
+    finish_map(ax, bounds, title or f"Reachable within {what} from {len(points)} "
+               f"place{'s' if len(points) != 1 else ''}", credit, own=own)
+    if labels and points:
+        texts = [ax.text(x, y, _origin_name(row), fontsize=MIN_FONT_SIZE + 1, zorder=7,
+                         bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none",
+                               "pad": 1})
+                 for x, y, row in points]
+        spread_labels(ax, texts, [p[0] for p in points], [p[1] for p in points])
+    set_description(ax, _ranges_text(ax.get_title(), ok, key, budgets, points))
+    if own:
+        _settle(ax, df)
+    return ax
+
+
+def _ranges_text(title: str, ok: pd.DataFrame, key: str, budgets: list[float],
+                 points: list[Any]) -> str:
+    """Describe the ranges: per origin, the area reachable within each budget."""
+    from pyproj import Geod
+
+    geod = Geod(ellps="WGS84")
+    areas = []
+    for _, _, row in points:
+        mine = ok[ok["origin_index"] == row.origin_index] if "origin_index" in ok.columns else ok
+        parts = [f"{budget_label(key, float(b))} "
+                 f"{abs(geod.geometry_area_perimeter(g)[0]) / 1e6:.1f} km²"
+                 for b, g in zip(mine[key], mine.geometry, strict=True)]
+        areas.append(f"{_origin_name(row)}: " + ", ".join(parts))
+    return sentences(f"{title}: {counted(len(budgets), 'budget')}, "
+                     f"{counted(len(points), 'origin')}",
+                     "Area reachable: " + listed(areas, 6, "more origins") if areas else "")
+
+
+def _settle(ax: Axes, df: pd.DataFrame) -> None:
+    """Lay a helper's own figure out again once everything is drawn on it.
+
+    The layout of an aspect-locked map places the title from where the last layout drew the
+    Axes: after the labels moved, or the sandbox's mark took its strip along the bottom, the
+    next layout can leave the title partly above the figure's edge; two more settle it where
+    a saved figure keeps it. The mark is drawn here first (the decorator then finds it).
+    """
+    fig = root_figure(ax)
+    if from_sandbox(df):
+        mark_figure(fig)
+    for _ in range(2):
+        fig.draw_without_rendering()
+
+
+def _origin_name(row: Any) -> str:
+    place = getattr(row, "place", None)
+    if isinstance(place, str) and place:
+        return plot_text(place)
+    index = getattr(row, "origin_index", None)
+    return f"origin {index}" if index is not None and not pd.isna(index) else "origin"

@@ -57,6 +57,7 @@ class _Source:
 _SQL = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Vendor.Sql/" \
        "servers/{serverName}/encryptionProtector/{encryptionProtectorName}"
 _FABRIC = "17-fabric-create-eventstream"
+_MATRIX = "30-maps-route-matrix"
 
 #: Route name -> the specification excerpt that covers it.
 _SOURCES: dict[str, _Source] = {
@@ -95,6 +96,11 @@ _SOURCES: dict[str, _Source] = {
     "route_directions_batch": _Source("10-maps-route-directions-batch",
                                       "/route/directions:batch", "post"),
     "snap_to_roads": _Source("11-maps-snap-to-roads", "/route/snapToRoads", "post"),
+    "route_matrix": _Source(_MATRIX, "/route/matrix", "post"),
+    "route_matrix_async": _Source(_MATRIX, "/route/matrix:async", "post"),
+    "route_operation_status": _Source(_MATRIX, "/route/operations/{id}", "get"),
+    "route_operation_result": _Source(_MATRIX, "/route/operations/{id}/result", "get"),
+    "route_range": _Source("31-maps-route-range", "/route/range", "post"),
     "traffic_incidents": _Source("12-maps-traffic-incident", "/traffic/incident", "get"),
     "air_quality": _Source("13-maps-weather-current-air-quality",
                            "/weather/airQuality/current/{format}", "get"),
@@ -356,6 +362,10 @@ def _body_examples(sandbox: Sandbox) -> dict[str, Any]:
     (lon0, lat0), (lon1, lat1) = _TOWNS
     trace = [_point(lon0 + (lon1 - lon0) * i / 20, lat0 + (lat1 - lat0) * i / 20)
              for i in range(21)]
+    matrix = {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "geometry": {"type": "MultiPoint", "coordinates": [list(t)]},
+         "properties": {"pointType": side}} for side, t in (("origins", _TOWNS[0]),
+                                                           ("destinations", _TOWNS[1]))]}
     return {
         "check_name": {"name": "sql-sales-reporting-01", "type": f"{ns}.Sql/servers"},
         "encryption_protector_update": {"properties": {"serverKeyType": "ServiceManaged",
@@ -369,6 +379,9 @@ def _body_examples(sandbox: Sandbox) -> dict[str, Any]:
         "reverse_geocode_batch": {"batchItems": [
             {"coordinates": [lon0, lat0], "optionalId": "a"},
             {"coordinates": [lon1, lat1], "resultTypes": ["PopulatedPlace"]}]},
+        "route_matrix": matrix,
+        "route_matrix_async": {**matrix, "optimizeRoute": "shortest"},
+        "route_range": _point(lon0, lat0, timeBudgetInSec=600),
         "create_eventstream": {"displayName": "described-stream",
                                "description": "Made from the sandbox's description."},
         "resource_graph": {"query": "resources | project id, name, type, location",

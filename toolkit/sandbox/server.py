@@ -70,6 +70,8 @@ SERVICE_MODULES = (
     "toolkit.sandbox.maps.search",
     "toolkit.sandbox.maps.reverse",
     "toolkit.sandbox.maps.route",
+    "toolkit.sandbox.maps.matrix",
+    "toolkit.sandbox.maps.reach",
     "toolkit.sandbox.maps.traffic",
     "toolkit.sandbox.maps.weather.handlers",
     "toolkit.sandbox.openapi",

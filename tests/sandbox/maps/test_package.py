@@ -50,5 +50,6 @@ def test_note_arrival_records_now_under_the_operation() -> None:
 
 def test_documented_limits_cover_the_noted_operations() -> None:
     assert set(DOCUMENTED_QPS) == {"autocomplete", "route_directions_batch", "snap_to_roads",
-                                   "traffic_incidents", "reverse_geocode_batch"}
+                                   "traffic_incidents", "reverse_geocode_batch",
+                                   "route_range"}
     assert all(isinstance(v, int) and v > 0 for v in DOCUMENTED_QPS.values())

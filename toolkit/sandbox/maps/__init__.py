@@ -1,7 +1,8 @@
 """The maps family of the sandbox, over the real road network of Andorra.
 
-Autocomplete, geocoding and reverse geocoding, route directions batch, snap to roads, traffic
-incidents and weather (road network: OpenStreetMap contributors, ODbL).
+Autocomplete, geocoding and reverse geocoding, route directions batch, route matrices,
+reachable ranges, snap to roads, traffic incidents and weather (road network: OpenStreetMap
+contributors, ODbL).
 
 The road network and the places load on the first maps request (and are kept for the process),
 so starting a sandbox stays fast. Every maps request's arrival time is noted per operation, so a
@@ -23,7 +24,7 @@ __all__ = ["DOCUMENTED_QPS", "note_arrival", "peak_rate"]
 
 #: Queries per second the real service allows one account (notes on the maps service).
 DOCUMENTED_QPS = {"autocomplete": 500, "route_directions_batch": 10, "snap_to_roads": 50,
-                  "traffic_incidents": 50, "reverse_geocode_batch": 10}
+                  "traffic_incidents": 50, "reverse_geocode_batch": 10, "route_range": 50}
 
 
 def note_arrival(request: Request, operation: str) -> None:

@@ -190,3 +190,17 @@ def test_the_main_part_is_strongly_connected_and_the_largest(net: RoadNetwork) -
     both = _reach(net, start, True) & _reach(net, start, False)
     assert nodes <= both  # every main node can be reached from and can reach every other
     assert net.main.sum() > net.n_edges / 2
+
+
+def test_walking_takes_every_road_but_the_limited_access_ones_at_a_walking_pace(net) -> None:
+    from toolkit.sandbox.maps.roads.network import WALKING_KMH
+
+    walkable = net.usable("walking")
+    assert (walkable == ~net.limited).all()  # (Andorra's roads have none)
+    assert {net.speed_kmh(e, "walking") for e in range(0, net.n_edges, 97)} == {WALKING_KMH}
+    costs = net.arc_costs("walking", "fastestWithoutTraffic")
+    # one-way streets both ways
+    one_way = next(e for e in range(net.n_edges) if not net.arc_ok[2 * e + 1] and
+                   not net.limited[e])
+    assert costs[2 * one_way + 1] == pytest.approx(net.edge_len[one_way] / (WALKING_KMH / 3.6))
+    assert net.arc_costs("driving", "fastestWithoutTraffic")[2 * one_way + 1] == math.inf

@@ -165,3 +165,62 @@ def test_routes_are_repeatable(net: RoadNetwork) -> None:
     again = _go(net, [SJL, ORD, CAN])
     assert first == again
     assert math.isfinite(first.duration_s) and first.duration_s > 0
+
+
+# ------------------------------------------------------------------ one to many
+@pytest.mark.parametrize("mode", ["driving", "truck"])
+@pytest.mark.parametrize("optimize", ["fastestWithoutTraffic", "shortest"])
+def test_one_search_gives_every_trip_a_route_would(net, mode, optimize) -> None:
+    from toolkit.sandbox.maps.roads.routing import measures, reach, spread
+
+    points = [ALV, CAN, SJL, ORD]
+    snapped = _snap(net, points, mode)
+    costs = net.arc_costs(mode, optimize)
+    m = measures(net, mode)
+    for i, a in enumerate(snapped):
+        forward = spread(net, a, costs, m)
+        for j, b in enumerate(snapped):
+            backward = spread(net, b, costs, m, reverse=True)
+            found = route(net, [points[i], points[j]], mode=mode, optimize=optimize,
+                          snapped=[a, b])
+            for search, other in ((forward, b), (backward, a)):
+                _, metres, seconds, traffic = reach(net, search, other, costs, m)
+                assert metres == pytest.approx(found.distance_m, abs=0.01)
+                assert seconds == pytest.approx(found.duration_s, abs=0.01)
+                assert traffic == pytest.approx(seconds)  # no traffic given
+
+
+def test_a_limit_stops_the_search(net) -> None:
+    from toolkit.sandbox.maps.roads.routing import measures, spread
+
+    start = _snap(net, [ALV])[0]
+    costs = net.arc_costs("driving", "fastestWithoutTraffic")
+    m = measures(net, "driving")
+    full, near = spread(net, start, costs, m), spread(net, start, costs, m, limit=300.0)
+    reached = [c for c in near.cost if c < math.inf]
+    assert reached and max(reached) <= 300.0
+    assert sum(c < math.inf for c in full.cost) > len(reached)
+    assert all(full.cost[n] == c for n, c in enumerate(near.cost) if c < math.inf)
+
+
+def test_walking_goes_either_way_along_one_way_streets(net) -> None:
+    from toolkit.sandbox.maps.roads.routing import measures, reach, spread
+
+    one_way = next(e for e in range(net.n_edges) if net.arc_ok[2 * e] != net.arc_ok[2 * e + 1]
+                   and net.main[e] and not net.limited[e])
+    barred = 2 * one_way + (1 if net.arc_ok[2 * one_way] else 0)
+    length = float(net.edge_len[one_way])
+    a, b = (one_way, 0.1 * length), (one_way, 0.9 * length)
+    if barred % 2 == 0:  # the way u -> v is barred: walk it
+        start, end = a, b
+    else:
+        start, end = b, a
+    walk = net.arc_costs("walking", "fastestWithoutTraffic")
+    m = measures(net, "walking")
+    found = reach(net, spread(net, start, walk, m, both_ways=True), end, walk, m)
+    assert found is not None and found[1] == pytest.approx(0.8 * length)
+    assert found[2] == pytest.approx(0.8 * length / (5.0 / 3.6))
+    drive = net.arc_costs("driving", "fastestWithoutTraffic")
+    by_car = reach(net, spread(net, start, drive, measures(net, "driving")), end, drive,
+                   measures(net, "driving"))
+    assert by_car is None or by_car[1] > 0.8 * length  # a car goes round

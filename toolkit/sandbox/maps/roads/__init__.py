@@ -1,6 +1,6 @@
 """The road network behind the maps sandbox: a real graph of Andorra's drivable roads.
 
-It is in three modules, one idea each.
+It is in four modules, one idea each.
 
 * :mod:`.network`: the graph itself, built from the bundled OpenStreetMap data
   (:mod:`toolkit._data.andorra`, (c) OpenStreetMap contributors, ODbL) on the first maps request
@@ -13,6 +13,8 @@ It is in three modules, one idea each.
   candidates within a few tens of metres, emission by distance to the road, transition by how
   well the road distance between consecutive candidates agrees with the straight distance),
   interpolation along the matched path and the speed limits of the matched roads.
+* :mod:`.reach`: the roads a one-to-many search (:func:`.routing.spread`) reaches within a time
+  or distance budget, and the concave hull around them (a reachable range).
 
 Routing and matching are functions of a :class:`~.network.RoadNetwork`, so that the graph knows
 nothing of the questions asked of it.

@@ -31,6 +31,9 @@ DEFAULT_LIMITS = {
 FREE_FLOW = 0.85
 TRUCK_FACTOR = 0.8
 TRUCK_MAX_KMH = 80.0
+#: Walking: a steady pace on any road but the limited-access ones, either way along one-way
+#: streets.
+WALKING_KMH = 5.0
 TRUCK_BARRED_CLASSES = frozenset({"service", "living_street"})
 LIMITED_ACCESS = frozenset({"motorway", "motorway_link", "trunk", "trunk_link"})
 PAVED = frozenset({"asphalt", "paved", "concrete", "paving_stones", "sett", "yes"})
@@ -218,6 +221,8 @@ class RoadNetwork:
 
     def speed_kmh(self, edge: int, mode: str = "driving") -> float:
         """Give the free-flow speed on an edge for a travel mode, in km/h (at least 5)."""
+        if mode == "walking":
+            return WALKING_KMH
         v = self.limit_kmh[edge] * FREE_FLOW
         if mode == "truck":
             v = min(v * TRUCK_FACTOR, TRUCK_MAX_KMH)
@@ -228,6 +233,8 @@ class RoadNetwork:
         ok = np.ones(self.n_edges, dtype=bool)
         if mode == "truck":
             ok &= self.truck_ok
+        if mode == "walking":
+            ok &= ~self.limited
         if "tollRoads" in avoid:
             ok &= ~self.toll
         if "tunnels" in avoid:
@@ -248,11 +255,14 @@ class RoadNetwork:
         speeds = self.limit_kmh * FREE_FLOW
         if mode == "truck":
             speeds = np.minimum(speeds * TRUCK_FACTOR, TRUCK_MAX_KMH)
+        if mode == "walking":
+            speeds = np.full(self.n_edges, WALKING_KMH)
         speeds = np.maximum(speeds, 5.0) / 3.6
         per_edge = self.edge_len if optimize == "shortest" else self.edge_len / speeds
         cost = np.repeat(per_edge, 2).astype(float)
         cost[~np.repeat(usable, 2)] = math.inf
-        cost[~self.arc_ok] = math.inf
+        if mode != "walking":
+            cost[~self.arc_ok] = math.inf
         if traffic:
             for edge, factor in traffic.items():
                 for arc in (2 * edge, 2 * edge + 1):

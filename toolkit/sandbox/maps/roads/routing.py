@@ -1,7 +1,10 @@
-"""Paths on the road network: the cheapest route through waypoints, and alternatives.
+"""Paths on the road network: the cheapest route, alternatives, costs from one place to all.
 
 The cheapest route is found with A* on the directed arcs, by time or distance, with the mode's
-restrictions, ``avoid`` and traffic.
+restrictions, ``avoid`` and traffic. :func:`spread` is Dijkstra's search from one position on a
+road to every node (or, reversed, from every node to it), keeping the metres and seconds of each
+path beside the cost it minimizes: one search answers a row of a route matrix (:func:`reach`
+gives each cell) or the reachable range within a budget.
 """
 
 from __future__ import annotations
@@ -9,13 +12,15 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
 
 from toolkit.sandbox.maps.roads.network import RoadNetwork
 
-__all__ = ["RouteResult", "route", "routes"]
+__all__ = ["Measures", "Position", "RouteResult", "Spread", "edge_ends", "measures", "reach",
+           "route", "routes", "spread"]
 
 
 @dataclass
@@ -221,4 +226,153 @@ def routes(net: RoadNetwork, waypoints: list[tuple[float, float]], *, mode: str 
                 found.append(alt)
     return found
 
-# ------------------------------------------------------------------ map matching
+
+# ------------------------------------------------------------------ one to many
+#: A position on the network: an edge and the metres from its first node.
+Position = tuple[int, float]
+
+
+@dataclass(frozen=True)
+class Measures:
+    """What every arc measures: metres, seconds at free flow, seconds in traffic."""
+
+    metres: list[float]
+    seconds: list[float]
+    traffic: list[float]
+
+
+def measures(net: RoadNetwork, mode: str, traffic: dict[int, float] | None = None) -> Measures:
+    """Measure every arc for a travel mode (traffic factors by edge slow the third measure)."""
+    arcs = range(2 * net.n_edges)
+    seconds = [float(net.arc_seconds(a, mode)) for a in arcs]
+    factors = traffic or {}
+    return Measures(net.arc_len.tolist(), seconds,
+                    [t / max(factors.get(a >> 1, 1.0), 0.1) for a, t in zip(arcs, seconds,
+                                                                            strict=True)])
+
+
+@lru_cache(maxsize=4)
+def _adjacency(net: RoadNetwork, both_ways: bool, reverse: bool) -> list[list[int]]:
+    """List the arcs leaving each node (entering it, ``reverse``); every arc when ``both_ways``."""
+    n = len(net.lonlat)
+    if not both_ways and not reverse:
+        return net.out
+    adjacency: list[list[int]] = [[] for _ in range(n)]
+    for arc in range(2 * net.n_edges):
+        if both_ways or net.arc_ok[arc]:
+            adjacency[net.head[arc] if reverse else net.tail[arc]].append(arc)
+    return adjacency
+
+
+@dataclass
+class Spread:
+    """The paths of a one-to-many search, per node.
+
+    ``cost`` is what the search minimized (inf where no path is); ``metres``, ``seconds`` and
+    ``traffic`` measure the path found. ``reverse``: the paths lead from each node to the start.
+    """
+
+    start: Position
+    cost: list[float]
+    metres: list[float]
+    seconds: list[float]
+    traffic: list[float]
+    reverse: bool
+
+
+def _along(arc: int, part: float, costs: list[float], m: Measures
+           ) -> tuple[float, float, float, float]:
+    """Cost and measures of a part (0 to 1) of an arc."""
+    return (costs[arc] * part, m.metres[arc] * part, m.seconds[arc] * part,
+            m.traffic[arc] * part)
+
+
+def edge_ends(net: RoadNetwork, at: Position, leaving: bool
+          ) -> list[tuple[int, int, float]]:
+    """List the two ways between a position and its edge's nodes: ``(node, arc, part of arc)``.
+
+    Leaving the position (``leaving``) or arriving at it.
+    """
+    edge, offset = at
+    length = float(net.edge_len[edge])
+    ahead = min(max(float(offset) / length, 0.0), 1.0)
+    u, v = int(net.edge_u[edge]), int(net.edge_v[edge])
+    if leaving:  # position -> v along u->v, position -> u along v->u
+        return [(v, 2 * edge, 1.0 - ahead), (u, 2 * edge + 1, ahead)]
+    return [(u, 2 * edge, ahead), (v, 2 * edge + 1, 1.0 - ahead)]
+
+
+def spread(net: RoadNetwork, start: Position, costs: list[float], m: Measures, *,
+           both_ways: bool = False, reverse: bool = False, limit: float = math.inf) -> Spread:
+    """Search from ``start`` to every node (to ``start`` from every node, ``reverse``).
+
+    Parameters
+    ----------
+    costs : list of float
+        Each arc's cost (inf where barred), as :meth:`RoadNetwork.arc_costs` gives them.
+    m : Measures
+        What each arc measures.
+    both_ways : bool
+        Walk every arc either way (one-way streets too).
+    limit : float
+        Stop past this cost (nodes beyond it keep an infinite cost).
+    """
+    n = len(net.lonlat)
+    inf = math.inf
+    cost, metres, seconds, jam = [inf] * n, [0.0] * n, [0.0] * n, [0.0] * n
+    heap: list[tuple[float, int]] = []
+    for node, arc, part in edge_ends(net, start, leaving=not reverse):
+        if costs[arc] == inf:
+            continue
+        c, d, t, tt = _along(arc, part, costs, m)
+        if c < cost[node]:
+            cost[node], metres[node], seconds[node], jam[node] = c, d, t, tt
+            heap.append((c, node))
+    heapq.heapify(heap)
+    adjacency = _adjacency(net, both_ways, reverse)
+    ends = net.tail if reverse else net.head
+    done = [False] * n
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        c, node = pop(heap)
+        if done[node] or c > cost[node]:
+            continue
+        if c > limit:
+            break
+        done[node] = True
+        for arc in adjacency[node]:
+            nc = c + costs[arc]
+            other = ends[arc]
+            if nc < cost[other]:
+                cost[other] = nc
+                metres[other] = metres[node] + m.metres[arc]
+                seconds[other] = seconds[node] + m.seconds[arc]
+                jam[other] = jam[node] + m.traffic[arc]
+                push(heap, (nc, other))
+    for node in range(n):
+        if not done[node]:
+            cost[node] = inf
+    return Spread(start, cost, metres, seconds, jam, reverse)
+
+
+def reach(net: RoadNetwork, found: Spread, other: Position, costs: list[float], m: Measures
+          ) -> tuple[float, float, float, float] | None:
+    """Give the best path between a search's start and another position.
+
+    Returns ``(cost, metres, seconds, traffic seconds)``, or ``None`` when there is none. The
+    path goes from the start to ``other`` (from ``other`` to the start for a reversed search).
+    """
+    options: list[tuple[float, float, float, float]] = []
+    for node, arc, part in edge_ends(net, other, leaving=found.reverse):
+        if found.cost[node] == math.inf or costs[arc] == math.inf:
+            continue
+        c, d, t, tt = _along(arc, part, costs, m)
+        options.append((found.cost[node] + c, found.metres[node] + d,
+                        found.seconds[node] + t, found.traffic[node] + tt))
+    (ea, sa), (eb, sb) = (other, found.start) if found.reverse else (found.start, other)
+    if ea == eb:  # along the same road, without reaching a node
+        length, sa, sb = float(net.edge_len[ea]), float(sa), float(sb)
+        arc, part = (2 * ea, (sb - sa) / length) if sb >= sa else (2 * ea + 1, (sa - sb) / length)
+        if costs[arc] < math.inf:
+            options.append(_along(arc, part, costs, m))
+    return min(options) if options else None
