@@ -1,6 +1,4 @@
-"""Interactive maps of routes, GPS traces, incidents, suggestions, addresses at points and
-reachable ranges.
-"""
+"""Interactive maps: routes, GPS traces, incidents, suggestions, addresses, reachable ranges."""
 
 from __future__ import annotations
 
