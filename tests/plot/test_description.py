@@ -288,6 +288,32 @@ def _addresses(f: dict[str, Any]) -> list[str]:
     return out
 
 
+def _matrix(f: dict[str, Any], first: str, second: str, scale: float, unit: str) -> list[str]:
+    df = f["matrix"]
+    amounts = {}
+    for _, row in df.iterrows():
+        value = row[first] if not pd.isna(row[first]) else row[second]
+        if not pd.isna(value):
+            amounts[(row["origin_place"], row["destination_place"])] = float(value) / scale
+    (origin, destination), top = max(amounts.items(), key=lambda kv: kv[1])
+    out = [f"{df['originIndex'].nunique()} origins by {df['destinationIndex'].nunique()} "
+           f"destinations", f"from {min(amounts.values()):.0f} to {top:.0f} {unit}",
+           f"The longest: {origin} to {destination}, {top:.0f} {unit}"]
+    missing = len(df) - len(amounts)
+    return [*out, f"{missing} trip{'s' if missing != 1 else ''} without a route"] if missing \
+        else out
+
+
+def _reachable_ranges(f: dict[str, Any]) -> list[str]:
+    from pyproj import Geod
+
+    df = f["ranges"]
+    geod = Geod(ellps="WGS84")
+    return [f"{df['timeBudgetInSec'].nunique()} budgets", "1 origin",
+            *(f"{b / 60:g} min {abs(geod.geometry_area_perimeter(g)[0]) / 1e6:.1f} km²"
+              for b, g in zip(df["timeBudgetInSec"], df.geometry, strict=True))]
+
+
 EXPECTED: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "backend_health": _backend_health,
     "encryption_posture": _encryption_posture,
@@ -309,6 +335,11 @@ EXPECTED: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "alert_timeline": _alert_timeline,
     "air_quality_hours": _air_quality_hours,
     "addresses": _addresses,
+    "travel_times": lambda f: _matrix(f, "durationTrafficInSeconds", "durationInSeconds", 60.0,
+                                      "min"),
+    "travel_times__distance": lambda f: _matrix(f, "distanceInMeters", "distanceInMeters",
+                                                1000.0, "km"),
+    "reachable_ranges": _reachable_ranges,
 }
 
 

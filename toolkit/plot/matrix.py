@@ -11,6 +11,7 @@ from toolkit._core.errors import ValidationError
 from toolkit._core.text import plot_text
 from toolkit.plot._common import marks_sandbox, new_axes, require_columns
 from toolkit.plot._style import MIN_FONT_SIZE, NEUTRAL
+from toolkit.plot.description import counted, listed, sentences, set_description
 
 if TYPE_CHECKING:  # matplotlib is imported when a helper draws, not with the package
     from matplotlib.axes import Axes
@@ -105,7 +106,25 @@ def travel_times(df: pd.DataFrame, *, value: str = "time", ax: Axes | None = Non
     ax.set_title(plot_text(title) if title else
                  f"{words.capitalize()} ({unit}), {routed} of {rows * cols} "
                  f"trip{'s' if rows * cols != 1 else ''} routed{none}")
+    set_description(ax, _matrix_text(ax.get_title(), grid, origins, destinations, words, unit))
     return ax
+
+
+def _matrix_text(title: str, grid: np.ndarray, origins: list[str], destinations: list[str],
+                 words: str, unit: str) -> str:
+    """Describe the matrix: its size, its range, the longest trip and each origin's longest."""
+    known = np.isfinite(grid)
+    if not known.any():
+        return sentences(f"{title}: {counted(grid.size, 'trip')}, none routed")
+    i, j = np.unravel_index(np.nanargmax(grid), grid.shape)
+    longest = [f"{origins[r]} {np.nanmax(row):.0f}" for r, row in enumerate(grid)
+               if np.isfinite(row).any()]
+    return sentences(
+        f"{title}: {counted(len(origins), 'origin')} by {counted(len(destinations), 'destination')}"
+        f", {words} from {np.nanmin(grid):.0f} to {np.nanmax(grid):.0f} {unit}",
+        f"The longest: {origins[i]} to {destinations[j]}, {grid[i, j]:.0f} {unit}",
+        f"Each origin's longest ({unit}): {listed(longest, 10, 'more origins')}",
+        f"{counted(int((~known).sum()), 'trip')} without a route" if (~known).any() else "")
 
 
 def _write_cells(ax: Axes, grid: np.ndarray, image: Any) -> None:
