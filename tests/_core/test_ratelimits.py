@@ -43,7 +43,7 @@ def _learning(monkeypatch, *, count: bool) -> tuple[list[int], list[float]]:
     from toolkit.sandbox.server import Sandbox
 
     if not count:
-        monkeypatch.setattr(ratelimits, "_remaining", lambda value: None)
+        monkeypatch.setattr(ratelimits, "header_count", lambda value: None)
     with Sandbox(seed=7, arm_limits=True) as sb:
         reads = limits(sb)["reads"]
         reads.configure(rate=0.0, burst=3)
@@ -107,7 +107,7 @@ def _posts_after_writes_used_up(sandbox, conn, waits, monkeypatch, *, header: bo
     from toolkit._core import ratelimits
 
     if not header:
-        monkeypatch.setattr(ratelimits, "_remaining", lambda value: None)
+        monkeypatch.setattr(ratelimits, "header_count", lambda value: None)
     monkeypatch.setattr(sandbox, "arm_read_methods", frozenset({"GET", "HEAD", "POST"}))
     sub = sandbox.world.subscriptions[0]
     arm = conn.pipeline("arm")
@@ -158,13 +158,13 @@ def test_every_resource_manager_request_takes_a_token(conn, sandbox, waits) -> N
 
 
 def test_a_request_is_counted_by_its_method_in_its_subscription_or_the_tenant() -> None:
-    from toolkit._core.ratelimits import _arm_bucket, _remaining
+    from toolkit._core.ratelimits import _arm_bucket, header_count
 
     assert _arm_bucket("https://h/subscriptions/AbC/resourceGroups/x", "get") == (False, "abc")
     assert _arm_bucket("https://h/subscriptions/abc/x/queryResults", "POST") == (True, "abc")
     assert _arm_bucket("https://h/subscriptions?api-version=1", "HEAD") == (False, "tenant")
     assert _arm_bucket("https://h/providers/Vendor.Management/x", "PUT") == (True, "tenant")
-    assert [_remaining(v) for v in (None, " 12 ", "-1", "1e3", "9" * 12)] == \
+    assert [header_count(v) for v in (None, " 12 ", "-1", "1e3", "9" * 12)] == \
         [None, 12, None, None, None]
 
 

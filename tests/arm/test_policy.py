@@ -739,7 +739,7 @@ def test_concurrent_reads_follow_the_services_count_of_what_is_left(group, monke
     # (here the service refills slowly, so that it shows however fast this machine runs them)
     from toolkit._core import ratelimits
 
-    monkeypatch.setattr(ratelimits, "_remaining", lambda value: None)
+    monkeypatch.setattr(ratelimits, "header_count", lambda value: None)
     statuses, errors = _two_reads_after_another_client(group, monkeypatch, refill=1.0)
     assert 429 in statuses and errors
 

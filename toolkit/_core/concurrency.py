@@ -23,7 +23,7 @@ from toolkit._core.protocols import Running
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Outcome", "RateLimiter", "fan_out", "settle", "shared_limiter"]
+__all__ = ["Outcome", "PerConnection", "RateLimiter", "fan_out", "settle", "shared_limiter"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -172,13 +172,36 @@ class RateLimiter:
             self._sleep(wait)
 
 
-_LIMITERS: dict[int, dict[str, RateLimiter]] = {}
-_LIMITERS_LOCK = threading.Lock()
+class PerConnection(Generic[T]):
+    """One object per connection and service, made on first use, forgotten with the connection.
+
+    Every call and thread using a connection gets the same object for a service (a rate
+    limiter, a quota), so that together they keep to what the service allows.
+    """
+
+    def __init__(self) -> None:
+        self._table: dict[int, dict[str, T]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, connection: Running, service: str, make: Callable[[], T]) -> T:
+        """Return the connection's object for ``service``, made with ``make()`` the first time."""
+        key = id(connection)
+        with self._lock:
+            per = self._table.get(key)
+            if per is None:
+                per = self._table[key] = {}
+                weakref.finalize(connection, self._forget, key)
+            found = per.get(service)
+            if found is None:
+                found = per[service] = make()
+            return found
+
+    def _forget(self, key: int) -> None:
+        with self._lock:
+            self._table.pop(key, None)
 
 
-def _forget(key: int) -> None:
-    with _LIMITERS_LOCK:
-        _LIMITERS.pop(key, None)
+_LIMITERS: PerConnection[RateLimiter] = PerConnection()
 
 
 def shared_limiter(connection: Running, service: str, rate: float,
@@ -197,17 +220,8 @@ def shared_limiter(connection: Running, service: str, rate: float,
     rate, burst
         As :class:`RateLimiter`; the first caller's values hold for the connection's life.
     """
-    key = id(connection)
-    with _LIMITERS_LOCK:
-        per = _LIMITERS.get(key)
-        if per is None:
-            per = _LIMITERS[key] = {}
-            weakref.finalize(connection, _forget, key)
-        limiter = per.get(service)
-        if limiter is None:
-            limiter = per[service] = RateLimiter(rate, burst, clock=connection.clock,
-                                                 sleep=connection.sleep_for)
-        return limiter
+    return _LIMITERS.get(connection, service, lambda: RateLimiter(
+        rate, burst, clock=connection.clock, sleep=connection.sleep_for))
 
 
 @dataclass

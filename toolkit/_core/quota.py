@@ -15,10 +15,11 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import weakref
 from collections.abc import Callable, Mapping
 
+from toolkit._core.concurrency import PerConnection
 from toolkit._core.protocols import Running
+from toolkit._core.ratelimits import header_count
 
 logger = logging.getLogger(__name__)
 
@@ -59,13 +60,6 @@ def read_resets_after(value: str | None) -> float | None:
     else:
         return None
     return total if total <= MAX_RESET_SECONDS else None
-
-
-def _count(value: str | None) -> int | None:
-    if value is None:
-        return None
-    text = value.strip()
-    return int(text) if text.isdigit() and len(text) < 10 else None
 
 
 class QuotaWindow:
@@ -125,7 +119,7 @@ class QuotaWindow:
         remaining_header, resets_header : str
             The names of the headers of what is left and of the time until the window resets.
         """
-        remaining = _count(headers.get(remaining_header)) if headers is not None else None
+        remaining = header_count(headers.get(remaining_header)) if headers is not None else None
         resets = read_resets_after(headers.get(resets_header)) if headers is not None else None
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
@@ -152,13 +146,7 @@ class QuotaWindow:
             return self._left, self._resets_at - now
 
 
-_QUOTAS: dict[int, dict[str, QuotaWindow]] = {}
-_QUOTAS_LOCK = threading.Lock()
-
-
-def _forget(key: int) -> None:
-    with _QUOTAS_LOCK:
-        _QUOTAS.pop(key, None)
+_QUOTAS: PerConnection[QuotaWindow] = PerConnection()
 
 
 def shared_quota(connection: Running, service: str, limit: int, window: float) -> QuotaWindow:
@@ -181,14 +169,5 @@ def shared_quota(connection: Running, service: str, limit: int, window: float) -
     QuotaWindow
         The connection's quota of that service.
     """
-    key = id(connection)
-    with _QUOTAS_LOCK:
-        per = _QUOTAS.get(key)
-        if per is None:
-            per = _QUOTAS[key] = {}
-            weakref.finalize(connection, _forget, key)
-        quota = per.get(service)
-        if quota is None:
-            quota = per[service] = QuotaWindow(limit, window, clock=connection.clock,
-                                               sleep=connection.sleep_for)
-        return quota
+    return _QUOTAS.get(connection, service, lambda: QuotaWindow(
+        limit, window, clock=connection.clock, sleep=connection.sleep_for))

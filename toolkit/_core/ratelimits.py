@@ -40,7 +40,7 @@ from toolkit._spec.arm import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ArmBuckets", "BucketPair", "provider_quota", "quotas_left"]
+__all__ = ["ArmBuckets", "BucketPair", "header_count", "provider_quota", "quotas_left"]
 
 #: The error codes of the resource manager's own 429s (``SubscriptionRequestsThrottled``,
 #: ``TenantRequestsThrottled``), as the body of an answer names them.
@@ -122,7 +122,7 @@ def quotas_left(headers: Mapping[str, str], header_prefix: str) -> dict[str, int
     out: dict[str, int] = {}
     for name in PROVIDER_QUOTAS:
         for scope in ("", "subscription-", "tenant-"):
-            left = _remaining(headers.get(f"{header_prefix}ratelimit-remaining-{scope}{name}"
+            left = header_count(headers.get(f"{header_prefix}ratelimit-remaining-{scope}{name}"
                                           "-requests"))
             if left is not None:
                 out[name] = left
@@ -177,7 +177,7 @@ class BucketPair:
         if quotas_left(headers, self.header_prefix).get(self.name) == 0:
             return self.quota
         stem = f"{self.header_prefix}ratelimit-remaining-"
-        if any(_remaining(headers.get(f"{stem}{scope}-{kind}")) == 0
+        if any(header_count(headers.get(f"{stem}{scope}-{kind}")) == 0
                for scope in ("subscription", "tenant") for kind in ("reads", "writes")):
             return self.arm
         return self.arm if _MANAGER_REFUSAL.search(body[:4096]) else self.quota
@@ -188,7 +188,7 @@ class BucketPair:
         self.arm.throttled(wait)
 
 
-def _remaining(value: str | None) -> int | None:
+def header_count(value: str | None) -> int | None:
     """Read a rate-limit header's count.
 
     Parameters
@@ -346,8 +346,8 @@ class ArmBuckets:
         """
         stem = (f"{self.header_prefix}ratelimit-remaining-"
                 f"{'tenant' if where == 'tenant' else 'subscription'}-")
-        reads = _remaining(headers.get(stem + "reads"))
-        writes = _remaining(headers.get(stem + "writes"))
+        reads = header_count(headers.get(stem + "reads"))
+        writes = header_count(headers.get(stem + "writes"))
         if (reads is None) == (writes is None) or (writes is not None) == write:
             return writes if write else reads
         verb = method.upper()
