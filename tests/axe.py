@@ -1,6 +1,7 @@
 """axe-core (Deque's WCAG engine, as the axe-playwright-python package bundles it) run in pages
 of the system Chromium: the documentation site (tests/test_docs.py), the dashboards
-(tests/dashboards/), a map's own page (tests/explore/test_describe.py).
+(tests/notebooks/test_dashboards.py), the report pages (tests/report/test_accessible.py), a
+map's own page (tests/explore/test_describe.py).
 
 A violation that counts is one axe rates *serious* or *critical* under the WCAG 2.0/2.1 A and AA
 rules; each is reported by its page, its rule and the element (a CSS selector and its HTML).
@@ -11,36 +12,22 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import importlib.util
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-#: How the tests start the system Chromium (never a downloaded one).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+from tests import browser
+
 #: The rules run: WCAG 2.0 and 2.1, levels A and AA.
 WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 #: The impacts that fail a page.
 FAILING = ("serious", "critical")
 
 
-def chromium() -> str | None:
-    """The system Chromium's path, if installed."""
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def missing() -> str | None:
     """Why axe cannot run here (a sentence), or ``None``."""
-    if chromium() is None:
-        return "needs Chromium from the system packages (apt-get install chromium)"
-    for module, package in (("playwright", "playwright"),
-                            ("axe_playwright_python", "axe-playwright-python")):
-        if importlib.util.find_spec(module) is None:
-            return f"needs the {package} package (pip install {package})"
-    return None
+    return browser.missing(("axe_playwright_python", "axe-playwright-python"))
 
 
 @functools.cache

@@ -131,13 +131,14 @@ def _nav_pages() -> list[str]:
 def browser_page(site: Path) -> Any:
     """A Chromium page (the system's) and the base address the built site is served at."""
     from tests import axe
+    from tests.browser import launch
 
     if axe.missing():
         pytest.skip(axe.missing())
     from playwright.sync_api import sync_playwright
 
     with axe.served(site) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=axe.chromium(), args=axe.CHROMIUM_ARGS)
+        browser = launch(p)
         try:
             yield browser.new_page(viewport={"width": 1280, "height": 900}), base
         finally:

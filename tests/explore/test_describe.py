@@ -155,6 +155,7 @@ def test_a_maps_own_page_has_no_serious_accessibility_violation(frames, tmp_path
     # the page of a map saved on its own (Leaflet written in): its title, its language, its
     # summary; axe-core in the system Chromium
     from tests import axe
+    from tests.browser import launch
 
     if axe.missing():
         pytest.skip(axe.missing())
@@ -163,7 +164,7 @@ def test_a_maps_own_page_has_no_serious_accessibility_violation(frames, tmp_path
     m = toolkit.explore.routes(frames["routes"], incidents=frames["incidents"], tiles="roads")
     (tmp_path / "map.html").write_text(m.get_root().render(), encoding="utf-8")
     with axe.served(tmp_path) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=axe.chromium(), args=axe.CHROMIUM_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_page()
             page.goto(base + "map.html")

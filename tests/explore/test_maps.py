@@ -4,15 +4,14 @@ background, and one map drawn by a real headless Chromium."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import toolkit
+from tests.browser import chromium, launch, missing, sync_playwright
 from tests.explore.conftest import tooltip_labels
 
 folium = pytest.importorskip("folium")
@@ -99,11 +98,7 @@ def test_import_toolkit_imports_no_map_library() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.mark.skipif(_chromium() is None, reason="needs Chromium from the system packages "
+@pytest.mark.skipif(chromium() is None, reason="needs Chromium from the system packages "
                     "(apt-get install chromium) to draw a map in a real browser")
 def test_a_real_headless_chromium_draws_the_features(frames, tmp_path) -> None:
     incidents = frames["incidents"]
@@ -111,7 +106,7 @@ def test_a_real_headless_chromium_draws_the_features(frames, tmp_path) -> None:
     page = tmp_path / "incidents.html"
     m.save(str(page))
     run = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000",
          "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=120)
@@ -124,23 +119,9 @@ def test_a_real_headless_chromium_draws_the_features(frames, tmp_path) -> None:
     assert "toolkit-legend" in dom and "ODbL" in dom
 
 
-def _playwright() -> Any:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return None
-    return sync_playwright
-
-
-#: How the tests start the system Chromium (never a downloaded one).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
-
-
 @pytest.mark.xdist_group("real-time")  # Chromium, driven with waits: see tests/conftest.py
-@pytest.mark.skipif(_chromium() is None or _playwright() is None,
-                    reason="needs Chromium from the system packages and the playwright package "
-                           "(pip install playwright) to hover over a map in a real browser")
+@pytest.mark.skipif(missing() is not None, reason=f"{missing()} to hover over a map in a real "
+                    "browser")
 def test_hovering_an_alert_in_chromium_shows_the_curated_tooltip(frames, tmp_path) -> None:
     from toolkit.explore._fields import TOOLTIPS
 
@@ -148,8 +129,8 @@ def test_hovering_an_alert_in_chromium_shows_the_curated_tooltip(frames, tmp_pat
     page_file = tmp_path / "alerts.html"
     explore.alerts(alerts).save(str(page_file))
     labels = [f.label for f in TOOLTIPS["severe_weather_alerts"]]
-    with _playwright()() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+    with sync_playwright() as p:
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 900, "height": 520})
             page.goto(page_file.as_uri(), timeout=30_000)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ gpd = pytest.importorskip("geopandas")
 import shapely  # noqa: E402
 
 import toolkit.explore as explore  # noqa: E402
+from tests.browser import launch, missing, sync_playwright  # noqa: E402
 from toolkit.explore import _page  # noqa: E402
 from toolkit.explore._page import (  # noqa: E402
     CARRIER_ID,
@@ -108,20 +108,7 @@ def test_shared_page_leaves_a_page_without_leaflet_alone() -> None:
     assert srcdoc_value("a & 'b' \"c\"") == "a &amp; &#39;b&#39; \"c\""
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _playwright() -> Any:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return None
-    return sync_playwright
-
-
-@pytest.mark.skipif(_chromium() is None or _playwright() is None,
-                    reason="needs Chromium from the system packages and playwright")
+@pytest.mark.skipif(missing() is not None, reason=str(missing()))
 def test_two_maps_of_one_page_draw_offline_with_one_leaflet(kernel, tmp_path) -> None:
     """As a notebook or its HTML report holds them: the first map's output carries Leaflet,
     the second's does not; both draw, hover shows the tooltip, and nothing is fetched."""
@@ -133,9 +120,8 @@ def test_two_maps_of_one_page_draw_offline_with_one_leaflet(kernel, tmp_path) ->
     report.write_text(f"<html><body>{first}<p>between</p>{second}</body></html>",
                       encoding="utf-8")
     requests: list[str] = []
-    with _playwright()() as p:
-        browser = p.chromium.launch(executable_path=_chromium(),
-                                    args=["--headless", "--no-sandbox", "--disable-gpu"])
+    with sync_playwright() as p:
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 900, "height": 1300})
             page.on("request", lambda r: requests.append(r.url))

@@ -14,13 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests import axe
+from tests.browser import free_port, launch, serving
 
 ROOT = Path(__file__).parents[2]
 DASHBOARDS = ROOT / "dashboards"
@@ -51,34 +46,12 @@ def _missing() -> str | None:
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(_missing() is not None, reason=str(_missing()))]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_until_up(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    """Poll the server until it answers (bounded), failing early if it exits."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"voila exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.25)  # polling interval while waiting for the condition, not a timing
-    raise TimeoutError(f"voila did not answer within {timeout:.0f} s")
-
-
 @pytest.fixture(scope="module")
 def voila(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """One Voilà server on 127.0.0.1 over dashboards/, as `make dashboard` starts it; stopped
     (with its kernels) when the module's tests are done."""
     home = tmp_path_factory.mktemp("voila")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in _UNSET}
     env.update({
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -87,23 +60,11 @@ def voila(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "IPYTHONDIR": str(home / "ipython"),
         "MPLBACKEND": "module://matplotlib_inline.backend_inline"})
-    log = (home / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "voila", "--no-browser", "--Voila.ip=127.0.0.1",
-         f"--port={port}", "--Voila.port_retries=0", "--template=offline", str(DASHBOARDS)],
-        cwd=DASHBOARDS, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        _wait_until_up(f"http://127.0.0.1:{port}/", proc, timeout=90)
-        yield {"base": f"http://127.0.0.1:{port}/", "home": home}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # the group this fixture started
-            proc.wait(timeout=10)
-        log.close()
+    base = f"http://127.0.0.1:{port}/"
+    with serving([sys.executable, "-m", "voila", "--no-browser", "--Voila.ip=127.0.0.1",
+                  f"--port={port}", "--Voila.port_retries=0", "--template=offline",
+                  str(DASHBOARDS)], url=base, env=env, cwd=DASHBOARDS, log=home / "server.log"):
+        yield {"base": base, "home": home}
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +72,7 @@ def browser(voila: dict[str, Any]) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=axe.chromium(), args=axe.CHROMIUM_ARGS)
+        chromium = launch(p)
         try:
             yield chromium
         finally:

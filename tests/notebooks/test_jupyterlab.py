@@ -9,77 +9,32 @@ step are written to the test's temporary directory.
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import json
 import os
 import secrets
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.browser import free_port, launch, missing, serving
+
 ROOT = Path(__file__).parents[2]
 NOTEBOOKS = ("02-policy-compliance.ipynb", "05-routes-and-traffic.ipynb",
              "06-air-quality.ipynb")
-#: How the tests start the system Chromium (never a downloaded one).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
 #: The longest wait for one notebook's cells to run (the three run in well under a minute).
 RUN_TIMEOUT_MS = 120_000
 #: The longest wait for a widget to answer a change.
 ANSWER_TIMEOUT_MS = 60_000
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _missing() -> str | None:
-    if _chromium() is None:
-        return "needs Chromium from the system packages (apt-get install chromium)"
-    for module, package in (("playwright", "playwright"), ("jupyterlab", "jupyterlab"),
-                            ("jupyterlab_widgets", "jupyterlab_widgets"),
-                            ("ipykernel", "ipykernel")):
-        if importlib.util.find_spec(module) is None:
-            return f"needs the {package} package (pip install {package})"
-    return None
-
-
+_MISSING = missing(("jupyterlab", "jupyterlab"), ("jupyterlab_widgets", "jupyterlab_widgets"),
+                   ("ipykernel", "ipykernel"))
 # JupyterLab and Chromium, waits bounded in real time: in the real-time group (tests/conftest.py)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-time"),
-              pytest.mark.skipif(_missing() is not None, reason=str(_missing()))]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_until_up(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    """Poll the server's status until it answers (bounded), failing early if it exits."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.25)  # polling interval while waiting for the condition, not a timing
-    raise TimeoutError(f"jupyter lab did not answer within {timeout:.0f} s")
+              pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))]
 
 
 def _notebook_copy(source: Path, target: Path) -> None:
@@ -101,7 +56,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     work.mkdir()
     for name in NOTEBOOKS:
         _notebook_copy(ROOT / "notebooks" / name, work / name)
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = {**os.environ,
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "TOOLKIT_SANDBOX_NOW": os.environ.get("TOOLKIT_SANDBOX_NOW",
@@ -110,30 +65,18 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "IPYTHONDIR": str(home / "ipython"),
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
-    log = (home / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={work}", "--ServerApp.port_retries=0",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
-         f"--LabApp.workspaces_dir={home / 'workspaces'}",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.extension_manager=readonly",
-         *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
-        cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_up(f"{base}/api/status?token={token}", proc, timeout=90)
+    args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={work}", "--ServerApp.port_retries=0",
+            "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+            f"--LabApp.workspaces_dir={home / 'workspaces'}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+            *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])]
+    with serving(args, url=f"{base}/api/status?token={token}", env=env, cwd=work,
+                 log=home / "server.log"):
         yield {"base": base, "token": token, "home": home}
-    finally:
-        proc.terminate()  # the server shuts its kernels down
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # the group this fixture started
-            proc.wait(timeout=10)
-        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +84,7 @@ def browser(lab: dict[str, Any]) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        chromium = launch(p)
         try:
             yield chromium
         finally:

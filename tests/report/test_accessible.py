@@ -210,13 +210,14 @@ def test_the_report_without_code_has_no_line_of_code_and_everything_else(
 def browser_page(report_pages: dict[str, Any]) -> Any:
     """One Chromium page (the system's) for every report page, and the address they are at."""
     from tests import axe
+    from tests.browser import launch
 
     if axe.missing():
         pytest.skip(axe.missing())
     from playwright.sync_api import sync_playwright
 
     with axe.served(report_pages["folder"]) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=axe.chromium(), args=axe.CHROMIUM_ARGS)
+        browser = launch(p)
         try:
             yield browser.new_page(viewport={"width": 1280, "height": 900}), base
         finally:

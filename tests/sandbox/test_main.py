@@ -24,6 +24,7 @@ import pytest
 import requests
 
 import toolkit
+from tests.browser import free_port
 from toolkit.sandbox.__main__ import main
 from toolkit.sandbox.auth import TokenAuthority
 from toolkit.sandbox.graph.identity import build_world
@@ -96,12 +97,6 @@ def serving(*args: str, env: dict[str, str] | None = None,
             proc.stdout.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _strength_ids(served: Served) -> list[str]:
     token = served.credentials["TOOLKIT_TOKEN"]
     url, ids = served.url + STRENGTHS, []
@@ -131,7 +126,7 @@ def test_serves_until_interrupted_and_then_frees_its_port() -> None:
 
 
 def test_port_operation_length_credentials_and_logging_options() -> None:
-    port = _free_port()
+    port = free_port()
     gw = World(7).catalog().query("kind == 'application_gateway'").iloc[0]
     with tempfile.TemporaryFile("w+") as log:
         with serving("--port", str(port), "--lro-polls", "4", "--show-credentials", "-v",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pandas as pd
 import pytest
 
 import toolkit
+from tests.browser import launch, missing, sync_playwright
 from tests.frames_of_every_function import ANDORRA, TOWNS
 from tests.security.hostile import Answer, Hostile, Seen
 
@@ -35,22 +35,9 @@ PAYLOADS = [
     '\'"><img src=x onerror=console.log("PWNED-attr")>',
     '<!--<script>_0123456789abcdef0123456789abcdef',  # shown whole, not renamed
 ]
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _playwright() -> Any:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return None
-    return sync_playwright
-
-
 pytestmark = [
     pytest.mark.xdist_group("real-time"),  # Chromium, driven with waits: see tests/conftest.py
-    pytest.mark.skipif(_chromium() is None or _playwright() is None,
-                       reason="needs Chromium from the system packages and playwright"),
+    pytest.mark.skipif(missing() is not None, reason=str(missing())),
 ]
 
 
@@ -143,10 +130,8 @@ class Browser:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with _playwright()() as p:
-        chromium = p.chromium.launch(executable_path=_chromium(), args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--no-first-run"])
+    with sync_playwright() as p:
+        chromium = launch(p)
         try:
             yield Browser(chromium)
         finally:
