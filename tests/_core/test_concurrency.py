@@ -22,7 +22,7 @@ from toolkit._core.errors import (
     ToolkitError,
 )
 from toolkit.maps import weather as sw
-from toolkit.sandbox.maps import DOCUMENTED_QPS, peak_rate
+from toolkit.sandbox.maps import DOCUMENTED_QPS, arrivals, peak_rate
 
 
 def _failed(i: int, err: ToolkitError) -> Outcome[int, int]:
@@ -223,7 +223,13 @@ def test_two_concurrent_fan_outs_on_one_connection_keep_the_documented_rate(sand
     finally:
         conn.close()
     assert all(f is not None and len(f) == 45 for f in frames)
-    # together, not each: 90 requests in about two seconds, never more than the rate in any
-    # second (the documented 50 a second; the toolkit keeps to 45 with a burst of 2)
-    assert peak_rate(sandbox, "air_quality", since=since) <= sw.WEATHER_QPS + sw.WEATHER_BURST
-    assert DOCUMENTED_QPS.get("air_quality", 50) >= sw.WEATHER_QPS + sw.WEATHER_BURST
+    # together, not each: the 90 requests take at least the two seconds the toolkit's 45 a
+    # second with a burst of 2 allow (each fan-out on its own would send them in one), and no
+    # second holds more than the documented 50 (the 3 between the toolkit's pace and the
+    # documented rate absorb arrivals a busy machine notes late, in a bunch)
+    documented = DOCUMENTED_QPS.get("air_quality", 50)
+    assert documented >= sw.WEATHER_QPS + sw.WEATHER_BURST
+    arrived = arrivals(sandbox, "air_quality", since=since)
+    assert len(arrived) == 90
+    assert arrived[-1] - arrived[0] >= (90 - sw.WEATHER_BURST) / sw.WEATHER_QPS - 0.2
+    assert peak_rate(sandbox, "air_quality", since=since) <= documented

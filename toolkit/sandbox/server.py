@@ -267,8 +267,9 @@ class Sandbox:
             server.socket = self._wrap_tls(server.socket)
         self._server = server
         self.port = server.server_address[1]
-        self._thread = threading.Thread(target=server.serve_forever, name=f"sandbox:{self.port}",
-                                        daemon=True)
+        # stop() waits for the serving loop's next look at its flag: a twentieth of a second
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,),
+                                        name=f"sandbox:{self.port}", daemon=True)
         self._thread.start()
         with _RUNNING_LOCK:
             _RUNNING.append(self)

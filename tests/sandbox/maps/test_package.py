@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from toolkit.sandbox.maps import DOCUMENTED_QPS, note_arrival, peak_rate
+from toolkit.sandbox.maps import DOCUMENTED_QPS, arrivals, note_arrival, peak_rate
 
 
 def _box(**arrivals: list[float]) -> SimpleNamespace:
@@ -35,6 +35,13 @@ def test_peak_rate_after_a_time_and_per_operation() -> None:
     assert peak_rate(box, "autocomplete", since=1.0) == 2
     assert peak_rate(box, "snap_to_roads") == 1
     assert peak_rate(box, "traffic_incidents") == 0
+
+
+def test_arrivals_in_order_after_a_time() -> None:
+    box = _box(autocomplete=[5.0, 0.1, 0.0, 5.5])
+    assert arrivals(box, "autocomplete") == [0.0, 0.1, 5.0, 5.5]
+    assert arrivals(box, "autocomplete", since=0.1) == [0.1, 5.0, 5.5]
+    assert arrivals(box, "snap_to_roads") == []
 
 
 def test_note_arrival_records_now_under_the_operation() -> None:

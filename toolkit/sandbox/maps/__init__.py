@@ -7,7 +7,7 @@ contributors, ODbL).
 The road network and the places load on the first maps request (and are kept for the process),
 so starting a sandbox stays fast. Every maps request's arrival time is noted per operation, so a
 caller can check the rate it used against the service's documented limits with
-:func:`peak_rate`.
+:func:`peak_rate` (or read the times themselves: :func:`arrivals`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from toolkit.sandbox.http import Request
     from toolkit.sandbox.server import Sandbox
 
-__all__ = ["DOCUMENTED_QPS", "note_arrival", "peak_rate"]
+__all__ = ["DOCUMENTED_QPS", "arrivals", "note_arrival", "peak_rate"]
 
 #: Queries per second the real service allows one account (notes on the maps service).
 DOCUMENTED_QPS = {"autocomplete": 500, "route_directions_batch": 10, "snap_to_roads": 50,
@@ -35,16 +35,23 @@ def note_arrival(request: Request, operation: str) -> None:
         log.setdefault(operation, deque(maxlen=200_000)).append(time.monotonic())
 
 
+def arrivals(sandbox: Sandbox, operation: str, since: float | None = None) -> list[float]:
+    """List the monotonic times the requests of ``operation`` arrived at, in order.
+
+    Optionally only those after the monotonic time ``since``.
+    """
+    with sandbox.state_lock:
+        times = sorted(sandbox.state.get("maps.arrivals", {}).get(operation, ()))
+    return times if since is None else [t for t in times if t >= since]
+
+
 def peak_rate(sandbox: Sandbox, operation: str, window: float = 1.0,
               since: float | None = None) -> int:
     """Count the most requests of ``operation`` that arrived within any ``window`` seconds.
 
     Optionally only those after the monotonic time ``since``.
     """
-    with sandbox.state_lock:
-        times = sorted(sandbox.state.get("maps.arrivals", {}).get(operation, ()))
-    if since is not None:
-        times = [t for t in times if t >= since]
+    times = arrivals(sandbox, operation, since)
     best, lo = 0, 0
     for hi, t in enumerate(times):
         while t - times[lo] >= window:

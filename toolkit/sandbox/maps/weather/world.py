@@ -700,6 +700,18 @@ def alert_record(alert: Alert, listed: list[tuple[AlertArea, str]], at: datetime
 
 def build_world(world: World) -> WeatherWorld:
     """Build the weather section: the urban/road intensity grid and the places of the maps world."""
+    proj, origin, shape, urban, places, bounds = _ground()
+    return WeatherWorld(world.seed, proj, origin, shape, urban, list(places), bounds)
+
+
+@lru_cache(maxsize=1)
+def _ground() -> tuple[LocalProjection, tuple[float, float], tuple[int, int], np.ndarray,
+                     list[tuple[str, str, float, float]], tuple[float, float, float, float]]:
+    """Build, once a process, the ground every world's weather stands on.
+
+    It is the same whatever the seed: the projection, the grid (origin, shape and the urban/road
+    intensity, read-only) and the places.
+    """
     from toolkit.sandbox.maps.roads.network import network
     from toolkit.sandbox.maps.search import entities
 
@@ -744,8 +756,8 @@ def build_world(world: World) -> WeatherWorld:
         town_field / town_field.max()
     urban = 1 - np.exp(-1.1 * raw)
     urban = urban / urban.max() * 0.97
-    return WeatherWorld(world.seed, proj, (x0, y0), (ny, nx), urban, places,
-                        (float(w), float(s), float(e), float(n)))
+    urban.flags.writeable = False  # shared by every world of the process
+    return (proj, (x0, y0), (ny, nx), urban, places, (float(w), float(s), float(e), float(n)))
 
 
 def _blur(grid: np.ndarray, sigma: float) -> np.ndarray:
