@@ -42,10 +42,13 @@ $(CONFORMANCE_STAMP): $(STAMP)
 # measure real time on one worker (tests/conftest.py, notebooks/conftest.py).
 TEST_WORKERS ?= 2
 
+# The suite runs with Python's byte-code cache written even where PYTHONDONTWRITEBYTECODE is
+# set (as some images set it): else every kernel, server and subprocess of the suite compiles
+# the package and the tests' modules again, and pytest rewrites the tests' asserts in each one.
 test: $(STAMP) browser $(if $(WITH_CONFORMANCE),$(CONFORMANCE_STAMP))
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 conformance: $(CONFORMANCE_STAMP)
