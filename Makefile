@@ -39,7 +39,8 @@ $(CONFORMANCE_STAMP): $(STAMP)
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist; 0 runs it in this one, auto one per
 # core). --dist loadgroup keeps each test module, each notebook and the group of tests that
-# measure real time on one worker (tests/conftest.py, notebooks/conftest.py).
+# measure real time on one worker (tests/conftest.py, notebooks/conftest.py), handed out in the
+# order tests/conftest.py gives them (--no-loadscope-reorder), the longest first.
 TEST_WORKERS ?= 2
 
 # The suite runs with Python's byte-code cache written even where PYTHONDONTWRITEBYTECODE is
@@ -49,6 +50,7 @@ test: $(STAMP) browser $(if $(WITH_CONFORMANCE),$(CONFORMANCE_STAMP))
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+		--no-loadscope-reorder \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 conformance: $(CONFORMANCE_STAMP)

@@ -27,10 +27,39 @@ TESTS = Path(__file__).parent
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist writes the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put each test under ``tests/`` without a group of its own into its module's group."""
+    """Put each test under ``tests/`` without a group of its own into its module's group, and
+    order the groups as the workers should take them: the longest first.
+
+    pytest-xdist hands the groups out in the order they are collected (``--no-loadscope-reorder``
+    in the Makefile: its own order, by the number of tests, leaves the one long test of
+    ``tests/test_install.py`` to the end, a worker waiting for it alone). First the real-time
+    group (a chain of tests that must run one at a time), then the groups that hold a ``slow``
+    test and the notebooks, then the rest, the groups of most tests first, so that the last
+    handed out are short. A notebook's cells are its group (``notebooks/conftest.py``), in order.
+    """
     for item in items:
         if item.path.is_relative_to(TESTS) and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    members: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        members.setdefault(_group(item), []).append(item)
+
+    def rank(group: str) -> tuple[int, int]:
+        if group == "real-time":
+            return (0, 0)
+        if any(i.get_closest_marker("slow") or i.path.suffix == ".ipynb" for i in members[group]):
+            return (1, 0)
+        return (2, -len(members[group]))
+
+    ranks = {group: rank(group) for group in members}
+    items[:] = sorted(items, key=lambda item: ranks[_group(item)])
+
+
+def _group(item: pytest.Item) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None:  # a notebook's cell, before notebooks/conftest.py names its group
+        return item.nodeid.split("::", 1)[0]
+    return str(mark.args[0] if mark.args else mark.kwargs["name"])
 
 
 @pytest.hookimpl(optionalhook=True)

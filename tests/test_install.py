@@ -14,6 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.timeout(600)
 def test_the_wheel_installs_with_the_notebook_extra_and_reports(tmp_path) -> None:

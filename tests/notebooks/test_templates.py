@@ -23,6 +23,8 @@ pytest.importorskip("trustme")
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
+pytestmark = pytest.mark.slow
+
 #: A startup file for every Python the report starts (the kernels, dask's workers): importing
 #: toolkit.sandbox fails there, as it would on a machine without the sandbox.
 BLOCK = '''
