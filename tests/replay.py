@@ -80,7 +80,9 @@ def replay_server() -> Iterator[Replay]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     replay.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # (a short poll: leaving the block waits for the server to see that it is stopped)
+    thread = threading.Thread(target=server.serve_forever, daemon=True,
+                              kwargs={"poll_interval": 0.05})
     thread.start()
     try:
         yield replay
