@@ -80,7 +80,9 @@ def replay_server() -> Iterator[Replay]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     replay.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # (a short poll: leaving the block waits for the server to see that it is stopped)
+    thread = threading.Thread(target=server.serve_forever, daemon=True,
+                              kwargs={"poll_interval": 0.05})
     thread.start()
     try:
         yield replay
@@ -108,12 +110,30 @@ def word_pairs(cloud: Any) -> list[tuple[str, str]]:
     return sorted((p for p in pairs if p[0] != p[1]), key=lambda p: -len(p[0]))
 
 
+#: The word pairs of each cloud seen and their neutral words in lower case, made once:
+#: id -> (cloud, pairs, words); the cloud is held so that its id names it while the entry lives.
+_PAIRS: dict[int, tuple[Any, list[tuple[str, str]], tuple[str, ...]]] = {}
+
+
+def _word_pairs_once(cloud: Any) -> tuple[list[tuple[str, str]], tuple[str, ...]]:
+    if id(cloud) not in _PAIRS:
+        pairs = word_pairs(cloud)
+        words = tuple(neutral.lower() for neutral, _ in pairs)
+        assert all(w.isascii() for w in words)  # (what the test below relies on)
+        _PAIRS[id(cloud)] = (cloud, pairs, words)
+    return _PAIRS[id(cloud)][1:]
+
+
 def in_words(value: Any, cloud: Any, *, lower: bool = False) -> Any:
     """A neutral example (or frame value) in a cloud's words: strings, and the strings inside
     lists, tuples and dicts (keys too); with ``lower``, the words in lower case too (Resource
     Graph writes types so)."""
     if isinstance(value, str):
-        for neutral, real in word_pairs(cloud):
+        pairs, words = _word_pairs_once(cloud)
+        folded = value.lower()
+        if not any(w in folded for w in words):  # no neutral word in any case: nothing to do
+            return value
+        for neutral, real in pairs:
             value = value.replace(neutral, real).replace(neutral.upper(), real.upper())
             if lower:
                 value = value.replace(neutral.lower(), real.lower())

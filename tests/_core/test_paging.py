@@ -279,7 +279,8 @@ class _Streaming:
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, daemon=True,
+                         kwargs={"poll_interval": 0.05}).start()  # stopped at once
         return server, url
 
 

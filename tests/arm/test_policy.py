@@ -29,6 +29,11 @@ from toolkit.sandbox.server import Sandbox
 
 FOLDER = "05-policy-states"
 
+#: Frames read twice from the same records are equal value for value, floats too. Compared
+#: exactly, pandas compares their categorical columns as whole arrays; its default compares them
+#: one value at a time (seconds for a frame of ten thousand rows).
+EXACT = True
+
 
 def _in_window(rec, start, end) -> np.ndarray:
     return np.flatnonzero((rec.ts >= start.timestamp()) & (rec.ts <= end.timestamp()))
@@ -260,17 +265,31 @@ def test_unknown_group_and_subscription(conn) -> None:
 
 
 # ------------------------------------------------------------------------------ faults, limits
-@pytest.mark.parametrize("kind", ["429", "503", "malformed", "drop"])
-def test_paging_under_faults_loses_and_duplicates_nothing(conn, sandbox, scope, kind) -> None:
+@pytest.fixture(scope="module")
+def fault_free_window(sandbox, scope):
+    """Four days of ``scope``'s records read without faults, and that window (read once: the
+    reads under faults compare with it)."""
     sub, rg, _, _ = scope
     start, end = policy_window(sandbox.world, 2, 4)
-    expected = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
-                                     connection=conn)
+    conn = toolkit.connect(sandbox=sandbox, progress=False)
+    try:
+        frame = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
+                                      connection=conn)
+    finally:
+        conn.close()
+    return frame, (start, end)
+
+
+@pytest.mark.parametrize("kind", ["429", "503", "malformed", "drop"])
+def test_paging_under_faults_loses_and_duplicates_nothing(conn, sandbox, scope, kind,
+                                                          fault_free_window) -> None:
+    sub, rg, _, _ = scope
+    expected, (start, end) = fault_free_window
     sandbox.inject(kind, path="skiptoken", rate=0.5, retry_after=1, count=3)
     got = toolkit.policy_states(sub, rg, resource="default", start=start, end=end,
                                 connection=conn)
     assert conn.stats.retries >= 1
-    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_frame_equal(got, expected, check_exact=EXACT)
 
 
 def test_max_items_truncates_with_a_warning(conn, sandbox, scope) -> None:
@@ -545,7 +564,7 @@ def test_slices_give_the_frame_of_one_chain(sandbox, group, kw, monkeypatch) -> 
     one, many, log = _pair(sandbox, group, end=END, **kw)
     assert len(_slices(log)) >= 2, "read as one chain"
     assert len(one) > 2500
-    pd.testing.assert_frame_equal(many, one)
+    pd.testing.assert_frame_equal(many, one, check_exact=EXACT)
     assert not many.attrs["truncated"]
     assert len(many.attrs["request_ids"]) == len(set(many.attrs["request_ids"]))
 
@@ -554,7 +573,7 @@ def test_an_order_slices_cannot_keep_reads_one_chain(sandbox, group) -> None:
     one, many, log = _pair(sandbox, group, resource="default", orderby="resourceId asc",
                            start=END - pd.Timedelta(days=10), end=END)
     assert not _slices(log)
-    pd.testing.assert_frame_equal(many, one)
+    pd.testing.assert_frame_equal(many, one, check_exact=EXACT)
 
 
 @pytest.mark.parametrize("kw", [
@@ -594,7 +613,7 @@ def test_slices_under_faults_lose_and_repeat_nothing(sandbox, group, monkeypatch
         conn.close()
     assert set(injected) == set(kinds), injected
     assert len(_slices(log)) >= 2
-    pd.testing.assert_frame_equal(many, one)
+    pd.testing.assert_frame_equal(many, one, check_exact=EXACT)
 
 
 def test_slices_are_bounded_by_the_setting(sandbox, group, monkeypatch) -> None:
@@ -626,7 +645,7 @@ def test_latest_in_slices_gives_the_frame_of_one_chain(monkeypatch) -> None:
             one, many, log = _pair(sb, (sub.id, name), resource="latest",
                                    start=END - pd.Timedelta(days=60), end=END, **kw)
             assert len(_slices(log)) >= 2 and len(one) > 2000, kw
-            pd.testing.assert_frame_equal(many, one)
+            pd.testing.assert_frame_equal(many, one, check_exact=EXACT)
 
 
 def _read_at_once(sandbox, conn, group, days: tuple[int, ...], partitions: int
@@ -744,6 +763,12 @@ def test_concurrent_reads_follow_the_services_count_of_what_is_left(group, monke
     assert 429 in statuses and errors
 
 
+#: The days each caller of ``_callers_at_once`` reads: a page or so per slice, about thirty
+#: requests in all, which the small bucket of the service (room for 4, 10 a second) keeps to
+#: about three seconds; their six slices at once overdraw it whatever the load on the machine.
+SHARED_DAYS = 3
+
+
 def _callers_at_once(group, monkeypatch) -> tuple[list[pd.DataFrame], list[Any], list[int]]:
     """Three connections of one caller (the workers of a cluster) each read the group in six
     time slices at once, from a service whose bucket for them is small (room for 4, 10 a
@@ -757,7 +782,8 @@ def _callers_at_once(group, monkeypatch) -> tuple[list[pd.DataFrame], list[Any],
         limits(sb)["writes"].configure(rate=10.0, burst=4)
         conns = [toolkit.connect(sandbox=sb, progress=False) for _ in range(3)]
         try:
-            frames, errors, log = _read_at_once(sb, conns, group, (20, 20, 20), partitions=6)
+            frames, errors, log = _read_at_once(sb, conns, group, (SHARED_DAYS,) * 3,
+                                                partitions=6)
         finally:
             for c in conns:
                 c.close()
@@ -788,12 +814,12 @@ def test_clients_sharing_a_budget_pace_themselves_after_a_refusal(sandbox, group
     assert len(refusals) == statuses.count(429)  # every refusal reached its connection's bucket
     for wait, before, after, floor in refusals:
         assert wait > 0 and after == max(floor, before / 2)
-    # nothing lost, nothing read twice: each frame is the read of the same 20 days alone
+    # nothing lost, nothing read twice: each frame is the read of the same days alone
     sub_id, name = group
     conn = toolkit.connect(sandbox=sandbox, progress=False)
     try:
         alone = toolkit.policy_states(sub_id, name, resource="default",
-                                      start=END - pd.Timedelta(days=20), end=END,
+                                      start=END - pd.Timedelta(days=SHARED_DAYS), end=END,
                                       connection=conn)
     finally:
         conn.close()

@@ -25,6 +25,20 @@ def cloud_sandbox() -> Any:
         yield sb
 
 
+@pytest.fixture(autouse=True)
+def poller_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits the vendors' pollers (azure-core's, which every client here uses) ask for
+    between their polls: recorded, not slept, as the toolkit's are (the sandbox's Retry-After:
+    1 s a poll)."""
+    try:
+        from azure.core.polling.base_polling import LROBasePolling
+    except ImportError:  # the conformance extra is not installed: nothing polls
+        return []
+    waits: list[float] = []
+    monkeypatch.setattr(LROBasePolling, "_sleep", lambda self, delay: waits.append(delay))
+    return waits
+
+
 @pytest.fixture(scope="session")
 def world_catalog(cloud_sandbox: Sandbox) -> pd.DataFrame:
     return cloud_sandbox.catalog()

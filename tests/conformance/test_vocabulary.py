@@ -52,8 +52,9 @@ def test_a_failed_operation_fails_at_every_url(sb) -> None:
     assert status["status"] == "Failed" and status["error"]["code"] == "OperationFailed"
 
 
-def test_the_toolkit_reports_a_failed_operation_it_follows_by_location(sb) -> None:
+def test_the_toolkit_reports_a_failed_operation_it_follows_by_location(sb, waits) -> None:
     conn = toolkit.connect(sandbox=sb, progress=False)
+    conn.sleep = waits  # the polls' waits recorded, not slept
     gw = _row(sb, "application_gateway")
     sb.inject("lro_fail", path="backendhealth", method="POST", count=1)
     try:
@@ -61,6 +62,7 @@ def test_the_toolkit_reports_a_failed_operation_it_follows_by_location(sb) -> No
             toolkit.backend_health(gw.subscription_id, gw.resource_group, gw["name"],
                                    connection=conn)
         assert info.value.code == "OperationFailed"
+        assert waits  # the operation was followed: polled, not failed at once
     finally:
         sb.clear_faults()
         conn.close()

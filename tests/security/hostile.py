@@ -125,7 +125,9 @@ class Hostile:
         self.stopping = threading.Event()
         self.server = ThreadingHTTPServer((host, 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # (a short poll: leaving the block waits for the server to see that it is stopped)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True,
+                                       kwargs={"poll_interval": 0.05})
 
     @property
     def port(self) -> int:

@@ -149,7 +149,7 @@ def test_a_dripping_body_ends_at_the_request_deadline() -> None:
                       pieces=_endless(b" "), gap=0.05)
 
     with Hostile(script) as service:
-        conn = connect_to(service, request_deadline=1.0, read_timeout=30)
+        conn = connect_to(service, request_deadline=0.5, read_timeout=30)
         started = time.monotonic()
         with pytest.raises(ResponseLimitError, match="request_deadline") as err:
             toolkit.sql_operations(connection=conn)
@@ -171,7 +171,7 @@ def test_dripping_headers_end_at_the_request_deadline() -> None:
         return Answer(pieces=_header_drip(), gap=0.05, raw=True)
 
     with Hostile(script) as service:
-        conn = connect_to(service, request_deadline=1.0, read_timeout=30)
+        conn = connect_to(service, request_deadline=0.5, read_timeout=30)
         started = time.monotonic()
         with pytest.raises(ResponseLimitError, match="request_deadline"):
             toolkit.sql_operations(connection=conn)

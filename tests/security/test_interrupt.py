@@ -72,8 +72,8 @@ def _interrupt_a_fan_out(script: Any, names: list[str], release: threading.Event
         at_interrupt = service.count()
         release.set()
         for thread in threading.enumerate():
-            if thread.name.startswith("toolkit"):
-                thread.join(10)
+            if thread.name.startswith("toolkit_"):  # the fan-out's workers (not the watcher
+                thread.join(10)                      # of deadlines, which lives on)
         after = service.count()
     assert took < 25, took
     assert at_interrupt == 4  # what was running when Ctrl-C came

@@ -53,6 +53,10 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SERVICE_MODULES", "LoggedRequest", "Middleware", "Sandbox", "latest_running"]
 
+#: How often, in seconds, the serving thread looks whether :meth:`Sandbox.stop` asked it to end
+#: (the standard library's default, half a second, is what each stop would otherwise wait).
+STOP_POLL_SECONDS = 0.05
+
 #: Modules whose ``register(router, sandbox)`` adds the routes of one service.
 SERVICE_MODULES = (
     "toolkit.sandbox.arm.common",
@@ -267,9 +271,8 @@ class Sandbox:
             server.socket = self._wrap_tls(server.socket)
         self._server = server
         self.port = server.server_address[1]
-        # stop() waits for the serving loop's next look at its flag: a twentieth of a second
-        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,),
-                                        name=f"sandbox:{self.port}", daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, name=f"sandbox:{self.port}",
+                                        kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True)
         self._thread.start()
         with _RUNNING_LOCK:
             _RUNNING.append(self)
