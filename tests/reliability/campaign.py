@@ -159,13 +159,15 @@ def run_matrix(sandbox: Sandbox, *, sleep: Callable[[float], None],
 
 def soak(sandbox: Sandbox, *, sleep: Callable[[float], None], threads: int = 6,
          calls_per_thread: int = 12, fault_rate: float = 0.2, seed: int = 1,
-         cases: dict[str, Case] | None = None) -> pd.DataFrame:
+         cases: dict[str, Case] | None = None,
+         base: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Every case called concurrently from several threads sharing one connection while 20% of
     requests fail (429, 500, 503, dropped connections, malformed bodies); one row per call and a
-    last row with the connection's request counts."""
+    last row with the connection's request counts. ``base``: the fault-free results of the
+    cases (``baselines``) when they are already at hand, else they are read first."""
     cases = cases or CASES
     catalog = sandbox.catalog()
-    base = baselines(sandbox, catalog, cases)
+    base = base or baselines(sandbox, catalog, cases)
     for kind in ("429", "500", "503", "drop", "malformed"):
         sandbox.inject(kind, rate=fault_rate / 5, retry_after=RETRY_AFTER
                        if kind in ("429", "503") else None)
