@@ -74,7 +74,16 @@ dashboard: $(STAMP)
 # notebooks in JupyterLab and drive their widgets (Playwright, with this browser). A Python
 # install cannot bring a browser: where Chromium is missing and this runs as root on Debian, it
 # is installed from the system packages; otherwise those tests are skipped and say why.
-browser:
+# The accessibility tests run axe-core in it at the release package-lock.json pins, installed
+# with npm into node_modules/ (without npm: the older one axe-playwright-python bundles, slower).
+AXE_CORE := node_modules/axe-core/axe.min.js
+
+$(AXE_CORE): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "no npm: the accessibility tests use the axe-core axe-playwright-python bundles"; fi
+
+browser: $(AXE_CORE)
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "installing chromium (system package) for the browser tests"; \
@@ -130,4 +139,5 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 clean:
-	rm -rf $(VENV) reports site dist build .cache .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) reports site dist build .cache .pytest_cache .ruff_cache .mypy_cache \
+		node_modules

@@ -25,7 +25,7 @@ def tooltip_labels(operation: str) -> list[str]:
     return [f.label for f in TOOLTIPS[operation]]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # read once for the modules of a worker (none changes them)
 def frames(sandbox):
     conn = toolkit.connect(sandbox=sandbox, progress=False)
     queries = [{"origin": TOWNS["Andorra la Vella"], "destination": TOWNS["Canillo"]},

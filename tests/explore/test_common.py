@@ -69,7 +69,9 @@ def tile_server() -> Iterator[str]:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Tiles)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # (shutdown waits for the loop's next look at its flag: every 50 ms, not every 0.5 s)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()

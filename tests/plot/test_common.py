@@ -54,19 +54,16 @@ def test_every_plot_helper_marks_the_sandboxs_frames() -> None:
         assert helper.__code__.co_qualname == "marks_sandbox.<locals>.plotted", name
 
 
-def test_a_sandbox_frame_is_marked_and_a_real_one_is_not(sandbox, tmp_path) -> None:
+def test_a_sandbox_frame_is_marked_and_a_real_one_is_not(sandbox, conn, tmp_path) -> None:
     import toolkit
     from toolkit._core.provenance import SANDBOX_MARK
 
-    conn = toolkit.connect(sandbox=sandbox, progress=False)
-    try:
-        gw = sandbox.catalog().query("kind == 'application_gateway'").iloc[0]
-        health = toolkit.backend_health(gw.subscription_id, gw.resource_group, gw["name"],
-                                        connection=conn)
-        sub = sandbox.catalog().query("kind == 'subscription'").iloc[0].subscription_id
-        states = toolkit.policy_states(sub, "rg-web-weu", connection=conn)
-    finally:
-        conn.close()
+    # (the connection records the backend health operation's polling waits, not sleeping)
+    gw = sandbox.catalog().query("kind == 'application_gateway'").iloc[0]
+    health = toolkit.backend_health(gw.subscription_id, gw.resource_group, gw["name"],
+                                    connection=conn)
+    sub = sandbox.catalog().query("kind == 'subscription'").iloc[0].subscription_id
+    states = toolkit.policy_states(sub, "rg-web-weu", connection=conn)
     assert health.attrs["sandbox"] is True
     ax = toolkit.plot.backend_health(health)
     assert _marks(ax.figure) == [SANDBOX_MARK]

@@ -1,6 +1,6 @@
 """Every chart a helper draws carries a text alternative made from its data.
 
-Each helper's picture (the frames and the calls of tests/plot/test_style.py) is described, and
+Each helper's picture (the frames and the calls of tests/plot/pictures.py) is described, and
 the description names the numbers a reader of the picture would read off it: the test computes
 them from the frames itself (counts with ``collections.Counter``, extremes with ``min``/``max``
 over the frame's own columns), not through the helper's code.
@@ -22,12 +22,12 @@ import pandas as pd
 import pytest
 
 import toolkit
-from tests.plot.test_style import (
-    PICTURES,
-    frames as frames,  # the pictures' frames (a fixture)
-)
+from tests.plot.pictures import GROUP, PICTURES
 from toolkit._core.errors import ValidationError
 from toolkit.plot.description import counted, describe, listed, output_alt, sentences
+
+#: The pictures are drawn once for this module and tests/plot/test_style.py: one worker.
+pytestmark = pytest.mark.xdist_group(GROUP)
 
 #: The public names of toolkit.plot that draw no chart.
 NOT_CHARTS = {"mark_sandbox", "describe", "set_description", "output_alt"}
@@ -350,14 +350,14 @@ def test_every_chart_helper_is_checked() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_every_chart_is_described_by_its_data(frames, name) -> None:
-    ax = PICTURES[name](frames)
+def test_every_chart_is_described_by_its_data(picture_frames, pictures, name) -> None:
+    ax = pictures.drawn(name).axes()  # a copy of the helper's figure
     try:
         own = describe(ax)
         whole = describe(ax.figure)
         assert own and re.search(r"\d", own), own
         assert own.startswith(ax.get_title())  # says what is shown, as the title does
-        missing = [part for part in EXPECTED[name](frames) if part not in own]
+        missing = [part for part in EXPECTED[name](picture_frames) if part not in own]
         assert missing == [], f"{name}: {own}"
         # the figure's: the chart's, and the mark the sandbox's frames put on its face
         assert whole == f"{own} Sandbox data (invented)."

@@ -6,16 +6,16 @@ with a baseline image judged by eye (``tests/plot/baseline/``), no two texts ove
 under 8 pt, nothing cut at the figure's edge, report dpi, the user's ``rcParams`` left as they
 were.
 
-The frames the pictures draw come from a sandbox of their own (a fixed seed and the tests'
-pinned day), so they are the same on every run. To redraw the baselines after a deliberate
-change, run this module with ``TOOLKIT_UPDATE_BASELINES=1`` and look at every image before
-committing it.
+The pictures and the frames they draw are those of tests/plot/pictures.py (a sandbox of their
+own, with a fixed seed and the tests' pinned day), so they are the same on every run; each is
+drawn once and saved as the baselines were, then read and compared. To redraw the baselines
+after a deliberate change, run this module with ``TOOLKIT_UPDATE_BASELINES=1`` and look at
+every image before committing it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +31,16 @@ from matplotlib.testing.compare import compare_images
 from matplotlib.text import Text
 
 import toolkit
-from tests.maps.conftest import TOWNS, drive
-from toolkit._core.frames import build_frame
+from tests.plot.pictures import GROUP, PICTURES, SAVED_DPI
 from toolkit._spec.maps import AIR_QUALITY_COLORS
-from toolkit.arm._schemas import ENCRYPTION_PROTECTOR
 from toolkit.plot._common import HEALTH_COLORS
 from toolkit.plot._style import MIN_FONT_SIZE, SERIES_COLORS, axis_label, series_style
 from toolkit.plot.maps import INCIDENT_COLORS
 from toolkit.plot.policy import COMPLIANCE_COLORS
 from toolkit.plot.weather import STATUS_COLORS
-from toolkit.sandbox.server import Sandbox
+
+#: The pictures are drawn once for this module and tests/plot/test_description.py: one worker.
+pytestmark = pytest.mark.xdist_group(GROUP)
 
 
 def _distance(a: str, b: str) -> float:
@@ -122,122 +122,6 @@ BASELINE = Path(__file__).parent / "baseline"
 #: anti-aliasing differ a little between FreeType builds; a moved label or a changed colour
 #: does not stay under it.
 TOLERANCE = 3.0
-ANDORRA = (1.40, 42.42, 1.80, 42.66)
-
-
-@pytest.fixture(scope="module")
-def frames() -> Any:
-    """Every frame the pictures draw, from a sandbox of this module's own."""
-    with Sandbox(seed=7) as sb:
-        conn = toolkit.connect(sandbox=sb, progress=False)
-        conn.sleep = lambda s: None
-        world = sb.world
-        cat = sb.catalog()
-        out: dict[str, Any] = {}
-        gw = cat.query("kind == 'application_gateway' and name == 'agw-api-prod-weu'").iloc[0]
-        out["health"] = toolkit.backend_health(gw.subscription_id, gw.resource_group,
-                                               gw["name"], connection=conn)
-        records = []
-        for s in world.section("sql").servers:
-            records.append({"id": f"/subscriptions/{s.subscription_id}/resourceGroups/"
-                                  f"{s.resource_group}/providers/Vendor.Sql/servers/{s.name}/"
-                                  "encryptionProtector/current",
-                            "properties": s.protector["properties"], "server": s.name})
-        out["posture"] = build_frame(records, ENCRYPTION_PROTECTOR)
-        out["usage"] = pd.DataFrame({
-            "policy_id": ["p1", "p1", "p1", "p1", "p2", "p2", "p2", "p3"],
-            "policy_name": ["phishing-resistant"] * 4 + ["passwordless"] * 3 + [None],
-            "requirement": ["mfa", "mfa", "mfa", "mfa", "mfa", "none", "none", "none"]})
-        for built in ("posture", "usage"):  # built here from the sandbox's world: its data
-            out[built].attrs["sandbox"] = True
-        sub = next(s for s in world.subscriptions if s.name == "retail-prod")
-        end = pd.Timestamp(world.epoch)
-        out["summary"] = toolkit.policy_summary(sub.id, start=end - pd.Timedelta(days=1),
-                                                end=end, connection=conn)
-        out["latest"] = toolkit.policy_states(sub.id, "rg-web-weu", start=end - pd.Timedelta(
-            days=1), end=end, connection=conn)
-        history = toolkit.policy_states(sub.id, "rg-data-weu", resource="default",
-                                        start=end - pd.Timedelta(days=21), end=end,
-                                        connection=conn)
-        out["trend"] = toolkit.compliance_trend(
-            history[history["policyAssignmentName"] == "monitoring-baseline"])
-        out["trend_by"] = toolkit.compliance_trend(
-            history[history["policyAssignmentName"] != "monitoring-baseline"],
-            by="policyAssignmentName")
-        out["end"] = end
-        depot = TOWNS["Andorra la Vella"]
-        out["routes"] = toolkit.route_directions(
-            [{"origin": depot, "destination": TOWNS[t]} for t in
-             ("Canillo", "Ordino", "Sant Julià de Lòria", "Encamp")], connection=conn)
-        out["two_ways"] = toolkit.route_directions(
-            [{"origin": depot, "destination": TOWNS["Soldeu"]}], max_route_count=2,
-            connection=conn)
-        out["incidents"] = toolkit.traffic_incidents(ANDORRA, connection=conn)
-        out["matrix"] = toolkit.route_matrix(
-            ["Andorra la Vella", "Canillo", "Encamp", "Sant Julià de Lòria"],
-            ["Ordino", "La Massana", "Soldeu", (1.30, 42.60)], connection=conn)
-        out["ranges"] = toolkit.route_range("Encamp", time_budget=[300, 600, 900],
-                                            connection=conn)
-        out["raw"] = drive([depot, TOWNS["Encamp"]], spacing_m=50, noise_m=10)
-        out["snapped"] = toolkit.snap_to_roads(out["raw"], include_speed_limit=True,
-                                               connection=conn)
-        places = cat[cat["kind"] == "place"]
-        lonlat = places["location"].str.split(",", expand=True).astype(float)
-        where = list(zip(lonlat[0], lonlat[1], strict=True))
-        out["air"] = toolkit.air_quality(where, connection=conn).assign(
-            place=places["name"].to_numpy())
-        towns = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
-        out["forecast"] = toolkit.air_quality_forecast(towns, duration=7, connection=conn)
-        out["alerts"] = toolkit.severe_weather_alerts(towns, connection=conn)
-        out["hourly"] = toolkit.air_quality_hourly_forecast(towns[:3], duration=48,
-                                                            connection=conn)
-        stops = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
-        out["addresses"] = toolkit.reverse_geocode(
-            [*stops, (1.5240, 42.5090), (1.5350, 42.5575), (1.4500, 42.6000)],
-            connection=conn)
-        drive_to = out["two_ways"].geometry.iloc[0].geoms[0]
-        points = [drive_to.interpolate(f, normalized=True) for f in (0, 0.25, 0.5, 0.75, 1)]
-        along = toolkit.air_quality_forecast([(p.x, p.y) for p in points], duration=3,
-                                             connection=conn)
-        out["along"] = along.assign(km=along["location_index"].astype(float) * 5.0)
-        conn.close()
-        yield out
-
-
-#: Each helper (one picture per name) and how it is drawn from the frames.
-PICTURES: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "backend_health": lambda f: toolkit.plot.backend_health(f["health"]),
-    "encryption_posture": lambda f: toolkit.plot.encryption_posture(f["posture"]),
-    "authentication_strength_usage":
-        lambda f: toolkit.plot.authentication_strength_usage(f["usage"]),
-    "compliance_by": lambda f: toolkit.plot.compliance_by(f["latest"], by="resourceType"),
-    "compliance_by__summary": lambda f: toolkit.plot.compliance_by(f["summary"]),
-    "noncompliance_heatmap": lambda f: toolkit.plot.noncompliance_heatmap(f["latest"]),
-    "compliance_trend": lambda f: toolkit.plot.compliance_trend(
-        f["trend"], events=[(f["end"] - pd.Timedelta(days=10), "campaign")]),
-    "compliance_trend__by": lambda f: toolkit.plot.compliance_trend(
-        f["trend_by"], by="policyAssignmentName"),
-    "routes": lambda f: toolkit.plot.routes(f["routes"]),
-    "routes__alternatives": lambda f: toolkit.plot.routes(f["two_ways"],
-                                                         incidents=f["incidents"]),
-    "snapped_trace": lambda f: toolkit.plot.snapped_trace(f["raw"], f["snapped"]),
-    "incidents": lambda f: toolkit.plot.incidents(f["incidents"]),
-    "travel_times": lambda f: toolkit.plot.travel_times(f["matrix"]),
-    "travel_times__distance": lambda f: toolkit.plot.travel_times(f["matrix"],
-                                                                  value="distance"),
-    "reachable_ranges": lambda f: toolkit.plot.reachable_ranges(f["ranges"]),
-    "air_quality_map": lambda f: toolkit.plot.air_quality_map(f["air"], labels="place"),
-    "pollutants": lambda f: toolkit.plot.pollutants(f["air"], location=int(
-        f["air"]["globalIndex"].idxmax())),
-    "air_quality_forecast": lambda f: toolkit.plot.air_quality_forecast(f["forecast"],
-                                                                        location=0),
-    "air_quality_forecast__grid": lambda f: toolkit.plot.air_quality_forecast(f["forecast"]),
-    "forecast_along": lambda f: toolkit.plot.forecast_along(f["along"], "km"),
-    "alert_timeline": lambda f: toolkit.plot.alert_timeline(f["alerts"]),
-    "air_quality_hours": lambda f: toolkit.plot.air_quality_hours(
-        f["hourly"], labels=["Andorra la Vella", "Ordino", "Canillo"], tz="Europe/Andorra"),
-    "addresses": lambda f: toolkit.plot.addresses(f["addresses"]),
-}
 
 
 def test_every_helper_has_a_picture() -> None:
@@ -249,10 +133,10 @@ def test_every_helper_has_a_picture() -> None:
 
 def _texts(fig: Any) -> list[Text]:
     """Every text the figure draws: titles, labels, legends, annotations, marks, and the labels
-    of the ticks inside the view (matplotlib keeps others it does not draw)."""
+    of the ticks inside the view (matplotlib keeps others it does not draw); of a figure drawn
+    (its texts laid out) at its own dpi."""
     from matplotlib.axis import Tick
 
-    fig.canvas.draw()
     ticks: list[Text] = []
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
@@ -277,10 +161,11 @@ def _inside(t: Text) -> bool:
     return bool(t.axes.bbox.overlaps(box))
 
 
-def overlapping_texts(fig: Any) -> list[tuple[str, str]]:
-    """Pairs of texts whose rendered boxes overlap by more than a pixel each way."""
+def overlapping_texts(fig: Any, texts: list[Text]) -> list[tuple[str, str]]:
+    """Pairs of the texts (``_texts(fig)``) whose rendered boxes overlap by more than a pixel
+    each way."""
     renderer = fig.canvas.get_renderer()
-    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in _texts(fig)]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
     clashes = []
     for i, (a, ba) in enumerate(boxes):
         for b, bb in boxes[i + 1:]:
@@ -291,17 +176,18 @@ def overlapping_texts(fig: Any) -> list[tuple[str, str]]:
     return clashes
 
 
-def small_texts(fig: Any) -> list[tuple[str, float]]:
-    return [(t.get_text(), t.get_fontsize()) for t in _texts(fig)
+def small_texts(texts: list[Text]) -> list[tuple[str, float]]:
+    return [(t.get_text(), t.get_fontsize()) for t in texts
             if t.get_fontsize() < MIN_FONT_SIZE]
 
 
-def outside_texts(fig: Any) -> list[str]:
-    """Texts drawn (partly) outside the figure, which a saved image cuts."""
+def outside_texts(fig: Any, texts: list[Text]) -> list[str]:
+    """The texts (``_texts(fig)``) drawn (partly) outside the figure, which a saved image
+    cuts."""
     renderer = fig.canvas.get_renderer()
     w, h = fig.canvas.get_width_height()
     out = []
-    for t in _texts(fig):
+    for t in texts:
         box = t.get_window_extent(renderer)
         if box.x0 < -1 or box.y0 < -1 or box.x1 > w + 1 or box.y1 > h + 1:
             out.append(t.get_text())
@@ -325,29 +211,28 @@ def legends_on_data(fig: Any) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(PICTURES))
-def test_picture_reads_cleanly(frames, name) -> None:
-    before = dict(matplotlib.rcParams)
-    ax = PICTURES[name](frames)
-    fig = ax.figure
+def test_picture_reads_cleanly(pictures, name) -> None:
+    saved, _ = pictures.saved(name)
+    fig = saved.axes().figure
     try:
-        assert dict(matplotlib.rcParams) == before  # the user's settings are untouched
+        assert pictures.changed(name) == {}  # the user's settings are untouched
         assert fig.dpi >= 100
-        assert small_texts(fig) == []
-        assert overlapping_texts(fig) == []
-        assert outside_texts(fig) == []
+        if fig.dpi != SAVED_DPI:  # laid out again at its own
+            fig.canvas.draw()
+        texts = _texts(fig)  # where the saved picture has them
+        assert small_texts(texts) == []
+        assert overlapping_texts(fig, texts) == []
+        assert outside_texts(fig, texts) == []
         assert legends_on_data(fig) == []
     finally:
         plt.close(fig)
 
 
 @pytest.mark.parametrize("name", sorted(PICTURES))
-def test_picture_matches_its_baseline(frames, name, tmp_path) -> None:
-    ax = PICTURES[name](frames)
+def test_picture_matches_its_baseline(pictures, name, tmp_path) -> None:
     expected = BASELINE / f"{name.replace('__', '_')}.png"
     actual = tmp_path / f"{name}.png"
-    with matplotlib.rc_context({"svg.hashsalt": "toolkit", "path.simplify": True}):
-        ax.figure.savefig(actual, dpi=100, metadata={"Software": None})
-    plt.close(ax.figure)
+    actual.write_bytes(pictures.saved(name)[1])  # at SAVED_DPI, as the baselines were
     if os.environ.get("TOOLKIT_UPDATE_BASELINES"):
         BASELINE.mkdir(exist_ok=True)
         expected.write_bytes(actual.read_bytes())

@@ -161,8 +161,8 @@ def test_a_saved_map_shows_a_services_words_as_text(frames, browser, tmp_path) -
         seen = browser.open(framed, maps=1)
         assert seen["ran"] == [], name
         assert seen["drawn"][0] > 0, name
-    seen = browser.open(tmp_path / "alerts-framed.html", maps=1)
-    _check_layers(seen)
+        if name == "alerts":  # the map whose layers are named by the service's categories
+            _check_layers(seen)
 
 
 def test_a_notebooks_view_of_a_map_shows_a_services_words_as_text(frames, browser,
@@ -272,7 +272,8 @@ def test_a_report_built_by_nbconvert_shows_a_services_words_as_text(frames, sand
         good.close()
     nb = nbformat.v4.new_notebook()
     cells = [nbformat.v4.new_markdown_cell("# A report of a stranger's service")]
-    for name, m in _maps(frames).items():
+    maps = _maps(frames)
+    for name, m in maps.items():
         cell = nbformat.v4.new_code_cell(f"toolkit.explore.{name}(df)")
         cell.outputs = [nbformat.v4.new_output("display_data", data={
             "text/html": m._repr_html_(), "text/plain": "<folium.Map>"})]
@@ -285,7 +286,7 @@ def test_a_report_built_by_nbconvert_shows_a_services_words_as_text(frames, sand
     page, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": "hostile"}})
     path = tmp_path / "report.html"
     path.write_text(page, encoding="utf-8")
-    seen = browser.open(path, maps=len(_maps(frames)) + 1)
+    seen = browser.open(path, maps=len(maps) + 1)
     assert seen["ran"] == []
     assert all(n > 0 for n in seen["drawn"]), seen["drawn"]
     _check_layers(seen)

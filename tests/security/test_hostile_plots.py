@@ -5,14 +5,15 @@ colour is not drawn."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pandas as pd
 import pytest
 
 import toolkit
-from tests.frames_of_every_function import TOWNS, every_frame
+from tests.frames_of_every_function import CALLS, TOWNS, World
 
 mpl = pytest.importorskip("matplotlib")
 mpl.use("Agg")
@@ -25,12 +26,30 @@ HOSTILE = ["Fire risk $\\frac{$ high", "cost $x^2$ & <b>more</b>",
            "$" + "{" * 400 + "x" + "}" * 400 + "$"]
 
 
+class _Frames(Mapping[str, pd.DataFrame]):
+    """The frame of every operation (:data:`CALLS`), each read from the sandbox the first time
+    a case asks for it: the cases draw a third of them."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self.world.frame(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(CALLS)
+
+    def __len__(self) -> int:
+        return len(CALLS)
+
+
 @pytest.fixture(scope="module")
-def frames(sandbox) -> Iterator[dict[str, pd.DataFrame]]:
+def frames(sandbox) -> Iterator[Mapping[str, pd.DataFrame]]:
     conn = toolkit.connect(sandbox=sandbox, progress=False)
     conn.sleep = lambda seconds: None
     try:
-        yield every_frame(sandbox, conn)
+        with tempfile.TemporaryDirectory(prefix="hostile-plots-") as store:
+            yield _Frames(World(sandbox, conn, store))
     finally:
         conn.close()
 
@@ -47,7 +66,7 @@ def _poisoned(df: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:
     return out
 
 
-def _cases(f: dict[str, pd.DataFrame], text: str) -> dict[str, Callable[[], Any]]:
+def _cases(f: Mapping[str, pd.DataFrame], text: str) -> dict[str, Callable[[], Any]]:
     plot = toolkit.plot
     trend = toolkit.compliance_trend(_poisoned(f["policy_states"],
                                                {"policyAssignmentName": None}),
@@ -61,7 +80,9 @@ def _cases(f: dict[str, pd.DataFrame], text: str) -> dict[str, Callable[[], Any]
     incidents = _poisoned(f["traffic_incidents"], {"incidentType": None})
     from toolkit._data.andorra import roads as andorra_roads
 
-    background = andorra_roads().copy()
+    # lines of one's own, credited in the service's words: a few of the bundled roads (what is
+    # checked is the credit line, drawn as written; all 2,000 roads only take longer to draw)
+    background = andorra_roads().iloc[:200].copy()
     background.attrs["attribution"] = text
     return {
         "backend_health": lambda: plot.backend_health(
