@@ -25,6 +25,8 @@ import toolkit.sandbox
 import toolkit.widgets
 
 ROOT = Path(__file__).parent.parent
+
+pytestmark = pytest.mark.slow  # the site built, or the pages written, then axe in Chromium
 DOCS = ROOT / "docs"
 
 

@@ -24,6 +24,8 @@ from toolkit.report import accessible
 from toolkit.report.pages import page, page_names, shared_styles
 
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow  # the site built, or the pages written, then axe in Chromium
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 NO_DESCRIPTION = "No description has been provided for this image"
 
