@@ -123,6 +123,23 @@ def test_sandbox_never_fails_and_answers_within_its_schemas(
 
 
 
+@pytest.mark.parametrize("path", ["/reverseGeocode:batch", "/route/directions:batch"])
+def test_a_batch_item_id_that_is_not_text_is_not_echoed(example_sandbox: Sandbox,
+                                                        example_schema: Any, path: str) -> None:
+    """A case the fuzzing found: an item's ``optionalId`` that is not a string was echoed as
+    sent, outside the answer's schema (a string)."""
+    operation = example_schema[path]["POST"]
+    case = operation.Case(query={"api-version": "2025-01-01"}, media_type="application/json",
+                          body={"batchItems": [{"optionalId": True, "coordinates": False},
+                                               {"optionalId": "kept", "coordinates": False}]})
+    response = case.call(headers=credentials(example_sandbox)["maps"], timeout=30)
+    assert response.status_code == 200, response.text[:300]
+    case.validate_response(response, checks=CHECKS)
+    items = response.json()["batchItems"]
+    assert "optionalId" not in items[0] and items[1]["optionalId"] == "kept"
+    assert all("error" in item for item in items)
+
+
 def test_the_checks_report_a_server_error(example_sandbox: Sandbox, example_schema: Any) -> None:
     """The fuzzing's checks do fail on a 5xx (here an injected one)."""
     path, method = "/providers/Vendor.Sql/operations", "GET"

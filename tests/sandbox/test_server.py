@@ -3,6 +3,8 @@ the sandboxes running in the process (api-version and credentials: test_gate.py)
 
 from __future__ import annotations
 
+from collections import deque
+
 import pytest
 import requests
 
@@ -128,3 +130,20 @@ def test_latest_running_follows_start_and_stop() -> None:
         second.stop()  # stopping twice changes nothing
         assert latest_running() is first
     assert latest_running() is before
+
+
+def test_a_recording_holds_the_requests_of_its_block_when_the_log_is_full() -> None:
+    """The log keeps the latest requests only: a block still gets its own, in order."""
+    with Sandbox() as sb:
+        sb.log = deque(maxlen=3)
+        url = sb.url + _ops(sb)
+        headers = {"Authorization": f"Bearer {sb.token('arm')}"}
+        for _ in range(4):
+            requests.get(url + "?api-version=2025-01-01", headers=headers, timeout=10)
+        with sb.recording() as log:
+            for version in ("2023-08-01", "2021-11-01"):
+                requests.get(url + f"?api-version={version}", headers=headers, timeout=10)
+        with sb.recording() as nothing:
+            pass
+    assert [entry.query for entry in log] == ["api-version=2023-08-01", "api-version=2021-11-01"]
+    assert nothing == []

@@ -9,6 +9,7 @@ injects faults (see :mod:`toolkit.sandbox.faults`). Its world is deterministic f
 from __future__ import annotations
 
 import importlib
+import itertools
 import logging
 import re
 import socket
@@ -245,6 +246,8 @@ class Sandbox:
         self._bytes_lock = threading.Lock()
         self.faults = FaultPlan(seed)
         self.log: deque[LoggedRequest] = deque(maxlen=200_000)
+        self._logged = 0  # requests logged since the start (the log keeps the latest ones)
+        self._log_lock = threading.Lock()
         self.state: dict[str, Any] = {}
         self.state_lock = threading.RLock()
         self.router = Router(self.namespace)
@@ -467,12 +470,16 @@ class Sandbox:
     @contextmanager
     def recording(self) -> Iterator[list[LoggedRequest]]:
         """Collect the requests made inside the block."""
-        start = len(self.log)
+        with self._log_lock:
+            start = self._logged
         out: list[LoggedRequest] = []
         try:
             yield out
         finally:
-            out.extend(list(self.log)[start:])
+            # the latest ones only, from the end: the log may hold many, and be full
+            with self._log_lock:
+                new = min(self._logged - start, len(self.log))
+                out.extend(reversed(list(itertools.islice(reversed(self.log), new))))
 
     # ------------------------------------------------------------------ request handling
     def base_url_for(self, headers: dict[str, str]) -> str:
@@ -551,9 +558,12 @@ class Sandbox:
             reply.headers.setdefault(f"{self.header_prefix}correlation-request-id",
                                      request.headers.get(f"{self.header_prefix}client-request-id")
                                      or request.request_id)
-        self.log.append(LoggedRequest(request.method, request.path, target.partition("?")[2],
-                                      request.family, reply.status,
-                                      route.name if route else None, fault_name))
+        logged = LoggedRequest(request.method, request.path, target.partition("?")[2],
+                               request.family, reply.status, route.name if route else None,
+                               fault_name)
+        with self._log_lock:
+            self.log.append(logged)
+            self._logged += 1
         return reply, body_fault, request
 
     # ------------------------------------------------------------------ helpers for services

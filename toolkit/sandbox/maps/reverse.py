@@ -287,7 +287,7 @@ def _batch(request: Request) -> Reply:
             ok += 1
         except ItemError as err:
             answer = {"error": {"code": err.code, "message": err.message}}
-        if isinstance(item, dict) and "optionalId" in item:
+        if isinstance(item, dict) and isinstance(item.get("optionalId"), str):
             answer = {**answer, "optionalId": item["optionalId"]}
         out.append(answer)
         if time.monotonic() - started > limit:

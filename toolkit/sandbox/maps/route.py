@@ -224,7 +224,7 @@ def _directions_batch(request: Request) -> Reply:
             ok += 1
         except ItemError as err:
             answer = {"error": {"code": err.code, "message": err.message}}
-        if isinstance(item, dict) and "optionalId" in item:
+        if isinstance(item, dict) and isinstance(item.get("optionalId"), str):
             answer = {"optionalId": item["optionalId"], **answer}
         out.append(answer)
         if time.monotonic() - started > limit:

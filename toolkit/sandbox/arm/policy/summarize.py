@@ -48,6 +48,21 @@ def details(ranks: np.ndarray) -> list[dict[str, Any]]:
             for r in range(4, -1, -1) if counts[r]]
 
 
+def worst(keys: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Give the worst (highest) rank of each distinct key.
+
+    Returns
+    -------
+    numpy.ndarray
+        One rank per key, in the order the keys first appear (a groupby's maximum, without the
+        cost of a groupby: a summary has one level per assignment, definition and group).
+    """
+    codes, uniques = pd.factorize(keys)
+    out = np.zeros(len(uniques), dtype=ranks.dtype)
+    np.maximum.at(out, codes, ranks)
+    return out
+
+
 def level_results(frame: pd.DataFrame, uri: str, groups: pd.DataFrame, *,
              policies: bool = True) -> dict[str, Any]:
     """Give the ``results`` of one level of the summary.
@@ -69,9 +84,10 @@ def level_results(frame: pd.DataFrame, uri: str, groups: pd.DataFrame, *,
         ``queryResultsUri``, ``nonCompliantResources`` (``nonCompliantPolicies``),
         ``resourceDetails``, ``policyDetails``, ``policyGroupDetails``.
     """
-    worst_res = frame.groupby("res", sort=False)["rank"].max().to_numpy()
-    worst_pol = frame.groupby("policy", sort=False)["rank"].max().to_numpy()
-    worst_grp = groups.groupby("group", sort=False)["rank"].max().to_numpy()
+    ranks = frame["rank"].to_numpy()
+    worst_res = worst(frame["res"].to_numpy(), ranks)
+    worst_pol = worst(frame["policy"].to_numpy(), ranks)
+    worst_grp = worst(groups["group"].to_numpy(), groups["rank"].to_numpy())
     nc = 4
     out: dict[str, Any] = {
         "queryResultsUri": uri,
