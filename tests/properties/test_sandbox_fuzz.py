@@ -11,6 +11,7 @@ excerpts cover the operation, the family's error body for every error.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from schemathesis.transport.requests import ManagedCookiesSession
 
 from tests.sandbox.test_openapi import _documented_call, credentials
 from toolkit.sandbox.http import family_of
@@ -60,6 +62,15 @@ def fuzz_headers(fuzz_sandbox: Sandbox) -> dict[str, dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
+def fuzz_session() -> Iterator[ManagedCookiesSession]:
+    """One keep-alive session for every generated request, its cookies dropped after each (as
+    schemathesis does with a session of its own): a session per request cost a connection, and
+    a server thread to serve it, per example."""
+    with ManagedCookiesSession() as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
 def example_sandbox() -> Any:
     """A fresh world for the documented examples (the fuzzing may have used their names)."""
     with Sandbox(seed=7, lro_polls=1, lro_retry_after=0) as sb:
@@ -83,10 +94,13 @@ def _described_routes() -> list[tuple[str, str]]:
     return [(r.method, r.pattern) for r in Sandbox().router.routes if r.name != "openapi"]
 
 
-@pytest.mark.parametrize("method, path", _described_routes(),
-                         ids=[f"{m} {p}" for m, p in _described_routes()])
+ROUTES = _described_routes()
+
+
+@pytest.mark.parametrize("method, path", ROUTES, ids=[f"{m} {p}" for m, p in ROUTES])
 def test_sandbox_never_fails_and_answers_within_its_schemas(
-        sandbox_schema: Any, fuzz_headers: dict, method: str, path: str) -> None:
+        sandbox_schema: Any, fuzz_headers: dict, fuzz_session: ManagedCookiesSession, method: str,
+        path: str) -> None:
     operation = sandbox_schema[path][method]
     strategies = [*sandbox_schema.get_strategies_from_examples(operation),
                   operation.as_strategy(GenerationMode.POSITIVE),
@@ -98,7 +112,7 @@ def test_sandbox_never_fails_and_answers_within_its_schemas(
               phases=[Phase.explicit, Phase.generate],
               suppress_health_check=list(HealthCheck))
     def fuzz(case: Any) -> None:
-        response = case.call(headers=headers, timeout=30)
+        response = case.call(headers=headers, timeout=30, session=fuzz_session)
         case.validate_response(response, checks=_checks(method, path))
 
     fuzz()
