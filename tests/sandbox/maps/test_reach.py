@@ -11,6 +11,7 @@ import toolkit
 from tests.maps.conftest import TOWNS
 from toolkit._core.messages import Request
 from toolkit.sandbox.maps.roads.network import RoadNetwork, network
+from toolkit.sandbox.server import Sandbox
 
 ALV = TOWNS["Andorra la Vella"]
 
@@ -72,11 +73,24 @@ def test_what_the_service_refuses_is_a_400(conn, body, text) -> None:
     assert text in info.value.message
 
 
-def test_live_traffic_narrows_the_range_where_roads_are_slowed(conn, sandbox) -> None:
-    # every incident of the sandbox slows or closes roads: with them, the area is no larger
-    free = shapely.geometry.shape(post(conn, origin(ALV, timeBudgetInSec=900)).json()[
-        "features"][1]["geometry"])
-    live = shapely.geometry.shape(post(conn, origin(
-        ALV, timeBudgetInSec=900, optimizeRoute="fastestWithTraffic")).json()[
-        "features"][1]["geometry"])
+@pytest.mark.parametrize("now", [
+    "2026-11-20T09:00:00Z",
+    pytest.param("2026-11-20T10:30:00Z", marks=pytest.mark.xfail(
+        strict=True, reason="a known defect of the sandbox: from about 09:10 of its world day, "
+                            "the range with live traffic comes out up to 10 % larger than the "
+                            "one without, where every incident only slows or closes roads")),
+])
+def test_live_traffic_narrows_the_range_where_roads_are_slowed(now) -> None:
+    # every incident of the sandbox slows or closes roads: with them, the area is no larger;
+    # a sandbox of its own at a given instant of the world day (the session's moves on)
+    with Sandbox(seed=7, now=now) as sb:
+        conn = toolkit.connect(sandbox=sb, progress=False)
+        try:
+            free = shapely.geometry.shape(post(conn, origin(ALV, timeBudgetInSec=900)).json()[
+                "features"][1]["geometry"])
+            live = shapely.geometry.shape(post(conn, origin(
+                ALV, timeBudgetInSec=900, optimizeRoute="fastestWithTraffic")).json()[
+                "features"][1]["geometry"])
+        finally:
+            conn.close()
     assert live.area <= free.area * 1.02
