@@ -4,19 +4,16 @@ texts and compared with its baseline image) and tests/plot/test_description.py (
 by its data).
 
 Each picture is drawn once for all of them (:class:`Pictures`, a fixture of the session in
-tests/plot/conftest.py; the two modules share one xdist group, so one worker) and kept pickled,
-as the helper returned it and once saved as the baselines were (which lays it out and draws
-it); each test reads back a copy of its own. A copy saves the same PNG byte for byte, lays its
-texts out where the figure it was pickled from has them, and says what the helper's axes say.
+tests/plot/conftest.py; the two modules share one xdist group, so one worker) and kept; the
+tests read it and do not change it: its PNG is saved once, as the baselines were, and its texts
+are read where that saving laid them out.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import pickle
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
@@ -151,59 +148,44 @@ PICTURES: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
-@dataclass(frozen=True)
-class Picture:
-    """One figure of a helper's picture, kept pickled: each :meth:`axes` is a copy of its own."""
-
-    pickled: bytes
-    #: Which of the figure's axes the helper returned.
-    axes_index: int
-
-    def axes(self) -> Any:
-        """A copy of the figure (open in pyplot: close it), as its axes the helper returned."""
-        return pickle.loads(self.pickled).axes[self.axes_index]
-
-
 class Pictures:
-    """Each picture of :data:`PICTURES`, drawn from ``frames`` on first asking."""
+    """Each picture of :data:`PICTURES`, drawn from ``frames`` on first asking and kept: the
+    tests only read it (its texts, its description), and it is saved once."""
 
     def __init__(self, frames: dict[str, Any]) -> None:
         self.frames = frames
-        self._drawn: dict[str, tuple[Picture, dict[str, Any]]] = {}
-        self._saved: dict[str, tuple[Picture, bytes]] = {}
+        self._drawn: dict[str, tuple[Any, dict[str, Any]]] = {}
+        self._png: dict[str, bytes] = {}
 
-    def drawn(self, name: str) -> Picture:
-        """The figure as the helper returned it."""
+    def axes(self, name: str) -> Any:
+        """The axes the helper returned (its figure out of pyplot's list of open figures,
+        drawn on a canvas of its own: more are kept than pyplot would warn about)."""
         return self._draw(name)[0]
 
     def changed(self, name: str) -> dict[str, Any]:
         """The ``rcParams`` the helper's call changed (name: value after the call)."""
         return self._draw(name)[1]
 
-    def saved(self, name: str) -> tuple[Picture, bytes]:
-        """The figure once saved as the baselines were (laid out and drawn at
-        :data:`SAVED_DPI`), and the PNG it saved."""
-        if name not in self._saved:
-            import matplotlib.pyplot as plt
-
-            ax = self.drawn(name).axes()
-            fig = ax.figure
+    def png(self, name: str) -> bytes:
+        """The picture saved as the baselines were (at :data:`SAVED_DPI`, the figure's own:
+        saving lays the figure out and draws it, which the texts are then read from)."""
+        if name not in self._png:
+            fig = self.axes(name).figure
             png = io.BytesIO()
             with matplotlib.rc_context({"svg.hashsalt": "toolkit", "path.simplify": True}):
                 fig.savefig(png, dpi=SAVED_DPI, metadata={"Software": None})
-            self._saved[name] = (Picture(pickle.dumps(fig), fig.axes.index(ax)),
-                                 png.getvalue())
-            plt.close(fig)
-        return self._saved[name]
+            self._png[name] = png.getvalue()
+        return self._png[name]
 
-    def _draw(self, name: str) -> tuple[Picture, dict[str, Any]]:
+    def _draw(self, name: str) -> tuple[Any, dict[str, Any]]:
         if name not in self._drawn:
             import matplotlib.pyplot as plt
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
 
             before = dict(matplotlib.rcParams)
             ax = PICTURES[name](self.frames)
             changed = {k: v for k, v in matplotlib.rcParams.items() if before.get(k) != v}
-            self._drawn[name] = (Picture(pickle.dumps(ax.figure), ax.figure.axes.index(ax)),
-                                 changed)
             plt.close(ax.figure)
+            FigureCanvasAgg(ax.figure)  # the canvas pyplot's backend gave it (Agg), anew
+            self._drawn[name] = (ax, changed)
         return self._drawn[name]

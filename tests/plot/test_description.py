@@ -351,18 +351,15 @@ def test_every_chart_helper_is_checked() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_chart_is_described_by_its_data(picture_frames, pictures, name) -> None:
-    ax = pictures.drawn(name).axes()  # a copy of the helper's figure
-    try:
-        own = describe(ax)
-        whole = describe(ax.figure)
-        assert own and re.search(r"\d", own), own
-        assert own.startswith(ax.get_title())  # says what is shown, as the title does
-        missing = [part for part in EXPECTED[name](picture_frames) if part not in own]
-        assert missing == [], f"{name}: {own}"
-        # the figure's: the chart's, and the mark the sandbox's frames put on its face
-        assert whole == f"{own} Sandbox data (invented)."
-    finally:
-        plt.close(ax.figure)
+    ax = pictures.axes(name)  # the helper's, kept for tests/plot/test_style.py too
+    own = describe(ax)
+    whole = describe(ax.figure)
+    assert own and re.search(r"\d", own), own
+    assert own.startswith(ax.get_title())  # says what is shown, as the title does
+    missing = [part for part in EXPECTED[name](picture_frames) if part not in own]
+    assert missing == [], f"{name}: {own}"
+    # the figure's: the chart's, and the mark the sandbox's frames put on its face
+    assert whole == f"{own} Sandbox data (invented)."
 
 
 def test_a_real_services_chart_is_described_without_the_mark() -> None:
