@@ -62,3 +62,23 @@ def test_log_filter_and_redact_mask_live_secrets() -> None:
     RedactingFilter().filter(record)
     assert VALUE not in record.getMessage()
     del s
+
+
+def test_redact_follows_the_secrets_made_and_gone_between_calls() -> None:
+    import gc
+
+    first = Secret("first-secret-value-of-the-test")
+    text = "a first-secret-value-of-the-test and a second-secret-value-of-the-test"
+    assert redact(text) == f"a {MASK} and a second-secret-value-of-the-test"
+    second = Secret("second-secret-value-of-the-test")  # made after the values were read
+    assert redact(text) == f"a {MASK} and a {MASK}"
+    del first
+    gc.collect()
+    # a secret gone is no longer looked for; the one still alive is
+    assert redact(text) == f"a first-secret-value-of-the-test and a {MASK}"
+    # one gone and one made between two calls (the registry's size unchanged)
+    del second
+    third = Secret("first-secret-value-of-the-test")
+    gc.collect()
+    assert redact(text) == f"a {MASK} and a second-secret-value-of-the-test"
+    del third

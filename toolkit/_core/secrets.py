@@ -29,6 +29,10 @@ MASK = "••••••••"
 
 _registry_lock = threading.Lock()
 _registry: weakref.WeakValueDictionary[int, Secret] = weakref.WeakValueDictionary()
+#: Secrets registered so far: with the registry's size, says when the values to look for change.
+_registered = 0
+#: The values :func:`redact` looks for, and the ``(_registered, len(_registry))`` they were read at.
+_values: tuple[tuple[int, int], tuple[str, ...]] = ((0, 0), ())
 
 
 class Secret:
@@ -60,8 +64,10 @@ class Secret:
         object.__setattr__(self, "_value", value)
         object.__setattr__(self, "_label", label)
         if value:
+            global _registered
             with _registry_lock:
                 _registry[id(self)] = self
+                _registered += 1
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Secret is immutable")
@@ -123,8 +129,15 @@ def reveal(value: Any) -> Any:
     return value.reveal() if isinstance(value, Secret) else value
 
 
-def _live_values() -> list[str]:
+def _live_values() -> tuple[str, ...]:
+    """The values of the live secrets, longest first, read again only when a secret was made
+    or has gone (every log record and error text is redacted: the registry is not walked for
+    each one)."""
+    global _values
     with _registry_lock:
+        state = (_registered, len(_registry))
+        if _values[0] == state:
+            return _values[1]
         secrets = list(_registry.values())
     out = []
     for s in secrets:
@@ -136,7 +149,10 @@ def _live_values() -> list[str]:
                 continue
         if len(v) >= 6:
             out.append(v)
-    return sorted(set(out), key=len, reverse=True)
+    values = tuple(sorted(set(out), key=len, reverse=True))
+    with _registry_lock:
+        _values = (state, values)
+    return values
 
 
 def redact(text: str) -> str:
