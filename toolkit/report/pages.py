@@ -292,6 +292,19 @@ def exporter(*, code: bool = True) -> HTMLExporter:
                         exclude_output_prompt=not code)
 
 
+#: The exporters of this thread, one of each kind: an exporter compiles its templates once, on
+#: its first page (most of a short page's time), and the report command writes its pages from
+#: several threads.
+_exporters = threading.local()
+
+
+def _thread_exporter(code: bool) -> HTMLExporter:
+    made: dict[bool, HTMLExporter] = _exporters.__dict__.setdefault("made", {})
+    if code not in made:
+        made[code] = exporter(code=code)
+    return made[code]
+
+
 def page(nb: nbformat.NotebookNode, path: Path, *, code: bool = True) -> str:
     """Write the executed notebook at ``path`` as its report page.
 
@@ -315,7 +328,7 @@ def page(nb: nbformat.NotebookNode, path: Path, *, code: bool = True) -> str:
     title = page_title(nb, path.stem)
     if not code:
         title += " (without code)"
-    html, _ = exporter(code=code).from_notebook_node(
+    html, _ = _thread_exporter(code).from_notebook_node(
         nb, resources={"metadata": {"name": title, "path": str(path.parent)},
                        **web_scripts(nb)})
     return html
