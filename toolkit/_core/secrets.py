@@ -130,9 +130,11 @@ def reveal(value: Any) -> Any:
 
 
 def _live_values() -> tuple[str, ...]:
-    """The values of the live secrets, longest first, read again only when a secret was made
-    or has gone (every log record and error text is redacted: the registry is not walked for
-    each one)."""
+    """Give the values of the live secrets, longest first.
+
+    They are read again only when a secret was made or has gone: every log record and error
+    text is redacted, and the registry is not walked for each one.
+    """
     global _values
     with _registry_lock:
         state = (_registered, len(_registry))
