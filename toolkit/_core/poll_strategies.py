@@ -37,7 +37,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit
 
 from toolkit._core.error_bodies import parse_error_body
@@ -161,6 +161,15 @@ class PollingStrategy(ABC):
                      default_wait: float) -> PollingStrategy:
         """Make the strategy that follows the operation a 202 answer accepted."""
 
+    @classmethod
+    def _following(cls, initial: Response, url: str, default_wait: float,
+                   **extra: Any) -> Self:
+        """Poll ``url`` for the operation ``initial`` accepted, after the wait it asked for."""
+        strategy = cls(method=initial.method.upper(), resource_url=initial.url, url=url,
+                       default_wait=default_wait, **extra)
+        strategy.next_wait = retry_after(initial, default_wait)
+        return strategy
+
     @abstractmethod
     def poll(self, pipeline: Pipeline, name: str) -> Poll:
         """Send one status request and say what it showed."""
@@ -196,11 +205,8 @@ class AsyncHeaderPolling(PollingStrategy):
     def from_initial(cls, initial: Response, pipeline: Pipeline,
                      default_wait: float) -> AsyncHeaderPolling:
         """Follow the status URL of the answer's async-operation header."""
-        strategy = cls(method=initial.method.upper(), resource_url=initial.url,
-                       url=initial.headers[pipeline.config.async_header],
-                       location=initial.headers.get("location"), default_wait=default_wait)
-        strategy.next_wait = retry_after(initial, default_wait)
-        return strategy
+        return cls._following(initial, initial.headers[pipeline.config.async_header],
+                              default_wait, location=initial.headers.get("location"))
 
     def poll(self, pipeline: Pipeline, name: str) -> Poll:
         """Read the status; once succeeded, read the result."""
@@ -244,10 +250,7 @@ class LocationPolling(PollingStrategy):
     def from_initial(cls, initial: Response, pipeline: Pipeline,
                      default_wait: float) -> LocationPolling:
         """Follow the answer's ``Location``."""
-        strategy = cls(method=initial.method.upper(), resource_url=initial.url,
-                       url=initial.headers["location"], default_wait=default_wait)
-        strategy.next_wait = retry_after(initial, default_wait)
-        return strategy
+        return cls._following(initial, initial.headers["location"], default_wait)
 
     def poll(self, pipeline: Pipeline, name: str) -> Poll:
         """Poll ``Location``: 202 goes on, an error answer is the operation's failure."""
@@ -307,10 +310,7 @@ class OperationLocationPolling(PollingStrategy):
     def from_initial(cls, initial: Response, pipeline: Pipeline,
                      default_wait: float) -> OperationLocationPolling:
         """Follow the status URL of the answer's ``Operation-Location``."""
-        strategy = cls(method=initial.method.upper(), resource_url=initial.url,
-                       url=initial.headers["operation-location"], default_wait=default_wait)
-        strategy.next_wait = retry_after(initial, default_wait)
-        return strategy
+        return cls._following(initial, initial.headers["operation-location"], default_wait)
 
     def poll(self, pipeline: Pipeline, name: str) -> Poll:
         """Read the status; once done, read the result (where the status names it)."""
@@ -398,10 +398,7 @@ class ItemStatusPolling(PollingStrategy):
             url = pipeline.url(OPERATION_STATE_PATH.format(
                 version=segment(version, "api_version"),
                 operation_id=segment(op_id, "operation id")))
-        strategy = cls(method=initial.method.upper(), resource_url=initial.url,
-                       url=url, default_wait=default_wait, state_word="NotStarted")
-        strategy.next_wait = retry_after(initial, default_wait)
-        return strategy
+        return cls._following(initial, url, default_wait, state_word="NotStarted")
 
     def poll(self, pipeline: Pipeline, name: str) -> Poll:
         """Read the operation state; once succeeded, read the result."""
