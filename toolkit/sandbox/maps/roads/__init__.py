@@ -14,7 +14,7 @@ It is in four modules, one idea each.
   well the road distance between consecutive candidates agrees with the straight distance),
   interpolation along the matched path and the speed limits of the matched roads.
 * :mod:`.reach`: the roads a one-to-many search (:func:`.routing.spread`) reaches within a time
-  or distance budget, and the concave hull around them (a reachable range).
+  or distance budget, and the area around them (a reachable range).
 
 Routing and matching are functions of a :class:`~.network.RoadNetwork`, so that the graph knows
 nothing of the questions asked of it.

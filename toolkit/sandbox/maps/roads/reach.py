@@ -3,10 +3,11 @@
 A search (:func:`~.routing.spread`) gives every node the metres and seconds of its best path
 from the start. The roads reached are the arcs whose far end is within the budget, whole, and
 the part of each other arc leaving a reached node up to where the budget runs out (the start's
-own road too, from the start). The boundary is the concave hull of those roads' points in the
-network's metric projection (shapely's ``concave_hull``: tighter than the convex hull along the
-valleys), simplified as the service's polygons are, back in longitude and latitude,
-counterclockwise.
+own road too, from the start). The boundary is drawn around those roads in the network's metric
+projection: the cells of a grid that the roads cross, each widened to a disc, their union, its
+holes filled, simplified as the service's polygons are, back in longitude and latitude,
+counterclockwise. It follows the valleys, and fewer roads never give a larger area (a concave
+hull does not keep that: with fewer points its edges may be cut less).
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ from toolkit.sandbox.maps.roads.routing import Position, Spread, edge_ends
 if TYPE_CHECKING:
     import shapely
 
-__all__ = ["CONCAVITY", "boundary", "reached_roads"]
+__all__ = ["CELL_M", "REACH_M", "boundary", "reached_roads"]
 
-#: ``ratio`` of shapely's ``concave_hull``: 0 follows the points closely, 1 is the convex hull.
-CONCAVITY = 0.3
-#: Metres the polygon is simplified by, and the width it gives a reach too small to enclose
-#: an area.
+#: The side of the grid's cells (metres): the roads' points are taken every cell and kept once
+#: a cell.
+CELL_M = 100.0
+#: How far from the roads reached the area goes (metres): the radius of each cell's disc.
+REACH_M = 250.0
+#: Metres the polygon is simplified by.
 SIMPLIFY_M = 40.0
-LEAST_WIDTH_M = 30.0
 
 
 def reached_roads(net: RoadNetwork, found: Spread, start: Position, budget: float,
@@ -76,14 +78,15 @@ def boundary(net: RoadNetwork, lines: list[list[list[float]]], center: tuple[flo
     import shapely
     from shapely.geometry.polygon import orient
 
-    points = [p for line in lines for p in line] or [list(center)]
-    xy = net.proj.forward(np.asarray(points, dtype=float))
-    hull: Any = shapely.concave_hull(shapely.multipoints(xy), ratio=CONCAVITY)
-    if not isinstance(hull, shapely.Polygon) or hull.area < LEAST_WIDTH_M ** 2:
-        hull = shapely.simplify(shapely.buffer(hull, LEAST_WIDTH_M), LEAST_WIDTH_M / 8)
-    else:
-        hull = shapely.simplify(hull, SIMPLIFY_M)
-    if not isinstance(hull, shapely.Polygon):  # pragma: no cover - a buffer is one polygon
-        hull = shapely.convex_hull(hull)
+    pieces = [net.proj.forward(np.asarray(line, dtype=float)) for line in lines if line] \
+        or [net.proj.forward(np.asarray([center], dtype=float))]
+    roads = [shapely.LineString(p) if len(p) > 1 else shapely.Point(p[0]) for p in pieces]
+    points = shapely.get_coordinates(shapely.segmentize(roads, CELL_M / 2))
+    cells = np.unique(np.round(points / CELL_M), axis=0) * CELL_M
+    area: Any = shapely.union_all(shapely.buffer(shapely.points(cells), REACH_M, quad_segs=2))
+    # the roads reached are connected through the start: one part (the largest, if a road's
+    # piece left a gap wider than the discs)
+    part = max(getattr(area, "geoms", [area]), key=lambda g: g.area)
+    hull = shapely.simplify(shapely.Polygon(part.exterior), SIMPLIFY_M)
     ring = np.round(net.proj.inverse(np.asarray(hull.exterior.coords)), 5)
     return orient(shapely.Polygon(ring), sign=1.0)
