@@ -31,6 +31,8 @@ CELL_M = 100.0
 REACH_M = 250.0
 #: Metres the polygon is simplified by.
 SIMPLIFY_M = 40.0
+#: The radius of the area around the center when no road was reached (a budget of nothing).
+CENTER_M = 30.0
 
 
 def reached_roads(net: RoadNetwork, found: Spread, start: Position, budget: float,
@@ -74,19 +76,25 @@ def reached_roads(net: RoadNetwork, found: Spread, start: Position, budget: floa
 
 def boundary(net: RoadNetwork, lines: list[list[list[float]]], center: tuple[float, float]
              ) -> shapely.Polygon:
-    """Draw the polygon around the roads reached (around the center alone when none were)."""
+    """Draw the polygon around the roads reached (a disc around the center when none were)."""
     import shapely
     from shapely.geometry.polygon import orient
 
-    pieces = [net.proj.forward(np.asarray(line, dtype=float)) for line in lines if line] \
-        or [net.proj.forward(np.asarray([center], dtype=float))]
-    roads = [shapely.LineString(p) if len(p) > 1 else shapely.Point(p[0]) for p in pieces]
-    points = shapely.get_coordinates(shapely.segmentize(roads, CELL_M / 2))
-    cells = np.unique(np.round(points / CELL_M), axis=0) * CELL_M
-    area: Any = shapely.union_all(shapely.buffer(shapely.points(cells), REACH_M, quad_segs=2))
+    pieces = [net.proj.forward(np.asarray(line, dtype=float)) for line in lines if line]
+    if pieces:
+        roads = [shapely.LineString(p) if len(p) > 1 else shapely.Point(p[0]) for p in pieces]
+        points = shapely.get_coordinates(shapely.segmentize(roads, CELL_M / 2))
+        cells = np.unique(np.round(points / CELL_M), axis=0) * CELL_M
+        area: Any = shapely.union_all(shapely.buffer(shapely.points(cells), REACH_M,
+                                                     quad_segs=2))
+        tolerance = SIMPLIFY_M
+    else:
+        xy = net.proj.forward(np.asarray([center], dtype=float))[0]
+        area = shapely.buffer(shapely.Point(xy), CENTER_M)
+        tolerance = CENTER_M / 8
     # the roads reached are connected through the start: one part (the largest, if a road's
     # piece left a gap wider than the discs)
     part = max(getattr(area, "geoms", [area]), key=lambda g: g.area)
-    hull = shapely.simplify(shapely.Polygon(part.exterior), SIMPLIFY_M)
+    hull = shapely.simplify(shapely.Polygon(part.exterior), tolerance)
     ring = np.round(net.proj.inverse(np.asarray(hull.exterior.coords)), 5)
     return orient(shapely.Polygon(ring), sign=1.0)
