@@ -55,11 +55,17 @@ def _env(**extra: str) -> dict[str, str]:
 
 @contextmanager
 def serving(*args: str, env: dict[str, str] | None = None,
-            stderr: object = subprocess.DEVNULL) -> Iterator[Served]:
-    """Start the sandbox process, wait (bounded) for its address, and always stop it."""
+            stderr: object = subprocess.DEVNULL, ignore_sigint: bool = False
+            ) -> Iterator[Served]:
+    """Start the sandbox process, wait (bounded) for its address, and always stop it.
+
+    ``ignore_sigint`` starts it with SIGINT ignored, as a shell starts a background job.
+    """
     proc = subprocess.Popen([sys.executable, "-m", "toolkit.sandbox", *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=stderr, text=True,
-                            env=env or _env())
+                            env=env or _env(),
+                            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+                            if ignore_sigint else None)
     lines: queue.Queue[str | None] = queue.Queue()
 
     def read() -> None:
@@ -123,6 +129,14 @@ def test_serves_until_interrupted_and_then_frees_its_port() -> None:
         assert served.proc.wait(timeout=15) == 0  # Ctrl-C is a clean stop
     with pytest.raises(requests.ConnectionError):
         requests.get(served.url + "/openapi.json", timeout=5)
+
+
+def test_ctrl_c_stops_it_even_when_started_with_sigint_ignored() -> None:
+    # a background job of a shell, or the child of a process that ignores SIGINT, inherits
+    # the ignoring; the process says Ctrl-C stops it, and it does
+    with serving(ignore_sigint=True) as served:
+        served.proc.send_signal(signal.SIGINT)
+        assert served.proc.wait(timeout=15) == 0
 
 
 def test_port_operation_length_credentials_and_logging_options() -> None:

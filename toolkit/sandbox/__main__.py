@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 from toolkit._spec.clouds import CLOUDS
@@ -89,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         out.write("tokens are signed by this process; --show-credentials prints some to use\n")
     out.flush()
+    # the process says Ctrl-C stops it: so it does even where it was started with SIGINT
+    # ignored (Python then keeps it ignored), as a shell's background job or a parent that
+    # ignores it start their children
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sandbox.serve_forever()
     return 0
 
