@@ -45,7 +45,7 @@ from toolkit._spec.maps import (
 )
 from toolkit.sandbox.http import Reply, Request, Router, SandboxHTTPError
 from toolkit.sandbox.maps import note_arrival
-from toolkit.sandbox.maps.route import BATCH_TIME_LIMIT, ItemError
+from toolkit.sandbox.maps.route import BATCH_TIME_LIMIT, ItemError, echoed_id
 from toolkit.sandbox.maps.search import (
     COUNTRY_NAMES,
     Entity,
@@ -287,8 +287,7 @@ def _batch(request: Request) -> Reply:
             ok += 1
         except ItemError as err:
             answer = {"error": {"code": err.code, "message": err.message}}
-        if isinstance(item, dict) and isinstance(item.get("optionalId"), str):
-            answer = {**answer, "optionalId": item["optionalId"]}
+        answer = {**answer, **echoed_id(item)}
         out.append(answer)
         if time.monotonic() - started > limit:
             raise SandboxHTTPError(408, "Timeout", f"The batch took longer than {limit:g} "

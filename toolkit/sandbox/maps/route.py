@@ -54,6 +54,15 @@ MAX_SNAP_M = 1500.0
 SNAP_MAX_ROAD_M = 100_000.0
 
 
+def echoed_id(item: Any) -> dict[str, str]:
+    """Give the ``optionalId`` a batch answer echoes for ``item``.
+
+    Its own when it is text (the answer's schema holds a string), else none.
+    """
+    given = item.get("optionalId") if isinstance(item, dict) else None
+    return {"optionalId": given} if isinstance(given, str) else {}
+
+
 class ItemError(Exception):
     """A batch item that fails alone."""
 
@@ -224,8 +233,7 @@ def _directions_batch(request: Request) -> Reply:
             ok += 1
         except ItemError as err:
             answer = {"error": {"code": err.code, "message": err.message}}
-        if isinstance(item, dict) and isinstance(item.get("optionalId"), str):
-            answer = {"optionalId": item["optionalId"], **answer}
+        answer = {**echoed_id(item), **answer}
         out.append(answer)
         if time.monotonic() - started > limit:
             raise SandboxHTTPError(408, "Timeout", f"The batch took longer than {limit:g} "
