@@ -49,6 +49,8 @@ class World:
             self.frames[name] = CALLS[name](self)
         return self.frames[name]
 
+    __getitem__ = frame  # world["policy_states"]: read when first asked for
+
 
 def _policy_states(w: World) -> pd.DataFrame:
     states = toolkit.policy_states(w.sub, "rg-web-weu", **w.kw)

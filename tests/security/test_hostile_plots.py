@@ -6,14 +6,14 @@ colour is not drawn."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pandas as pd
 import pytest
 
 import toolkit
-from tests.frames_of_every_function import CALLS, TOWNS, World
+from tests.frames_of_every_function import TOWNS, World
 
 mpl = pytest.importorskip("matplotlib")
 mpl.use("Agg")
@@ -26,30 +26,15 @@ HOSTILE = ["Fire risk $\\frac{$ high", "cost $x^2$ & <b>more</b>",
            "$" + "{" * 400 + "x" + "}" * 400 + "$"]
 
 
-class _Frames(Mapping[str, pd.DataFrame]):
-    """The frame of every operation (:data:`CALLS`), each read from the sandbox the first time
-    a case asks for it: the cases draw a third of them."""
-
-    def __init__(self, world: World) -> None:
-        self.world = world
-
-    def __getitem__(self, name: str) -> pd.DataFrame:
-        return self.world.frame(name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(CALLS)
-
-    def __len__(self) -> int:
-        return len(CALLS)
-
-
 @pytest.fixture(scope="module")
-def frames(sandbox) -> Iterator[Mapping[str, pd.DataFrame]]:
+def frames(sandbox) -> Iterator[World]:
+    """The frame of every operation, each read from the sandbox when a case first asks for it
+    (the cases draw a third of them)."""
     conn = toolkit.connect(sandbox=sandbox, progress=False)
     conn.sleep = lambda seconds: None
     try:
         with tempfile.TemporaryDirectory(prefix="hostile-plots-") as store:
-            yield _Frames(World(sandbox, conn, store))
+            yield World(sandbox, conn, store)
     finally:
         conn.close()
 
@@ -66,7 +51,7 @@ def _poisoned(df: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:
     return out
 
 
-def _cases(f: Mapping[str, pd.DataFrame], text: str) -> dict[str, Callable[[], Any]]:
+def _cases(f: World, text: str) -> dict[str, Callable[[], Any]]:
     plot = toolkit.plot
     trend = toolkit.compliance_trend(_poisoned(f["policy_states"],
                                                {"policyAssignmentName": None}),
