@@ -17,12 +17,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tests import browser
+from tests._core.loopback import listening
 
 #: axe-core as package-lock.json pins it, once ``make browser`` has installed it.
 PINNED = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
@@ -83,15 +83,5 @@ def served(folder: Path) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    # (shutdown waits for the loop's next look at its flag: every 50 ms, not every 0.5 s)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with listening(functools.partial(Quiet, directory=str(folder))) as url:
+        yield f"{url}/"

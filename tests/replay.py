@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests._core.loopback import listening
 
 
 @dataclass
@@ -78,17 +79,8 @@ def replay_server() -> Iterator[Replay]:
 
         do_GET = do_POST = do_PUT = _serve
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    replay.url = f"http://127.0.0.1:{server.server_address[1]}"
-    # (a short poll: leaving the block waits for the server to see that it is stopped)
-    thread = threading.Thread(target=server.serve_forever, daemon=True,
-                              kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
+    with listening(Handler) as replay.url:
         yield replay
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def word_pairs(cloud: Any) -> list[tuple[str, str]]:

@@ -1,9 +1,11 @@
-"""A loopback HTTP server for the tests of the transport and the bodies."""
+"""Loopback HTTP servers for the tests: :func:`listening` for any handler (the browser tests'
+pages, tile servers, recorded answers), :func:`serving` with a connection to it for the tests of
+the transport and the bodies."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,15 +37,29 @@ class EmptyPages(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving(handler: type[BaseHTTPRequestHandler], **settings: Any) -> Iterator[Any]:
-    """A connection to a loopback server of ``handler`` for the block."""
+def listening(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 (a free port) while the block runs: its base URL
+    (``http://127.0.0.1:port``, no slash); stopped, its port freed, when the block ends."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    conn = toolkit.connect(base_url=f"http://127.0.0.1:{server.server_address[1]}",
-                           token=TOKEN, progress=False, max_retries=0, **settings)
+    # (shutdown waits for the loop's next look at its flag: every 50 ms, not every 0.5 s)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
     try:
-        yield conn
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
-        conn.close()
         server.shutdown()
         server.server_close()
+        thread.join(timeout=10)
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler], **settings: Any) -> Iterator[Any]:
+    """A connection to a loopback server of ``handler`` for the block."""
+    with listening(handler) as url:
+        conn = toolkit.connect(base_url=url, token=TOKEN, progress=False, max_retries=0,
+                               **settings)
+        try:
+            yield conn
+        finally:
+            conn.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.server
 import math
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 import shapely
 
 import toolkit
+from tests._core.loopback import listening
 from tests.explore.conftest import tooltip_columns
 from toolkit._core.errors import ValidationError
 from toolkit._core.secrets import MASK, Secret
@@ -68,15 +68,8 @@ def tile_server() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Tiles)
-    # (shutdown waits for the loop's next look at its flag: every 50 ms, not every 0.5 s)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    with listening(Tiles) as url:
+        yield url
 
 
 @pytest.fixture
