@@ -38,79 +38,86 @@ def sandbox_frames() -> Iterator[dict[str, Any]]:
     pinned day): the same on every run."""
     with Sandbox(seed=7) as sb:
         conn = toolkit.connect(sandbox=sb, progress=False)
-        conn.sleep = lambda s: None
-        world = sb.world
-        cat = sb.catalog()
-        out: dict[str, Any] = {}
-        gw = cat.query("kind == 'application_gateway' and name == 'agw-api-prod-weu'").iloc[0]
-        out["health"] = toolkit.backend_health(gw.subscription_id, gw.resource_group,
-                                               gw["name"], connection=conn)
-        records = []
-        for s in world.section("sql").servers:
-            records.append({"id": f"/subscriptions/{s.subscription_id}/resourceGroups/"
-                                  f"{s.resource_group}/providers/Vendor.Sql/servers/{s.name}/"
-                                  "encryptionProtector/current",
-                            "properties": s.protector["properties"], "server": s.name})
-        out["posture"] = build_frame(records, ENCRYPTION_PROTECTOR)
-        out["usage"] = pd.DataFrame({
-            "policy_id": ["p1", "p1", "p1", "p1", "p2", "p2", "p2", "p3"],
-            "policy_name": ["phishing-resistant"] * 4 + ["passwordless"] * 3 + [None],
-            "requirement": ["mfa", "mfa", "mfa", "mfa", "mfa", "none", "none", "none"]})
-        for built in ("posture", "usage"):  # built here from the sandbox's world: its data
-            out[built].attrs["sandbox"] = True
-        sub = next(s for s in world.subscriptions if s.name == "retail-prod")
-        end = pd.Timestamp(world.epoch)
-        out["summary"] = toolkit.policy_summary(sub.id, start=end - pd.Timedelta(days=1),
-                                                end=end, connection=conn)
-        out["latest"] = toolkit.policy_states(sub.id, "rg-web-weu", start=end - pd.Timedelta(
-            days=1), end=end, connection=conn)
-        history = toolkit.policy_states(sub.id, "rg-data-weu", resource="default",
-                                        start=end - pd.Timedelta(days=21), end=end,
-                                        connection=conn)
-        out["trend"] = toolkit.compliance_trend(
-            history[history["policyAssignmentName"] == "monitoring-baseline"])
-        out["trend_by"] = toolkit.compliance_trend(
-            history[history["policyAssignmentName"] != "monitoring-baseline"],
-            by="policyAssignmentName")
-        out["end"] = end
-        depot = TOWNS["Andorra la Vella"]
-        out["routes"] = toolkit.route_directions(
-            [{"origin": depot, "destination": TOWNS[t]} for t in
-             ("Canillo", "Ordino", "Sant Julià de Lòria", "Encamp")], connection=conn)
-        out["two_ways"] = toolkit.route_directions(
-            [{"origin": depot, "destination": TOWNS["Soldeu"]}], max_route_count=2,
-            connection=conn)
-        out["incidents"] = toolkit.traffic_incidents(ANDORRA, connection=conn)
-        out["matrix"] = toolkit.route_matrix(
-            ["Andorra la Vella", "Canillo", "Encamp", "Sant Julià de Lòria"],
-            ["Ordino", "La Massana", "Soldeu", (1.30, 42.60)], connection=conn)
-        out["ranges"] = toolkit.route_range("Encamp", time_budget=[300, 600, 900],
-                                            connection=conn)
-        out["raw"] = drive([depot, TOWNS["Encamp"]], spacing_m=50, noise_m=10)
-        out["snapped"] = toolkit.snap_to_roads(out["raw"], include_speed_limit=True,
-                                               connection=conn)
-        places = cat[cat["kind"] == "place"]
-        lonlat = places["location"].str.split(",", expand=True).astype(float)
-        where = list(zip(lonlat[0], lonlat[1], strict=True))
-        out["air"] = toolkit.air_quality(where, connection=conn).assign(
-            place=places["name"].to_numpy())
-        towns = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
-        out["forecast"] = toolkit.air_quality_forecast(towns, duration=7, connection=conn)
-        out["alerts"] = toolkit.severe_weather_alerts(towns, connection=conn)
-        out["hourly"] = toolkit.air_quality_hourly_forecast(towns[:3], duration=48,
-                                                            connection=conn)
-        stops = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
-        out["addresses"] = toolkit.reverse_geocode(
-            [*stops, (1.5240, 42.5090), (1.5350, 42.5575), (1.4500, 42.6000)],
-            connection=conn)
-        drive_to = out["two_ways"].geometry.iloc[0].geoms[0]
-        points = [drive_to.interpolate(f, normalized=True) for f in (0, 0.25, 0.5, 0.75, 1)]
-        along = toolkit.air_quality_forecast([(p.x, p.y) for p in points], duration=3,
-                                             connection=conn)
-        out["along"] = along.assign(km=along["location_index"].astype(float) * 5.0)
-        conn.close()
+        try:
+            out = _read(sb, conn)
+        finally:
+            conn.close()
         yield out
 
+
+def _read(sb: Sandbox, conn: Any) -> dict[str, Any]:
+    """Read every frame the pictures draw."""
+    conn.sleep = lambda s: None
+    world = sb.world
+    cat = sb.catalog()
+    out: dict[str, Any] = {}
+    gw = cat.query("kind == 'application_gateway' and name == 'agw-api-prod-weu'").iloc[0]
+    out["health"] = toolkit.backend_health(gw.subscription_id, gw.resource_group,
+                                           gw["name"], connection=conn)
+    records = []
+    for s in world.section("sql").servers:
+        records.append({"id": f"/subscriptions/{s.subscription_id}/resourceGroups/"
+                              f"{s.resource_group}/providers/Vendor.Sql/servers/{s.name}/"
+                              "encryptionProtector/current",
+                        "properties": s.protector["properties"], "server": s.name})
+    out["posture"] = build_frame(records, ENCRYPTION_PROTECTOR)
+    out["usage"] = pd.DataFrame({
+        "policy_id": ["p1", "p1", "p1", "p1", "p2", "p2", "p2", "p3"],
+        "policy_name": ["phishing-resistant"] * 4 + ["passwordless"] * 3 + [None],
+        "requirement": ["mfa", "mfa", "mfa", "mfa", "mfa", "none", "none", "none"]})
+    for built in ("posture", "usage"):  # built here from the sandbox's world: its data
+        out[built].attrs["sandbox"] = True
+    sub = next(s for s in world.subscriptions if s.name == "retail-prod")
+    end = pd.Timestamp(world.epoch)
+    out["summary"] = toolkit.policy_summary(sub.id, start=end - pd.Timedelta(days=1),
+                                            end=end, connection=conn)
+    out["latest"] = toolkit.policy_states(sub.id, "rg-web-weu", start=end - pd.Timedelta(
+        days=1), end=end, connection=conn)
+    history = toolkit.policy_states(sub.id, "rg-data-weu", resource="default",
+                                    start=end - pd.Timedelta(days=21), end=end,
+                                    connection=conn)
+    out["trend"] = toolkit.compliance_trend(
+        history[history["policyAssignmentName"] == "monitoring-baseline"])
+    out["trend_by"] = toolkit.compliance_trend(
+        history[history["policyAssignmentName"] != "monitoring-baseline"],
+        by="policyAssignmentName")
+    out["end"] = end
+    depot = TOWNS["Andorra la Vella"]
+    out["routes"] = toolkit.route_directions(
+        [{"origin": depot, "destination": TOWNS[t]} for t in
+         ("Canillo", "Ordino", "Sant Julià de Lòria", "Encamp")], connection=conn)
+    out["two_ways"] = toolkit.route_directions(
+        [{"origin": depot, "destination": TOWNS["Soldeu"]}], max_route_count=2,
+        connection=conn)
+    out["incidents"] = toolkit.traffic_incidents(ANDORRA, connection=conn)
+    out["matrix"] = toolkit.route_matrix(
+        ["Andorra la Vella", "Canillo", "Encamp", "Sant Julià de Lòria"],
+        ["Ordino", "La Massana", "Soldeu", (1.30, 42.60)], connection=conn)
+    out["ranges"] = toolkit.route_range("Encamp", time_budget=[300, 600, 900],
+                                        connection=conn)
+    out["raw"] = drive([depot, TOWNS["Encamp"]], spacing_m=50, noise_m=10)
+    out["snapped"] = toolkit.snap_to_roads(out["raw"], include_speed_limit=True,
+                                           connection=conn)
+    places = cat[cat["kind"] == "place"]
+    lonlat = places["location"].str.split(",", expand=True).astype(float)
+    where = list(zip(lonlat[0], lonlat[1], strict=True))
+    out["air"] = toolkit.air_quality(where, connection=conn).assign(
+        place=places["name"].to_numpy())
+    towns = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
+    out["forecast"] = toolkit.air_quality_forecast(towns, duration=7, connection=conn)
+    out["alerts"] = toolkit.severe_weather_alerts(towns, connection=conn)
+    out["hourly"] = toolkit.air_quality_hourly_forecast(towns[:3], duration=48,
+                                                        connection=conn)
+    stops = [TOWNS[t] for t in ("Andorra la Vella", "Ordino", "Canillo", "Encamp")]
+    out["addresses"] = toolkit.reverse_geocode(
+        [*stops, (1.5240, 42.5090), (1.5350, 42.5575), (1.4500, 42.6000)],
+        connection=conn)
+    drive_to = out["two_ways"].geometry.iloc[0].geoms[0]
+    points = [drive_to.interpolate(f, normalized=True) for f in (0, 0.25, 0.5, 0.75, 1)]
+    along = toolkit.air_quality_forecast([(p.x, p.y) for p in points], duration=3,
+                                         connection=conn)
+    out["along"] = along.assign(km=along["location_index"].astype(float) * 5.0)
+    return out
 
 #: Each helper (one picture per name) and how it is drawn from the frames.
 PICTURES: dict[str, Callable[[dict[str, Any]], Any]] = {
